@@ -1,0 +1,1 @@
+"""Adapters that ship with the core, registered through the entry-point group like any plugin."""

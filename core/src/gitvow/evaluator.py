@@ -1,0 +1,89 @@
+"""The evaluator: classified operations + the agent's grant + the policy table → one verdict.
+
+Pure and small on purpose: the proxy and the agent hook both call it, so a ``gh pr merge``
+in a shell and the ``PUT …/merge`` it sends get the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from gitvow.modes import Mode
+from gitvow.policy.table import DEFAULT_TABLE, PolicyTable
+from gitvow.request import Classification
+from gitvow.verdict import ALLOW, Outcome, Verdict, strictest
+from gitvow.vocabulary import UNKNOWN
+
+HARD_DENY = "hard_deny"
+MODE_DENIED = "mode_denied"
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What one agent may do: a mode, capabilities, and per-repository mode overrides (autonomy)."""
+
+    mode: Mode = Mode.ADVISORY
+    capabilities: frozenset[str] = frozenset()
+    autonomy: Mapping[str, Mode] = field(default_factory=lambda: MappingProxyType({}))
+
+    def mode_for(self, repo: str | None) -> Mode:
+        if repo is not None and self.autonomy:
+            return self.autonomy.get(repo.lower(), self.mode)
+        return self.mode
+
+
+def evaluate_operation(
+    operation: str,
+    grant: Grant,
+    *,
+    repo: str | None = None,
+    table: PolicyTable = DEFAULT_TABLE,
+    mode_code: str = MODE_DENIED,
+    unknown_code: str = MODE_DENIED,
+    note: str = "",
+) -> Verdict:
+    """The verdict for one operation."""
+    row = table[operation]
+    if row.relay:
+        return Verdict(Outcome.RELAY, code=HARD_DENY, operation=operation, relay=row.relay, why=f"{operation} is relayed")
+    if row.deny:
+        if operation == UNKNOWN:
+            why = note or "the request is not a known operation"
+            return Verdict.deny(unknown_code, why, operation=operation)
+        return Verdict.deny(mode_code, f"{operation} is denied at every mode", operation=operation)
+    mode = grant.mode_for(repo)
+    if mode >= row.min_mode or (row.capability is not None and row.capability in grant.capabilities):
+        return Verdict.allow(operation)
+    needs = row.min_mode.label + (f" or capability {row.capability}" if row.capability else "")
+    return Verdict.deny(mode_code, f"{operation} needs mode {needs}; agent has {mode.label}", operation=operation)
+
+
+def evaluate(
+    classification: Classification,
+    grant: Grant,
+    *,
+    table: PolicyTable = DEFAULT_TABLE,
+) -> Verdict:
+    """Allowed only if every operation is; otherwise the strictest verdict (relay > deny)."""
+    operations = classification.operations
+    if not operations:
+        return Verdict.deny(classification.unknown_code, "the adapter found no operation", operation=UNKNOWN)
+    verdicts = [
+        evaluate_operation(
+            op,
+            grant,
+            repo=classification.repo,
+            table=table,
+            mode_code=classification.mode_code,
+            unknown_code=classification.unknown_code,
+            note=classification.note,
+        )
+        for op in operations
+    ]
+    if len(verdicts) == 1:
+        return verdicts[0]
+    if all(v.allowed for v in verdicts):
+        return ALLOW
+    return strictest(verdicts)

@@ -1,0 +1,91 @@
+"""The pipeline's hook points for stages whose state lives outside the core.
+
+The proxy subclasses :class:`Gates` with its run-state store, write-surface lanes, allowed
+repositories, body scanners, counters, budget and credentials. Every method receives the
+classified request, never a raw method and path, so each gate is written once for every
+forge. The defaults pass, so ``gitvow explain`` evaluates policy alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gitvow.evaluator import Grant
+from gitvow.request import Classification, Request
+from gitvow.verdict import Verdict
+
+if TYPE_CHECKING:
+    from gitvow.adapter import Adapter
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent the request. ``internal`` callers (the control plane) skip the agent gates."""
+
+    name: str | None = None
+    grant: Grant = field(default_factory=Grant)
+    internal: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What every stage sees: the request, its adapter and classification, and the caller."""
+
+    request: Request
+    adapter: Adapter
+    classification: Classification
+    caller: Caller
+
+    @property
+    def repo(self) -> str | None:
+        return self.classification.repo
+
+    @property
+    def operations(self) -> tuple[str, ...]:
+        return self.classification.operations
+
+
+@dataclass(frozen=True, slots=True)
+class Throttle:
+    """A write-budget refusal: answered 429 with ``Retry-After``."""
+
+    retry_after: int
+    why: str
+    code: str = "write_budget"
+
+
+class Gates:
+    """Default hook points: every gate passes, nothing is counted, no credential is injected."""
+
+    def run_state(self, ctx: Context) -> Verdict | None:
+        """Repo paused → agent repo scope → auto-merge off (``repo_paused``, ``agent_repo_scope``, ``repo_auto_merge_disabled``)."""
+        return None
+
+    def write_surface(self, ctx: Context) -> Verdict | None:
+        """Write-surface lanes (``write_surface_enforce``); auth.login and git.fetch are exempt."""
+        return None
+
+    def repo_filter(self, ctx: Context) -> Verdict | None:
+        """Allowed-repository filter (``repo_not_in_config``)."""
+        return None
+
+    def body(self, ctx: Context) -> Verdict | None:
+        """Body gates: issue shape, then canary egress (``issue_shape``, ``canary_egress``)."""
+        return None
+
+    def record(self, ctx: Context, verdict: Verdict) -> None:
+        """Write counters, called once per classified request after the 403 stages."""
+
+    def budget(self, ctx: Context) -> Throttle | None:
+        """Per-agent write budget; a :class:`Throttle` becomes a 429."""
+        return None
+
+    def credential(self, ctx: Context) -> str | None:
+        """The token to inject for this request's adapter, or None to forward without one."""
+        return None
+
+
+NO_GATES = Gates()
+
+__all__ = ["NO_GATES", "Caller", "Context", "Gates", "Throttle"]

@@ -1,0 +1,234 @@
+"""The pipeline of seed 003, in its order, as the one function every enforcement point calls.
+
+    0 host → adapter          no adapter: tunnel untouched
+    1 classify                unreadable: ``unknown``
+      internal caller         skips 2–5
+    2 run-state gates         repo_paused / agent_repo_scope / repo_auto_merge_disabled
+    3 write surface           write_surface_enforce
+    4 policy                  relay → hard_deny; mode_denied / graphql_* / linear_policy
+    5 allowed-repo filter     repo_not_in_config
+    6 body gates              issue_shape / canary_egress
+      write counters; the first deny above → one-line 403
+    7 write budget            429 with Retry-After
+    8 credential injection    adapter-owned headers
+      forward
+
+The order is a contract: reason codes make it observable. Anything that raises inside a
+stage or an adapter is a deny (``internal_error``) naming the stage or plugin — never a
+crash, never a forward.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from gitvow import denial
+from gitvow.adapter import Adapter
+from gitvow.errors import PluginError, PolicyError
+from gitvow.evaluator import Grant, evaluate
+from gitvow.gates import NO_GATES, Caller, Context, Gates
+from gitvow.hosts import HostRegistry
+from gitvow.plugins import Plugins
+from gitvow.policy.load import Policy
+from gitvow.relay import RelayTemplate
+from gitvow.request import Classification, Request
+from gitvow.verdict import Outcome, Verdict
+from gitvow.vocabulary import UNKNOWN
+
+log = logging.getLogger("gitvow.pipeline")
+
+INTERNAL_ERROR = "internal_error"
+
+
+class Action(Enum):
+    """What the enforcement point does with the request."""
+
+    FORWARD = "forward"
+    DENY = "deny"
+    THROTTLE = "throttle"
+    TUNNEL = "tunnel"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The pipeline's answer. ``headers`` are to be set on the forwarded request (credentials)
+    or on the refusal (``X-Gitvow-Reason``, ``Retry-After``)."""
+
+    action: Action
+    stage: str
+    adapter: str | None = None
+    classification: Classification | None = None
+    verdict: Verdict | None = None
+    message: str | None = None
+    status: int = 0
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def reason(self) -> str | None:
+        return self.verdict.code if self.verdict is not None and not self.verdict.allowed else None
+
+
+class Engine:
+    """Installed plugins + a validated policy: hosts resolved, adapters configured."""
+
+    def __init__(self, policy: Policy, plugins: Plugins) -> None:
+        self.policy = policy
+        self.plugins = plugins
+        for name, options in policy.adapter_options.items():
+            if name not in plugins.adapters:
+                raise PolicyError(f"adapter {name!r} is not installed", source=policy.source, key=f"adapters.{name}")
+            try:
+                plugins.adapters[name].configure(options)
+            except PluginError as exc:
+                raise PolicyError(str(exc), source=policy.source, key=f"adapters.{name}") from None
+        self.hosts = HostRegistry(plugins.adapters, policy.hosts, source=policy.source)
+        self.relays: dict[str, RelayTemplate] = {**plugins.relays, **policy.relays}
+
+    # -- pieces the agent gate and `gitvow explain` reuse --------------------------------
+
+    def classify(self, request: Request) -> tuple[Adapter | None, Classification | None]:
+        """Stages 0 and 1 alone. An adapter that raises yields an ``unknown`` classification."""
+        adapter = self.hosts.lookup(request.host, request.port)
+        if adapter is None:
+            return None, None
+        return adapter, self._classify(adapter, request)
+
+    def evaluate(self, classification: Classification, grant: Grant) -> Verdict:
+        """Stage 4 alone: the policy verdict."""
+        return evaluate(classification, grant, table=self.policy.table)
+
+    def message(self, verdict: Verdict, classification: Classification, adapter: Adapter | None, target: str = "") -> str:
+        """The one-line denial, with the adapter's do-not-use hints for a relay."""
+        hints: tuple[str, ...] = ()
+        if verdict.outcome is Outcome.RELAY and verdict.relay and adapter is not None:
+            try:
+                hints = tuple(adapter.relay_hints(verdict.relay))
+            except Exception:
+                log.exception("adapter %r raised in relay_hints", adapter.name)
+        return denial.render(verdict, target=target, repo=classification.repo, relays=self.relays, hints=hints)
+
+    # -- the pipeline -------------------------------------------------------------------
+
+    def decide(self, request: Request, caller: Caller, gates: Gates = NO_GATES) -> Decision:
+        """Run every stage in order and say what to do with ``request``."""
+        adapter = self.hosts.lookup(request.host, request.port)
+        if adapter is None:
+            return Decision(Action.TUNNEL, stage="host")
+        classification = self._classify(adapter, request)
+        ctx = Context(request, adapter, classification, caller)
+        target = f"{request.method} {request.path}"
+        stages: list[tuple[str, Callable[[Context], Verdict | None]]] = []
+        if not caller.internal:
+            stages += [
+                ("run_state", gates.run_state),
+                ("write_surface", gates.write_surface),
+                ("policy", lambda c: self.evaluate(c.classification, c.caller.grant)),
+                ("repo_filter", gates.repo_filter),
+            ]
+        elif classification.is_unknown:
+            # Internal callers skip the agent gates, not fail-closed classification.
+            stages.append(("policy", lambda c: self.evaluate(c.classification, c.caller.grant)))
+        stages.append(("body", gates.body))
+
+        refusal: tuple[str, Verdict] | None = None
+        for stage, run in stages:
+            verdict = self._run_stage(stage, run, ctx)
+            if verdict is not None and not verdict.allowed:
+                refusal = (stage, verdict)
+                break
+        final = refusal[1] if refusal else Verdict.allow()
+        self._run_stage("record", lambda c: gates.record(c, final), ctx)
+        if refusal is not None:
+            stage, verdict = refusal
+            message = self.message(verdict, classification, adapter, target)
+            return Decision(
+                Action.DENY,
+                stage=stage,
+                adapter=adapter.name,
+                classification=classification,
+                verdict=verdict,
+                message=message,
+                status=403,
+                headers={denial.REASON_HEADER: verdict.code or INTERNAL_ERROR},
+            )
+        if not caller.internal:
+            try:
+                throttle = gates.budget(ctx)
+            except Exception as exc:
+                return self._failed("budget", exc, ctx, target)
+            if throttle is not None:
+                verdict = Verdict.deny(throttle.code, throttle.why, operation=classification.operations[0])
+                return Decision(
+                    Action.THROTTLE,
+                    stage="budget",
+                    adapter=adapter.name,
+                    classification=classification,
+                    verdict=verdict,
+                    message=self.message(verdict, classification, adapter, target),
+                    status=429,
+                    headers={denial.REASON_HEADER: throttle.code, "Retry-After": str(max(1, throttle.retry_after))},
+                )
+        try:
+            token = gates.credential(ctx)
+            headers = dict(adapter.credential_headers(request, token)) if token else {}
+        except Exception as exc:
+            return self._failed("credentials", exc, ctx, target)
+        return Decision(
+            Action.FORWARD,
+            stage="forward",
+            adapter=adapter.name,
+            classification=classification,
+            verdict=Verdict.allow(),
+            headers=headers,
+        )
+
+    def _classify(self, adapter: Adapter, request: Request) -> Classification:
+        try:
+            result = adapter.classify(request)
+        except Exception as exc:
+            log.error("adapter %r (plugin %r) raised while classifying: %s: %s", adapter.name,
+                      self.plugins.adapter_plugin.get(adapter.name, adapter.name), type(exc).__name__, exc)
+            return Classification(
+                operations=(UNKNOWN,),
+                adapter=adapter.name,
+                unknown_code=INTERNAL_ERROR,
+                note=f"adapter {adapter.name!r} failed to classify the request ({type(exc).__name__})",
+            )
+        if not result.adapter:
+            result = _with_adapter(result, adapter.name)
+        return result
+
+    def _run_stage(
+        self, stage: str, run: Callable[[Context], Verdict | None], ctx: Context
+    ) -> Verdict | None:
+        try:
+            return run(ctx)
+        except Exception as exc:
+            log.error("stage %r raised for %s %s: %s: %s", stage, ctx.request.method, ctx.request.path,
+                      type(exc).__name__, exc)
+            return Verdict.deny(INTERNAL_ERROR, f"the {stage} stage failed ({type(exc).__name__})",
+                                operation=ctx.operations[0] if ctx.operations else UNKNOWN)
+
+    def _failed(self, stage: str, exc: Exception, ctx: Context, target: str) -> Decision:
+        log.error("stage %r raised: %s: %s", stage, type(exc).__name__, exc)
+        verdict = Verdict.deny(INTERNAL_ERROR, f"the {stage} stage failed ({type(exc).__name__})",
+                               operation=ctx.operations[0] if ctx.operations else UNKNOWN)
+        return Decision(
+            Action.DENY,
+            stage=stage,
+            adapter=ctx.adapter.name,
+            classification=ctx.classification,
+            verdict=verdict,
+            message=self.message(verdict, ctx.classification, ctx.adapter, target),
+            status=403,
+            headers={denial.REASON_HEADER: INTERNAL_ERROR},
+        )
+
+
+def _with_adapter(classification: Classification, name: str) -> Classification:
+    from dataclasses import replace
+
+    return replace(classification, adapter=name)

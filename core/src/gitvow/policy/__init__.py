@@ -1,0 +1,1 @@
+"""The policy: a table of operation → rule (``table``) and the file an operator writes (``file``)."""

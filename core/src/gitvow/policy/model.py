@@ -1,0 +1,53 @@
+"""The policy file's schema (pydantic v2, unknown keys rejected everywhere).
+
+Sections are owned by the part of gitvow that reads them; this module only composes them so
+one file serves the proxy and the agent gate alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ModeName = Literal["advisory", "issues_only", "issues_and_prs", "issues_prs_merge"]
+
+
+class StrictModel(BaseModel):
+    """Base of every policy section: a typo is an error, never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OperationRule(StrictModel):
+    """A row override: exactly one of ``min_mode`` (optionally with ``capability``), ``relay``, ``deny``."""
+
+    min_mode: ModeName | None = None
+    capability: str | None = None
+    relay: str | None = None
+    deny: bool = False
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> OperationRule:
+        chosen = [name for name, set_ in (("min_mode", self.min_mode is not None), ("relay", self.relay is not None), ("deny", self.deny)) if set_]
+        if len(chosen) != 1:
+            raise ValueError(f"expected exactly one of min_mode, relay or deny = true; got {', '.join(chosen) or 'none'}")
+        if self.capability is not None and self.min_mode is None:
+            raise ValueError("capability is an OR-grant beside min_mode; set min_mode too")
+        return self
+
+
+class RelayRule(StrictModel):
+    """A relay command of the operator's own: how to call it, and what it does."""
+
+    usage: str = Field(min_length=1)
+    what: str = Field(default="this operation", min_length=1)
+
+
+class PolicyFile(StrictModel):
+    """The whole file. ``hosts`` maps host or host:port to an adapter name."""
+
+    hosts: dict[str, str] = Field(default_factory=dict)
+    operations: dict[str, OperationRule] = Field(default_factory=dict)
+    relays: dict[str, RelayRule] = Field(default_factory=dict)
+    adapters: dict[str, dict[str, Any]] = Field(default_factory=dict)

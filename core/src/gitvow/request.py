@@ -1,0 +1,146 @@
+"""What adapters read (a :class:`Request`) and what they answer (a :class:`Classification`).
+
+Both are plain frozen dataclasses: the proxy builds a Request from a mitmproxy flow, ``gitvow
+explain`` from its command line, the contract kit from fixtures; nothing downstream of an
+adapter sees a method and path again, only operations and a repository.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from urllib.parse import urlsplit
+
+from gitvow.vocabulary import UNKNOWN
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+ZERO_OID = "0" * 40
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """An HTTP request as an adapter sees it. Header names are lower-case."""
+
+    method: str
+    host: str
+    path: str
+    query: str = ""
+    headers: Mapping[str, str] = _EMPTY
+    body: bytes = b""
+    port: int = 443
+    scheme: str = "https"
+
+    @classmethod
+    def from_url(
+        cls, method: str, url: str, *, headers: Mapping[str, str] | None = None, body: bytes = b""
+    ) -> Request:
+        """Build a request from a full URL, as ``gitvow explain`` and fixtures write them."""
+        parts = urlsplit(url)
+        if not parts.hostname:
+            raise ValueError(f"not an absolute URL: {url!r}")
+        scheme = parts.scheme or "https"
+        port = parts.port or (443 if scheme == "https" else 80)
+        return cls(
+            method=method.upper(),
+            host=parts.hostname.lower(),
+            path=parts.path or "/",
+            query=parts.query,
+            headers={k.lower(): v for k, v in (headers or {}).items()},
+            body=body,
+            port=port,
+            scheme=scheme,
+        )
+
+    @property
+    def url(self) -> str:
+        default = 443 if self.scheme == "https" else 80
+        netloc = self.host if self.port == default else f"{self.host}:{self.port}"
+        return f"{self.scheme}://{netloc}{self.path}" + (f"?{self.query}" if self.query else "")
+
+    def header(self, name: str, default: str = "") -> str:
+        return self.headers.get(name.lower(), default)
+
+
+@dataclass(frozen=True, slots=True)
+class RefUpdate:
+    """One ref-update command from the start of a git receive-pack body."""
+
+    old: str
+    new: str
+    ref: str
+
+    @property
+    def kind(self) -> str:
+        """``create``, ``delete`` or ``update`` (an update may be a force-move: compare old and new)."""
+        if self.old == ZERO_OID:
+            return "create"
+        if self.new == ZERO_OID:
+            return "delete"
+        return "update"
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """An adapter's answer: the operations a request performs and the repository it targets.
+
+    ``unknown_code`` is the reason code reported when ``unknown`` is among the operations
+    (``mode_denied`` for REST, ``graphql_mutation``/``graphql_denied``/``linear_policy`` on
+    GraphQL hosts); ``mode_code`` the code for an operation refused by mode. ``note`` says in a
+    few words why a request was not understood; it is shown to the agent, so it never quotes
+    the body.
+    """
+
+    operations: tuple[str, ...]
+    repo: str | None = None
+    adapter: str = ""
+    unknown_code: str = "mode_denied"
+    mode_code: str = "mode_denied"
+    note: str = ""
+    refs: tuple[RefUpdate, ...] = ()
+    details: Mapping[str, object] = field(default=_EMPTY)
+
+    @classmethod
+    def unknown(cls, note: str, *, code: str = "mode_denied", repo: str | None = None) -> Classification:
+        """A request the adapter could not read or match: denied at every mode."""
+        return cls(operations=(UNKNOWN,), repo=repo, unknown_code=code, note=note)
+
+    @property
+    def is_unknown(self) -> bool:
+        return UNKNOWN in self.operations
+
+
+@dataclass(frozen=True, slots=True)
+class Fixture:
+    """A wire example an adapter ships for the contract kit.
+
+    ``operations`` is what the request must classify to. A ``near_miss`` fixture looks like a
+    known operation but is not (GitLab ``POST /projects/:id/labels`` is not ``label.add``).
+    """
+
+    method: str
+    url: str
+    operations: tuple[str, ...]
+    body: bytes = b""
+    headers: Mapping[str, str] = _EMPTY
+    repo: str | None = None
+    near_miss: bool = False
+    note: str = ""
+
+    def request(self) -> Request:
+        return Request.from_url(self.method, self.url, headers=self.headers, body=self.body)
+
+    @property
+    def id(self) -> str:
+        kind = "near-miss " if self.near_miss else ""
+        return f"{kind}{self.method} {self.url} -> {','.join(self.operations)}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """Operations an adapter recognised in an agent's tool call (a shell command or an MCP tool)."""
+
+    operations: tuple[str, ...]
+    repo: str | None = None
+    adapter: str = ""
+    summary: str = ""

@@ -1,0 +1,73 @@
+"""git smart-HTTP paths → ``git.fetch`` / ``git.push`` and the repository they name."""
+
+from __future__ import annotations
+
+import zlib
+from urllib.parse import parse_qs, unquote
+
+from gitvow.request import Classification, Request
+from gitvow_gitsmart.pktline import COMMANDS_LIMIT, PktLineError, read_ref_updates
+
+UPLOAD = "git-upload-pack"
+RECEIVE = "git-receive-pack"
+_SERVICE_OPERATION = {UPLOAD: "git.fetch", RECEIVE: "git.push"}
+_ENDPOINTS = ("/info/refs", f"/{UPLOAD}", f"/{RECEIVE}")
+_GZIP_WINDOW = 16 + zlib.MAX_WBITS
+
+
+def is_git_path(path: str) -> bool:
+    """Whether a path belongs to git's HTTP protocols rather than to a forge API."""
+    return path.endswith(_ENDPOINTS) or ".git/" in path or path.endswith(".git")
+
+
+def _repo(prefix: str, strip: str) -> str | None:
+    if strip and prefix.startswith(strip):
+        prefix = prefix[len(strip) :]
+    repo = unquote(prefix).strip("/")
+    if repo.endswith(".git"):
+        repo = repo[: -len(".git")]
+    return repo or None
+
+
+def _body(request: Request, limit: int) -> bytes:
+    if request.header("content-encoding").lower() != "gzip":
+        return request.body
+    inflater = zlib.decompressobj(_GZIP_WINDOW)
+    try:
+        return inflater.decompress(request.body, limit + 4)
+    except zlib.error:
+        raise PktLineError("gzip body does not inflate") from None
+
+
+def classify_git(request: Request, *, strip_prefix: str = "", limit: int = COMMANDS_LIMIT) -> Classification | None:
+    """Classify a git request, or return None if the path is not git's.
+
+    ``strip_prefix`` removes a mount point (``/git``) before the repository is read.
+    """
+    path = request.path
+    if not is_git_path(path):
+        return None
+    for endpoint in _ENDPOINTS:
+        if path.endswith(endpoint):
+            repo = _repo(path[: -len(endpoint)], strip_prefix)
+            break
+    else:
+        head = path.split(".git/", 1)[0] if ".git/" in path else path
+        return Classification.unknown("not a git smart-HTTP endpoint", repo=_repo(head, strip_prefix))
+    if endpoint == "/info/refs":
+        if request.method not in ("GET", "HEAD"):
+            return Classification.unknown("info/refs is only fetched with GET", repo=repo)
+        services = parse_qs(request.query).get("service", [])
+        if len(services) != 1 or services[0] not in _SERVICE_OPERATION:
+            return Classification.unknown("info/refs without a smart-HTTP service (dumb HTTP is not supported)", repo=repo)
+        return Classification((_SERVICE_OPERATION[services[0]],), repo=repo, details={"service": services[0]})
+    if request.method != "POST":
+        return Classification.unknown(f"{endpoint[1:]} takes POST", repo=repo)
+    if endpoint == f"/{UPLOAD}":
+        return Classification(("git.fetch",), repo=repo, details={"service": UPLOAD})
+    try:
+        refs = read_ref_updates(_body(request, limit), limit=limit)
+    except PktLineError as exc:
+        return Classification.unknown(f"push commands unreadable: {exc}", repo=repo)
+    return Classification(("git.push",), repo=repo, refs=refs, details={"service": RECEIVE})
+

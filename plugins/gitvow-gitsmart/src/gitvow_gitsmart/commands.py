@@ -1,0 +1,43 @@
+"""``git`` command lines → operations, for the agent gate (``git push`` is ``git.push``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gitvow.request import ToolCall
+
+_FETCHING = frozenset({"fetch", "pull", "clone", "ls-remote", "submodule"})
+# git's global options that take a separate value: ``git -C dir push``.
+_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
+
+
+def git_subcommand(argv: Sequence[str]) -> tuple[str, list[str]] | None:
+    """The subcommand of a ``git`` argv and the arguments after it, skipping global options."""
+    if not argv or argv[0].rsplit("/", 1)[-1] != "git":
+        return None
+    args = list(argv[1:])
+    while args and args[0].startswith("-"):
+        option = args.pop(0)
+        if option in _VALUE_OPTIONS and args:
+            args.pop(0)
+    if not args:
+        return None
+    return args[0], args[1:]
+
+
+def classify_git_command(argv: Sequence[str]) -> ToolCall | None:
+    found = git_subcommand(argv)
+    if found is None:
+        return None
+    sub, rest = found
+    if sub == "push":
+        flags = {a for a in rest if a.startswith("-")}
+        summary = "git push"
+        if flags & {"--delete", "-d"} or any(a.startswith(":") for a in rest if not a.startswith("-")):
+            summary += " (deletes a ref)"
+        elif flags & {"--force", "-f", "--force-with-lease", "--mirror"} or any(a.startswith("+") for a in rest):
+            summary += " (force)"
+        return ToolCall(("git.push",), adapter="gitsmart", summary=summary)
+    if sub in _FETCHING:
+        return ToolCall(("git.fetch",), adapter="gitsmart", summary=f"git {sub}")
+    return None

@@ -1,0 +1,52 @@
+"""Reading the ref-update commands at the start of a receive-pack request body.
+
+The body is ``<pkt-line>* 0000 [push-cert] <packfile>``; each command pkt-line is
+``<old-oid> SP <new-oid> SP <ref>`` with the capability list after a NUL on the first.
+Only the commands are read, never the pack, and never more than ``limit`` bytes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitvow.request import RefUpdate
+
+COMMANDS_LIMIT = 64 * 1024
+_OID = re.compile(rb"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+class PktLineError(ValueError):
+    """The commands could not be read: malformed, truncated or over the limit."""
+
+
+def read_ref_updates(body: bytes, *, limit: int = COMMANDS_LIMIT) -> tuple[RefUpdate, ...]:
+    """The ref updates a push asks for, in order."""
+    updates: list[RefUpdate] = []
+    pos = 0
+    end = len(body)
+    while True:
+        if pos + 4 > end:
+            raise PktLineError("truncated before the flush packet")
+        if pos > limit:
+            raise PktLineError(f"ref-update commands exceed {limit} bytes")
+        try:
+            size = int(body[pos : pos + 4], 16)
+        except ValueError:
+            raise PktLineError("bad pkt-line length") from None
+        if size == 0:
+            return tuple(updates)
+        if size < 4 or pos + size > end:
+            raise PktLineError("bad pkt-line length")
+        payload = body[pos + 4 : pos + size]
+        pos += size
+        if payload.startswith(b"shallow "):
+            continue
+        line = payload.split(b"\0", 1)[0].rstrip(b"\n")
+        parts = line.split(b" ", 2)
+        if len(parts) != 3 or not _OID.match(parts[0]) or not _OID.match(parts[1]) or not parts[2]:
+            raise PktLineError("not a ref-update command")
+        try:
+            ref = parts[2].decode("utf-8")
+        except UnicodeDecodeError:
+            raise PktLineError("ref name is not UTF-8") from None
+        updates.append(RefUpdate(parts[0].decode(), parts[1].decode(), ref))
