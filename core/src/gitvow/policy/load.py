@@ -11,11 +11,13 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import ValidationError
 
 from gitvow.errors import PolicyError
+from gitvow.evaluator import Grant
 from gitvow.modes import Mode
 from gitvow.policy.model import PolicyFile
 from gitvow.policy.table import PolicyRow, PolicyTable
@@ -32,6 +34,17 @@ class Policy:
     adapter_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     model: PolicyFile = field(default_factory=PolicyFile)
     source: str | None = None
+
+    def grant_for(self, agent: str) -> Grant | None:
+        """The grant of ``[agents.NAME]``, or None when the policy does not name that agent."""
+        rule = self.model.agents.get(agent)
+        if rule is None:
+            return None
+        return Grant(
+            mode=Mode.parse(rule.mode),
+            capabilities=frozenset(rule.capabilities),
+            autonomy=MappingProxyType({repo.lower(): Mode.parse(m) for repo, m in rule.autonomy.items()}),
+        )
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:

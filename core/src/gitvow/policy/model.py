@@ -44,6 +44,18 @@ class RelayRule(StrictModel):
     what: str = Field(default="this operation", min_length=1)
 
 
+class AgentRule(StrictModel):
+    """One agent: its mode on the ladder, OR-granting capabilities, per-repo mode overrides
+    (``autonomy``, ``owner/name`` → mode) and, optionally, the only repositories it may touch."""
+
+    mode: ModeName = "advisory"
+    capabilities: list[str] = Field(default_factory=list)
+    autonomy: dict[str, ModeName] = Field(default_factory=dict)
+    repos: list[str] | None = None
+    secret_env: str | None = None
+    secret_file: str | None = None
+
+
 class PolicyFile(StrictModel):
     """The whole file. ``hosts`` maps host or host:port to an adapter name."""
 
@@ -51,3 +63,4 @@ class PolicyFile(StrictModel):
     operations: dict[str, OperationRule] = Field(default_factory=dict)
     relays: dict[str, RelayRule] = Field(default_factory=dict)
     adapters: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    agents: dict[str, AgentRule] = Field(default_factory=dict)
