@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gitvow.proxy import settings as ps
+
 ModeName = Literal["advisory", "issues_only", "issues_and_prs", "issues_prs_merge"]
 
 
@@ -64,3 +66,13 @@ class PolicyFile(StrictModel):
     relays: dict[str, RelayRule] = Field(default_factory=dict)
     adapters: dict[str, dict[str, Any]] = Field(default_factory=dict)
     agents: dict[str, AgentRule] = Field(default_factory=dict)
+    # Read by the proxy (gitvow.proxy.settings documents each key).
+    proxy: ps.ProxySettings = Field(default_factory=ps.ProxySettings)
+    credentials: dict[str, ps.CredentialRule] = Field(default_factory=dict)
+    internal: ps.InternalIdentity | None = None
+    run_state: ps.RunState = Field(default_factory=ps.RunState)
+    write_surface: ps.WriteSurface = Field(default_factory=ps.WriteSurface)
+    budget: ps.Budget = Field(default_factory=ps.Budget)
+    canary: ps.Canary = Field(default_factory=ps.Canary)
+    issue_shape: ps.IssueShape | None = None
+    audit: ps.Audit = Field(default_factory=ps.Audit)

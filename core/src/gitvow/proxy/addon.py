@@ -1,0 +1,319 @@
+"""The mitmproxy addon: every request to an adapter's host passes the pipeline first.
+
+Loaded by ``gitvow proxy`` and equally by plain mitmproxy::
+
+    mitmdump -s "$(python -c 'import gitvow.proxy.addon as m; print(m.__file__)')" \\
+        --set gitvow_policy=policy.toml
+
+Options: ``gitvow_policy`` (the policy file, required) and ``gitvow_state`` (overrides
+``[proxy] state``). Without a valid policy every request is refused: the addon never fails
+open. TLS is intercepted only for hosts an adapter asks for; other hosts are tunnelled
+untouched, or refused when ``[proxy] other_hosts = "refuse"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import connection, ctx, exceptions, http, tls
+
+from gitvow import denial
+from gitvow.errors import GitvowError
+from gitvow.gates import Caller
+from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
+from gitvow.proxy.audit import AuditLog
+from gitvow.proxy.identity import PROXY_AUTHENTICATE, Identity
+from gitvow.proxy.runtime import Runtime, build_runtime
+from gitvow.proxy.store import Store, open_store
+from gitvow.request import Request
+
+log = logging.getLogger("gitvow.proxy")
+
+HOST_NOT_SERVED = "host_not_served"
+REDACTED = b"[redacted by gitvow]"
+_SECRETS_KEY = "gitvow.secrets"
+
+
+def _refusal(status: int, message: str, code: str, **headers: str) -> http.Response:
+    return http.Response.make(
+        status,
+        message + "\n",
+        {"Content-Type": "text/plain; charset=utf-8", denial.REASON_HEADER: code, **headers},
+    )
+
+
+class GitvowAddon:
+    """Identity (407), the pipeline (403/429), credential injection, and response scrubbing."""
+
+    def __init__(self) -> None:
+        self.runtime: Runtime | None = None
+        self.store: Store | None = None
+        self.audit: AuditLog | None = None
+        self._stamp: tuple[int, int] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._auth: dict[str, str] = {}  # client connection id → its CONNECT's Proxy-Authorization
+
+    # -- mitmproxy lifecycle ------------------------------------------------------------------
+
+    def load(self, loader: Any) -> None:
+        loader.add_option("gitvow_policy", str, "", "gitvow policy file (TOML or JSON).")
+        loader.add_option("gitvow_state", str, "", "gitvow state store: a SQLite path or :memory: (default: [proxy] state).")
+
+    def configure(self, updated: set[str]) -> None:
+        if "gitvow_policy" not in updated and "gitvow_state" not in updated:
+            return
+        if not ctx.options.gitvow_policy:
+            log.warning("gitvow: no policy (set gitvow_policy); every request is refused")
+            return
+        try:
+            self._reload(initial=True)
+        except GitvowError as exc:
+            raise exceptions.OptionsError(f"gitvow: {exc}") from None  # type: ignore[no-untyped-call]
+
+    def running(self) -> None:
+        if self._watcher is None:
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    def done(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+        if self.audit is not None:
+            self.audit.close()
+        if self.store is not None:
+            self.store.close()
+
+    def client_disconnected(self, client: connection.Client) -> None:
+        self._auth.pop(client.id, None)
+
+    # -- policy (re)loading -------------------------------------------------------------------
+
+    def _file_stamp(self, path: Path) -> tuple[int, int] | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    def _reload(self, *, initial: bool = False) -> None:
+        path = Path(ctx.options.gitvow_policy)
+        stamp = self._file_stamp(path)
+        if initial and self.store is not None:
+            self.store.close()
+            self.store = None
+        if self.store is None:
+            from gitvow.policy.load import load_policy
+
+            state = ctx.options.gitvow_state or load_policy(path).model.proxy.state
+            self.store = open_store(state)
+        runtime = build_runtime(path, self.store)
+        audit_path = runtime.policy.model.audit.path
+        if self.audit is None or self.audit.path != audit_path:
+            old, self.audit = self.audit, AuditLog(audit_path)
+            if old is not None:
+                old.close()
+        self.runtime, self._stamp = runtime, stamp
+        hosts = ", ".join(f"{h}→{a}" for h, a in runtime.engine.hosts.items()) or "none"
+        log.info("gitvow: policy %s loaded (hosts: %s)", path, hosts)
+
+    async def _watch(self) -> None:
+        while True:
+            interval = self.runtime.policy.model.proxy.reload_interval if self.runtime else 1.0
+            await asyncio.sleep(interval)
+            path = Path(ctx.options.gitvow_policy)
+            stamp = self._file_stamp(path)
+            if stamp is None or stamp == self._stamp:
+                continue
+            try:
+                self._reload()
+            except GitvowError as exc:
+                self._stamp = stamp
+                log.warning("gitvow: kept the last good policy; %s", exc)
+            except Exception as exc:  # never let the watcher die
+                self._stamp = stamp
+                log.warning("gitvow: kept the last good policy; reload failed: %s: %s", type(exc).__name__, exc)
+
+    # -- identity -----------------------------------------------------------------------------
+
+    def _identify(self, flow: http.HTTPFlow) -> Identity | None:
+        assert self.runtime is not None
+        header = flow.request.headers.get("proxy-authorization") or self._auth.get(flow.client_conn.id, "")
+        return self.runtime.identities.authenticate(header) if header else None
+
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        runtime = self.runtime
+        if runtime is None:
+            flow.response = _refusal(503, "gitvow has no valid policy loaded", INTERNAL_ERROR)
+            return
+        identity = self._identify(flow)
+        if identity is None:
+            flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth",
+                                     **{"Proxy-Authenticate": PROXY_AUTHENTICATE})
+            self._audit(flow, None, "refuse", "proxy_auth", "identity", 0.0)
+            return
+        self._auth[flow.client_conn.id] = flow.request.headers["proxy-authorization"]
+        host, port = flow.request.host, flow.request.port
+        if runtime.engine.hosts.lookup(host, port) is None:
+            if runtime.policy.model.proxy.other_hosts == "refuse":
+                flow.response = _refusal(403, f"gitvow refused a tunnel to {host}:{port}: no adapter serves it. "
+                                         f"reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
+                self._audit(flow, identity.name, "deny", HOST_NOT_SERVED, "host", 0.0)
+            else:
+                self._audit(flow, identity.name, "tunnel", None, "host", 0.0)
+
+    def tls_clienthello(self, data: tls.ClientHelloData) -> None:
+        """Intercept only what an adapter serves and asks to see; tunnel the rest untouched."""
+        address = data.context.server.address
+        host, port = (address[0], address[1]) if address else (data.client_hello.sni or "", 443)
+        runtime = self.runtime
+        if runtime is not None and not runtime.engine.hosts.intercepts(host, port):
+            data.ignore_connection = True
+
+    # -- the pipeline -------------------------------------------------------------------------
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        """Refuse unauthenticated requests before their body is read."""
+        if self.runtime is None:
+            flow.response = _refusal(503, "gitvow has no valid policy loaded", INTERNAL_ERROR)
+        elif self._identify(flow) is None:
+            flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth",
+                                     **{"Proxy-Authenticate": PROXY_AUTHENTICATE})
+            self._audit(flow, None, "refuse", "proxy_auth", "identity", 0.0)
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None:
+            return
+        started = time.perf_counter()
+        runtime = self.runtime
+        try:
+            assert runtime is not None
+            identity = self._identify(flow)
+            if identity is None:  # requestheaders answered already; never forward
+                flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth")
+                return
+            flow.request.headers.pop("proxy-authorization", None)
+            decision = self._decide(runtime, flow, identity)
+        except Exception as exc:
+            log.error("gitvow: refusing %s %s: %s: %s", flow.request.method, flow.request.path.split("?")[0],
+                      type(exc).__name__, exc)
+            flow.response = _refusal(403, f"gitvow refused the request: internal error ({type(exc).__name__}). "
+                                     f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
+            self._audit(flow, None, "deny", INTERNAL_ERROR, "proxy", time.perf_counter() - started)
+            return
+        self._apply(runtime, flow, identity, decision, time.perf_counter() - started)
+
+    def _decide(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> Decision:
+        req = flow.request
+        if req.stream:
+            raise GitvowError("the request body is streamed and cannot be inspected")
+        path, _, query = req.path.partition("?")
+        request = Request(
+            method=req.method,
+            host=req.host.lower(),
+            path=path,
+            query=query,
+            headers={k.lower(): v for k, v in req.headers.items()},  # type: ignore[no-untyped-call]
+            body=req.raw_content or b"",
+            port=req.port,
+            scheme=req.scheme,
+        )
+        if identity.internal:
+            caller = Caller(identity.name, internal=True)
+        else:
+            grant = runtime.policy.grant_for(identity.name)
+            if grant is None:
+                raise GitvowError(f"agent {identity.name!r} has no grant")
+            caller = Caller(identity.name, grant)
+        return runtime.engine.decide(request, caller, runtime.gates)
+
+    def _apply(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity, decision: Decision, took: float) -> None:
+        note = runtime.gates.take_note()
+        action = decision.action
+        if action is Action.TUNNEL and runtime.policy.model.proxy.other_hosts == "refuse":
+            host = flow.request.host
+            flow.response = _refusal(403, f"gitvow refused a request to {host}: no adapter serves it. "
+                                     f"reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
+            self._audit(flow, identity.name, "deny", HOST_NOT_SERVED, "host", took)
+            return
+        if action in (Action.DENY, Action.THROTTLE):
+            flow.response = http.Response.make(
+                decision.status,
+                (decision.message or "gitvow refused the request") + "\n",
+                {"Content-Type": "text/plain; charset=utf-8", **decision.headers},
+            )
+        elif action is Action.FORWARD:
+            headers = flow.request.headers
+            headers.pop("authorization", None)
+            for name in decision.headers:
+                headers.pop(name, None)
+            for name, value in decision.headers.items():
+                headers[name] = value
+            if decision.headers:
+                flow.metadata[_SECRETS_KEY] = (*runtime.secrets, *decision.headers.values())
+        verdict = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle"}.get(action, "tunnel")
+        self._audit(flow, identity.name, verdict, decision.reason, decision.stage, took, decision=decision, note=note)
+
+    # -- responses: the injected token never reaches the agent --------------------------------
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        secrets = flow.metadata.get(_SECRETS_KEY)
+        if not secrets or flow.response is None:
+            return
+        response = flow.response
+        needles = [s.encode() for s in secrets if s]
+        for name, value in list(response.headers.items(multi=True)):  # type: ignore[no-untyped-call]
+            if any(n.decode() in value for n in needles):
+                response.headers[name] = REDACTED.decode()
+        try:
+            content = response.content
+        except ValueError:  # an encoding mitmproxy cannot decode: refuse to pass what we cannot check
+            flow.response = _refusal(502, "gitvow could not check the upstream response", INTERNAL_ERROR)
+            return
+        if content and any(n in content for n in needles):
+            for n in needles:
+                content = content.replace(n, REDACTED)
+            response.content = content
+            log.warning("gitvow: redacted an injected credential from a response of %s", flow.request.host)
+
+    # -- audit --------------------------------------------------------------------------------
+
+    def _audit(
+        self,
+        flow: http.HTTPFlow,
+        agent: str | None,
+        verdict: str,
+        reason: str | None,
+        stage: str,
+        took: float,
+        *,
+        decision: Decision | None = None,
+        note: str | None = None,
+    ) -> None:
+        if self.audit is None:
+            return
+        classification = decision.classification if decision is not None else None
+        try:
+            self.audit.write(
+                agent=agent,
+                host=f"{flow.request.host}:{flow.request.port}",
+                method=flow.request.method,
+                path=flow.request.path,
+                operations=classification.operations if classification else (),
+                repo=classification.repo if classification else None,
+                verdict=verdict,
+                reason=reason,
+                stage=stage,
+                latency=took,
+                note=note,
+            )
+        except OSError as exc:
+            log.error("gitvow: cannot write the audit log: %s", exc)
+
+
+addons = [GitvowAddon()]
+
+__all__ = ["GitvowAddon", "addons"]
+

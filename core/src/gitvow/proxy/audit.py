@@ -1,0 +1,70 @@
+"""The audit log: one JSON line per decision, and nothing an agent sent beyond its shape.
+
+Fields: time, agent, host, method, path, operations, repo, verdict, reason, stage, latency_ms
+(and ``note`` for decisions that are not a refusal but worth recording, such as a write the
+write-surface gate would have refused when not enforcing). Never a body, a query string,
+a header or a secret: paths are logged without their query, since tokens travel there.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+
+class AuditLog:
+    """Appends JSON lines to a file (``-`` is standard error); line-buffered, thread-safe."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._owned = path != "-"
+        if self._owned:
+            target = Path(path).expanduser()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._stream: IO[str] = target.open("a", encoding="utf-8", buffering=1)
+        else:
+            self._stream = sys.stderr
+
+    def write(
+        self,
+        *,
+        agent: str | None,
+        host: str,
+        method: str,
+        path: str,
+        operations: tuple[str, ...] = (),
+        repo: str | None = None,
+        verdict: str,
+        reason: str | None = None,
+        stage: str,
+        latency: float = 0.0,
+        note: str | None = None,
+    ) -> None:
+        record: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z",
+            "agent": agent,
+            "host": host,
+            "method": method,
+            "path": path.split("?", 1)[0],
+            "operations": list(operations),
+            "repo": repo,
+            "verdict": verdict,
+            "reason": reason,
+            "stage": stage,
+            "latency_ms": round(latency * 1000, 3),
+        }
+        if note:
+            record["note"] = note
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        with self._lock:
+            self._stream.write(line)
+
+    def close(self) -> None:
+        if self._owned:
+            with self._lock:
+                self._stream.close()

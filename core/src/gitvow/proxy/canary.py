@@ -1,0 +1,182 @@
+"""Finding canary tokens in what an agent sends out, however it was wrapped.
+
+A canary is a token the proxy issues to an agent (it is the placeholder ``GH_TOKEN`` in the
+agent's environment) and which no legitimate request body contains. Seeing it leave means
+the agent is exfiltrating what it holds, so the request is refused (``canary_egress``).
+
+The scan looks at the body as sent, percent-decoded, with JSON ``\\uXXXX`` escapes undone,
+gzip-inflated, and — for a git push — every object of the pack inflated; base64 is caught by
+looking for the token's base64 spelling at each of the three byte alignments. Everything is
+bounded by ``limit`` bytes examined: a body that needs more is refused, never forwarded
+unscanned, and a pack that does not parse is refused too.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import zlib
+from collections.abc import Iterator, Mapping
+from urllib.parse import unquote_to_bytes
+
+_CHUNK = 64 * 1024
+_JSON_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
+_GZIP_WINDOW = 16 + zlib.MAX_WBITS
+_OFS_DELTA, _REF_DELTA = 6, 7
+
+
+class ScanRefused(Exception):
+    """The body cannot be scanned within the limit (too large, or a pack/gzip that does not parse)."""
+
+
+def _base64_spellings(token: bytes) -> set[bytes]:
+    """The parts of ``token``'s base64 encoding that do not depend on neighbouring bytes."""
+    found = set()
+    for shift in range(3):
+        data = b"\0" * shift + token
+        start_bit, end_bit = 8 * shift, 8 * len(data)
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            text = encode(data)
+            keep = [i for i in range(len(text)) if 6 * i >= start_bit and 6 * i + 6 <= end_bit]
+            if keep:
+                found.add(text[keep[0] : keep[-1] + 1])
+    return found
+
+
+class CanaryScanner:
+    """Searches bodies for any of ``tokens`` (token → whom it was issued to)."""
+
+    def __init__(self, tokens: Mapping[str, str], *, limit: int) -> None:
+        self.limit = limit
+        self._needles: list[tuple[bytes, str]] = []
+        for token, owner in tokens.items():
+            raw = token.encode()
+            self._needles.append((raw, owner))
+            self._needles.extend((spelling, owner) for spelling in _base64_spellings(raw))
+
+    def __bool__(self) -> bool:
+        return bool(self._needles)
+
+    def find(self, body: bytes, *, content_encoding: str = "", git_push: bool = False) -> str | None:
+        """Whom the first canary found in ``body`` was issued to, or None. Raises ScanRefused."""
+        if not self._needles or not body:
+            return None
+        if len(body) > self.limit:
+            raise ScanRefused(f"the body is larger than the canary scan limit ({self.limit} bytes)")
+        budget = [self.limit - len(body)]
+        if content_encoding.strip().lower() == "gzip":
+            body = _inflate(body, budget, gzip=True)
+        elif content_encoding.strip().lower() not in ("", "identity"):
+            raise ScanRefused(f"cannot scan a body with content-encoding {content_encoding!r}")
+        for text in self._views(body, budget, git_push):
+            owner = self._search(text)
+            if owner is not None:
+                return owner
+        return None
+
+    def _views(self, body: bytes, budget: list[int], git_push: bool) -> Iterator[bytes]:
+        yield body
+        if b"%" in body or b"+" in body:
+            yield unquote_to_bytes(body.replace(b"+", b" "))
+        if b"\\u" in body:
+            yield _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)).encode("utf-8", "replace"), body)
+        if git_push:
+            yield from _pack_objects(body, budget)
+
+    def _search(self, text: bytes) -> str | None:
+        for needle, owner in self._needles:
+            if needle in text:
+                return owner
+        return None
+
+
+def _inflate(data: bytes | memoryview, budget: list[int], *, gzip: bool = False) -> bytes:
+    inflater = zlib.decompressobj(_GZIP_WINDOW if gzip else zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(data, budget[0] + 1)
+    except zlib.error:
+        raise ScanRefused("the compressed body does not inflate") from None
+    if len(out) > budget[0] or inflater.unconsumed_tail:
+        raise ScanRefused("the inflated body is larger than the canary scan limit")
+    budget[0] -= len(out)
+    return out
+
+
+def _skip_pkt_section(body: bytes, pos: int) -> int:
+    """Position after the flush packet ending the pkt-line section that starts at ``pos``."""
+    while True:
+        head = body[pos : pos + 4]
+        if len(head) < 4:
+            raise ScanRefused("push commands are truncated")
+        try:
+            size = int(head, 16)
+        except ValueError:
+            raise ScanRefused("push commands are not pkt-lines") from None
+        if size == 0:
+            return pos + 4
+        if size < 4:
+            raise ScanRefused("push commands are not pkt-lines")
+        pos += size
+
+
+def _pack_objects(body: bytes, budget: list[int]) -> Iterator[bytes]:
+    """The inflated content of every object in a receive-pack body's pack (deltas as sent)."""
+    pos = _skip_pkt_section(body, 0)
+    if pos < len(body) and body[pos : pos + 4] != b"PACK":
+        pos = _skip_pkt_section(body, pos)  # push options
+    if pos >= len(body):
+        return  # a delete-only push carries no pack
+    if body[pos : pos + 4] != b"PACK" or len(body) < pos + 12:
+        raise ScanRefused("the push does not carry a readable pack")
+    count = int.from_bytes(body[pos + 8 : pos + 12], "big")
+    pos += 12
+    view = memoryview(body)
+    for _ in range(count):
+        if pos >= len(body):
+            raise ScanRefused("the pack is truncated")
+        byte = body[pos]
+        kind = (byte >> 4) & 7
+        pos += 1
+        while byte & 0x80:
+            if pos >= len(body):
+                raise ScanRefused("the pack is truncated")
+            byte = body[pos]
+            pos += 1
+        if kind == _OFS_DELTA:
+            while True:
+                if pos >= len(body):
+                    raise ScanRefused("the pack is truncated")
+                byte = body[pos]
+                pos += 1
+                if not byte & 0x80:
+                    break
+        elif kind == _REF_DELTA:
+            pos += 20
+        elif kind not in (1, 2, 3, 4):
+            raise ScanRefused("the pack holds an object of unknown type")
+        out, pos = _inflate_object(view, pos, budget)
+        yield out
+
+
+def _inflate_object(view: memoryview, pos: int, budget: list[int]) -> tuple[bytes, int]:
+    inflater = zlib.decompressobj()
+    parts: list[bytes] = []
+    pending: bytes | memoryview = view[pos : pos + _CHUNK]
+    pos += len(pending)
+    try:
+        while True:
+            out = inflater.decompress(pending, budget[0] + 1)
+            budget[0] -= len(out)
+            if budget[0] < 0:
+                raise ScanRefused("the pack inflates beyond the canary scan limit")
+            parts.append(out)
+            if inflater.eof:
+                return b"".join(parts), pos - len(inflater.unused_data)
+            pending = inflater.unconsumed_tail
+            if not pending:
+                pending = view[pos : pos + _CHUNK]
+                pos += len(pending)
+                if not pending:
+                    raise ScanRefused("the pack is truncated")
+    except zlib.error:
+        raise ScanRefused("a pack object does not inflate") from None
