@@ -1,0 +1,289 @@
+"""Real parts for the proxy's end-to-end tests: an HTTPS upstream that records what reached
+it (serving git through ``git-http-backend`` and small JSON stand-ins for forge APIs), and a
+``gitvow proxy`` subprocess on loopback in front of it."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import trustme
+
+GIT_HTTP_BACKEND = "/usr/lib/git-core/git-http-backend"
+GITVOW = str(Path(sys.executable).with_name("gitvow"))
+MITMDUMP = str(Path(sys.executable).with_name("mitmdump"))
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request as the upstream received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+Handler = Callable[["Seen"], tuple[int, dict[str, str], bytes]]
+
+
+@dataclass
+class Upstream:
+    """An HTTPS server on 127.0.0.1 with a certificate of the test CA."""
+
+    server: ThreadingHTTPServer
+    git_root: Path
+    seen: list[Seen] = field(default_factory=list)
+    routes: dict[str, Handler] = field(default_factory=dict)
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    @property
+    def netloc(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        return f"https://{self.netloc}{path}"
+
+    def paths(self) -> list[str]:
+        return [f"{s.method} {s.path}" for s in self.seen]
+
+    def clear(self) -> None:
+        self.seen.clear()
+
+
+def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
+    if handler.headers.get("transfer-encoding", "").lower() == "chunked":
+        chunks = []
+        while True:
+            size = int(handler.rfile.readline().split(b";")[0].strip(), 16)
+            if size == 0:
+                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(chunks)
+            chunks.append(handler.rfile.read(size))
+            handler.rfile.readline()
+    length = int(handler.headers.get("content-length") or 0)
+    return handler.rfile.read(length) if length else b""
+
+
+def _run_git_backend(upstream: Upstream, seen: Seen) -> tuple[int, dict[str, str], bytes]:
+    path, _, query = seen.path.partition("?")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_PROJECT_ROOT": str(upstream.git_root),
+        "GIT_HTTP_EXPORT_ALL": "1",
+        "REQUEST_METHOD": seen.method,
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "CONTENT_TYPE": seen.headers.get("content-type", ""),
+        "CONTENT_LENGTH": str(len(seen.body)),
+        "REMOTE_USER": "gitvow-test",
+        "REMOTE_ADDR": "127.0.0.1",
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "http.receivepack",
+        "GIT_CONFIG_VALUE_0": "true",
+    }
+    if "content-encoding" in seen.headers:
+        env["HTTP_CONTENT_ENCODING"] = seen.headers["content-encoding"]
+    if "git-protocol" in seen.headers:
+        env["GIT_PROTOCOL"] = seen.headers["git-protocol"]
+    proc = subprocess.run([GIT_HTTP_BACKEND], input=seen.body, env=env, capture_output=True, timeout=60)
+    head, _, body = proc.stdout.partition(b"\r\n\r\n")
+    if not _:
+        head, _, body = proc.stdout.partition(b"\n\n")
+    status, headers = 200, {}
+    for line in head.decode("latin-1").splitlines():
+        name, _, value = line.partition(":")
+        if name.lower() == "status":
+            status = int(value.strip().split()[0])
+        elif name:
+            headers[name.strip()] = value.strip()
+    return status, headers, body
+
+
+def _echo(seen: Seen) -> tuple[int, dict[str, str], bytes]:
+    """Default stand-in for a forge API: echo what arrived (including the injected header)."""
+    payload = {"method": seen.method, "path": seen.path, "headers": seen.headers}
+    return 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
+
+
+def start_upstream(ca: trustme.CA, git_root: Path) -> Upstream:
+    upstream: Upstream
+
+    class RecordingHandler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _handle(self) -> None:
+            seen = Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, _read_body(self))
+            upstream.seen.append(seen)
+            path = self.path.split("?", 1)[0]
+            handler = next((h for prefix, h in upstream.routes.items() if path.startswith(prefix)), None)
+            if handler is not None:
+                status, headers, body = handler(seen)
+            elif ".git/" in path or path.endswith(("/info/refs", "/git-upload-pack", "/git-receive-pack")):
+                status, headers, body = _run_git_backend(upstream, seen)
+            else:
+                status, headers, body = _echo(seen)
+            self.send_response(status)
+            for name, value in headers.items():
+                if name.lower() not in ("content-length", "transfer-encoding"):
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), RecordingHandler)
+    server.daemon_threads = True
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    upstream = Upstream(server, git_root)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return upstream
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the proxy exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port} after {timeout}s")
+
+
+@dataclass
+class ProxyProcess:
+    """A running ``gitvow proxy`` (or ``mitmdump -s``) and where it keeps things."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    policy: Path
+    confdir: Path
+    audit: Path
+    log: Path
+
+    @property
+    def ca(self) -> Path:
+        return self.confdir / "mitmproxy-ca-cert.pem"
+
+    def url(self, agent: str | None = None, secret: str | None = None) -> str:
+        auth = f"{agent}:{secret}@" if agent is not None else ""
+        return f"http://{auth}127.0.0.1:{self.port}"
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def audit_lines(self) -> list[dict[str, Any]]:
+        if not self.audit.exists():
+            return []
+        return [json.loads(line) for line in self.audit.read_text().splitlines() if line.strip()]
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def start_proxy(
+    policy: Path,
+    workdir: Path,
+    env: Mapping[str, str],
+    *,
+    mitmdump: bool = False,
+) -> ProxyProcess:
+    port = free_port()
+    confdir = workdir / "confdir"
+    log = workdir / f"proxy-{port}.log"
+    if mitmdump:
+        import gitvow.proxy.addon
+
+        cmd = [MITMDUMP, "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port), "--set", f"confdir={confdir}",
+               "-s", gitvow.proxy.addon.__file__, "--set", f"gitvow_policy={policy}",
+               "--set", "connection_strategy=lazy", "--set", "flow_detail=0"]
+    else:
+        cmd = [GITVOW, "proxy", "--policy", str(policy), "--listen-port", str(port), "--confdir", str(confdir)]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env})
+    proxy = ProxyProcess(proc, port, policy, confdir, workdir / "audit.jsonl", log)
+    try:
+        wait_for_port(port, proc)
+    except RuntimeError as exc:
+        proxy.stop()
+        raise RuntimeError(f"{exc}\n{proxy.log_text()}") from None
+    return proxy
+
+
+def basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def git(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+        check: bool = True) -> subprocess.CompletedProcess[str]:
+    full_env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd or Path.cwd()),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_AUTHOR_NAME": "agent",
+        "GIT_AUTHOR_EMAIL": "agent@example.test",
+        "GIT_COMMITTER_NAME": "agent",
+        "GIT_COMMITTER_EMAIL": "agent@example.test",
+        **(env or {}),
+    }
+    proc = subprocess.run(["git", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def make_bare_repo(root: Path, name: str, work: Path) -> Path:
+    """A bare repository ``root/name.git`` with one commit on main."""
+    bare = root / f"{name}.git"
+    bare.parent.mkdir(parents=True, exist_ok=True)
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=root)
+    seed = work / f"seed-{name.replace('/', '-')}"
+    git("init", "-q", "-b", "main", str(seed), cwd=work)
+    (seed / "README.md").write_text(f"# {name}\n")
+    git("add", "README.md", cwd=seed)
+    git("commit", "-q", "-m", "seed", cwd=seed)
+    git("push", "-q", str(bare), "main", cwd=seed)
+    shutil.rmtree(seed)
+    return bare

@@ -1,0 +1,263 @@
+"""``gitvow proxy`` as a real process in front of ``git-http-backend``, driven by the real
+``git`` CLI and httpx: what arrives upstream, what never does, and what the agent is told."""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import GIT_TOKEN, SECRETS
+from proxy_support import GITVOW, ProxyProcess, Seen, Upstream, git
+
+pytestmark = pytest.mark.e2e
+
+INJECTED = "Basic " + base64.b64encode(f"x-access-token:{GIT_TOKEN}".encode()).decode()
+
+
+def agent_env(proxy: ProxyProcess, agent: str, tmp_path: Path) -> dict[str, str]:
+    """The agent's shell, exactly as ``gitvow env`` prints it."""
+    out = subprocess.run(
+        [GITVOW, "env", "--policy", str(proxy.policy), "--agent", agent, "--listen-port", str(proxy.port),
+         "--confdir", str(proxy.confdir), "--json"],
+        capture_output=True, text=True, check=True, env={**_secrets_env()},
+    )
+    env: dict[str, str] = json.loads(out.stdout)
+    env["HOME"] = str(tmp_path)
+    return env
+
+
+def _secrets_env() -> dict[str, str]:
+    import os
+
+    return {
+        **os.environ,
+        "GITVOW_TEST_READER": SECRETS["reader"],
+        "GITVOW_TEST_CODER": SECRETS["coder"],
+        "GITVOW_TEST_LIMITED": SECRETS["limited"],
+        "GITVOW_TEST_HIVE": SECRETS["hive"],
+        "GITVOW_TEST_GIT_TOKEN": GIT_TOKEN,
+    }
+
+
+def client(proxy: ProxyProcess, agent: str | None, ca_file: Path | None = None) -> httpx.Client:
+    url = proxy.url(agent, SECRETS[agent]) if agent else proxy.url()
+    return httpx.Client(proxy=url, verify=ssl.create_default_context(cafile=str(ca_file or proxy.ca)), timeout=30)
+
+
+def reached(upstream: Upstream, fragment: str) -> list[Seen]:
+    return [s for s in upstream.seen if fragment in s.path]
+
+
+def assert_one_line_denial(response: httpx.Response, code: str, status: int = 403) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["x-gitvow-reason"] == code
+    text = response.text
+    assert text.endswith("\n") and "\n" not in text[:-1], text
+    assert text.rstrip().endswith(f"reason={code}"), text
+
+
+def test_clone_goes_through_with_the_injected_token_and_not_the_agents(
+    proxy: ProxyProcess, upstream: Upstream, tmp_path: Path
+) -> None:
+    upstream.clear()
+    env = agent_env(proxy, "reader", tmp_path)
+    git("clone", "-q", upstream.url("/team/app.git"), str(tmp_path / "app"), cwd=tmp_path, env=env)
+    assert (tmp_path / "app" / "README.md").read_text() == "# team/app\n"
+    fetches = reached(upstream, "/team/app.git/")
+    assert fetches, upstream.paths()
+    for seen in fetches:
+        assert seen.headers.get("authorization") == INJECTED
+        assert "proxy-authorization" not in seen.headers
+    audit = [line for line in proxy.audit_lines() if line["agent"] == "reader" and line["repo"] == "team/app"]
+    assert audit and all(line["verdict"] == "allow" and line["operations"] == ["git.fetch"] for line in audit)
+    assert all(set(line) >= {"time", "host", "method", "path", "stage", "latency_ms", "reason"} for line in audit)
+
+
+def test_agent_authorization_is_replaced_upstream(proxy: ProxyProcess, upstream: Upstream) -> None:
+    upstream.clear()
+    with client(proxy, "reader", None) as c:
+        r = c.get(upstream.url("/team/app.git/info/refs?service=git-upload-pack"),
+                  headers={"Authorization": "token agent-own-token-xyz"})
+    assert r.status_code == 200
+    (seen,) = reached(upstream, "info/refs")
+    assert seen.headers["authorization"] == INJECTED
+    assert "agent-own-token-xyz" not in json.dumps(seen.headers)
+
+
+def test_push_allowed_for_issues_and_prs(proxy: ProxyProcess, upstream: Upstream, tmp_path: Path) -> None:
+    env = agent_env(proxy, "coder", tmp_path)
+    work = tmp_path / "app"
+    git("clone", "-q", upstream.url("/team/app.git"), str(work), cwd=tmp_path, env=env)
+    (work / "change.txt").write_text("a change\n")
+    git("add", "change.txt", cwd=work, env=env)
+    git("commit", "-q", "-m", "change", cwd=work, env=env)
+    upstream.clear()
+    git("push", "-q", "origin", "HEAD:refs/heads/feature", cwd=work, env=env)
+    pushes = reached(upstream, "/team/app.git/git-receive-pack")
+    assert len(pushes) == 1 and pushes[0].headers["authorization"] == INJECTED
+    heads = git("--git-dir", str(upstream.git_root / "team/app.git"), "branch", "--list", "feature", cwd=tmp_path)
+    assert "feature" in heads.stdout
+
+
+def test_push_denied_at_advisory_never_arrives(proxy: ProxyProcess, upstream: Upstream, tmp_path: Path) -> None:
+    env = agent_env(proxy, "reader", tmp_path)
+    work = tmp_path / "app"
+    git("clone", "-q", upstream.url("/team/app.git"), str(work), cwd=tmp_path, env=env)
+    (work / "x.txt").write_text("x\n")
+    git("add", "x.txt", cwd=work, env=env)
+    git("commit", "-q", "-m", "x", cwd=work, env=env)
+    upstream.clear()
+    result = git("push", "origin", "HEAD:refs/heads/nope", cwd=work, env=env, check=False)
+    assert result.returncode != 0
+    assert "403" in result.stderr
+    assert reached(upstream, "receive-pack") == [], upstream.paths()
+    with client(proxy, "reader") as c:
+        r = c.get(upstream.url("/team/app.git/info/refs?service=git-receive-pack"))
+    assert_one_line_denial(r, "mode_denied")
+    assert "git.push" in r.text
+    assert reached(upstream, "receive-pack") == []
+
+
+def test_no_proxy_credentials_is_407_and_nothing_arrives(proxy: ProxyProcess, upstream: Upstream) -> None:
+    upstream.clear()
+    with client(proxy, None) as c, pytest.raises(httpx.ProxyError, match="407"):
+        c.get(upstream.url("/team/app.git/info/refs?service=git-upload-pack"))
+    bad = httpx.Client(proxy=proxy.url("reader", "wrong"), verify=ssl.create_default_context(cafile=str(proxy.ca)))
+    with bad, pytest.raises(httpx.ProxyError, match="407"):
+        bad.get(upstream.url("/team/app.git/info/refs?service=git-upload-pack"))
+    assert upstream.seen == []
+
+
+def test_paused_repository(proxy: ProxyProcess, upstream: Upstream) -> None:
+    upstream.clear()
+    with client(proxy, "coder") as c:
+        r = c.get(upstream.url("/team/paused.git/info/refs?service=git-receive-pack"))
+        fetch = c.get(upstream.url("/team/paused.git/info/refs?service=git-upload-pack"))
+    assert_one_line_denial(r, "repo_paused")
+    assert fetch.status_code == 200  # reading a paused repository is fine
+    assert [s.path for s in upstream.seen] == ["/team/paused.git/info/refs?service=git-upload-pack"]
+
+
+def test_repository_outside_the_config(proxy: ProxyProcess, upstream: Upstream) -> None:
+    upstream.clear()
+    with client(proxy, "coder") as c:
+        r = c.get(upstream.url("/other/app.git/info/refs?service=git-upload-pack"))
+    assert_one_line_denial(r, "repo_not_in_config")
+    assert upstream.seen == []
+
+
+def _push_body(ref: str) -> bytes:
+    line = f"{'0' * 40} {'1' * 40} {ref}\0report-status\n".encode()
+    return b"%04x" % (len(line) + 4) + line + b"0000"
+
+
+def test_budget_per_operation_is_a_429_with_retry_after(proxy: ProxyProcess, upstream: Upstream) -> None:
+    upstream.clear()
+    url = upstream.url("/team/app.git/git-receive-pack")
+    headers = {"Content-Type": "application/x-git-receive-pack-request"}
+    with client(proxy, "limited") as c:
+        first = c.post(url, content=_push_body("refs/heads/b1"), headers=headers)
+        second = c.post(url, content=_push_body("refs/heads/b2"), headers=headers)
+    assert first.status_code == 200  # forwarded (git-http-backend answers the bogus pack)
+    assert_one_line_denial(second, "write_budget", status=429)
+    assert 3500 <= int(second.headers["retry-after"]) <= 3600
+    assert len(reached(upstream, "git-receive-pack")) == 1
+
+
+def test_canary_in_a_pushed_file_is_refused(proxy: ProxyProcess, upstream: Upstream, tmp_path: Path) -> None:
+    env = agent_env(proxy, "coder", tmp_path)
+    canary = env["GH_TOKEN"]
+    assert canary.startswith("gvc_")
+    work = tmp_path / "app"
+    git("clone", "-q", upstream.url("/team/app.git"), str(work), cwd=tmp_path, env=env)
+    (work / "leak.txt").write_text(f"my token is {canary}\n" + "padding line\n" * 200)
+    git("add", "leak.txt", cwd=work, env=env)
+    git("commit", "-q", "-m", "innocent", cwd=work, env=env)
+    upstream.clear()
+    result = git("push", "origin", "HEAD:refs/heads/leak", cwd=work, env=env, check=False)
+    assert result.returncode != 0
+    assert "403" in result.stderr
+    assert reached(upstream, "/git-receive-pack") == [], upstream.paths()  # only the info/refs probe arrived
+    assert any(line["reason"] == "canary_egress" for line in proxy.audit_lines())
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda t: t.encode(),
+        lambda t: base64.b64encode(b"xx" + t.encode()),
+        lambda t: ("%" + "%".join(f"{b:02x}" for b in t.encode())).encode(),
+        lambda t: json.dumps({"body": "".join(f"\\u{ord(c):04x}" for c in t)}).encode(),
+    ],
+    ids=["plain", "base64", "url", "json-escaped"],
+)
+def test_canary_in_a_body_in_any_spelling(proxy: ProxyProcess, upstream: Upstream, tmp_path: Path, encode: object) -> None:
+    canary = agent_env(proxy, "coder", tmp_path)["GH_TOKEN"]
+    upstream.clear()
+    assert callable(encode)
+    body = _push_body("refs/heads/c") + b"PACK" + encode(canary)
+    with client(proxy, "coder") as c:
+        r = c.post(upstream.url("/team/app.git/git-receive-pack"), content=body)
+    assert_one_line_denial(r, "canary_egress")
+    assert canary not in r.text
+    assert upstream.seen == []
+
+
+def test_an_adapter_that_raises_is_a_deny_and_the_proxy_keeps_serving(
+    proxy: ProxyProcess, upstream: Upstream
+) -> None:
+    upstream.clear()
+    with client(proxy, "coder") as c:
+        r = c.get(f"https://localhost:{upstream.port}/team/app.git/info/refs?service=git-upload-pack")
+        after = c.get(upstream.url("/team/app.git/info/refs?service=git-upload-pack"))
+    assert_one_line_denial(r, "internal_error")
+    assert after.status_code == 200
+    assert [s.path for s in upstream.seen] == ["/team/app.git/info/refs?service=git-upload-pack"]
+    assert "adapter 'broken' (plugin 'test-broken') raised" in proxy.log_text()
+
+
+def test_internal_identity_skips_agent_gates(proxy: ProxyProcess, upstream: Upstream) -> None:
+    upstream.clear()
+    with client(proxy, "hive") as c:
+        r = c.get(upstream.url("/team/paused.git/info/refs?service=git-receive-pack"))
+    assert r.status_code == 200
+    assert reached(upstream, "git-receive-pack")
+
+
+def test_injected_token_never_reaches_the_agent(proxy: ProxyProcess, upstream: Upstream) -> None:
+    def echo(seen: Seen) -> tuple[int, dict[str, str], bytes]:
+        auth = seen.headers.get("authorization", "")
+        return 302, {"Location": f"https://elsewhere.test/?t={auth}", "X-Echo": auth}, f"you sent {auth} / {GIT_TOKEN}".encode()
+
+    upstream.routes["/team/app.git/info/refs"] = echo
+    try:
+        with client(proxy, "reader") as c:
+            r = c.get(upstream.url("/team/app.git/info/refs?service=git-upload-pack"))
+    finally:
+        del upstream.routes["/team/app.git/info/refs"]
+    leaked = [GIT_TOKEN, INJECTED.split()[1]]
+    everything = r.text + json.dumps(dict(r.headers))
+    assert r.status_code == 302
+    assert not any(secret in everything for secret in leaked), everything
+    assert "[redacted by gitvow]" in r.text
+    assert GIT_TOKEN not in proxy.log_text() and GIT_TOKEN not in proxy.audit.read_text()
+    for secret in SECRETS.values():
+        assert secret not in proxy.audit.read_text()
+
+
+def test_audit_has_one_line_per_decision(proxy: ProxyProcess, upstream: Upstream) -> None:
+    before = len(proxy.audit_lines())
+    with client(proxy, "coder") as c:
+        c.get(upstream.url("/team/app.git/info/refs?service=git-upload-pack&token=sekrit"))
+        c.get(upstream.url("/other/app.git/info/refs?service=git-upload-pack"))
+    time.sleep(0.2)
+    lines = proxy.audit_lines()[before:]
+    decisions = [line for line in lines if line["stage"] != "host"]
+    assert [(d["verdict"], d["reason"]) for d in decisions] == [("allow", None), ("deny", "repo_not_in_config")]
+    assert all("sekrit" not in json.dumps(d) for d in lines)
