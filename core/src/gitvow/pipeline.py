@@ -140,7 +140,9 @@ class Engine:
                 refusal = (stage, verdict)
                 break
         final = refusal[1] if refusal else Verdict.allow()
-        self._run_stage("record", lambda c: gates.record(c, final), ctx)
+        failed = self._run_stage("record", lambda c: gates.record(c, final), ctx)
+        if refusal is None and failed is not None:
+            refusal = ("record", failed)  # a write that cannot be counted is not forwarded
         if refusal is not None:
             stage, verdict = refusal
             message = self.message(verdict, classification, adapter, target)

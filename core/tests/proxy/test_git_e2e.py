@@ -193,20 +193,22 @@ def test_canary_in_a_pushed_file_is_refused(proxy: ProxyProcess, upstream: Upstr
         lambda t: t.encode(),
         lambda t: base64.b64encode(b"xx" + t.encode()),
         lambda t: ("%" + "%".join(f"{b:02x}" for b in t.encode())).encode(),
-        lambda t: json.dumps({"body": "".join(f"\\u{ord(c):04x}" for c in t)}).encode(),
+        lambda t: ('{"body": "' + "".join(f"\\u{ord(c):04x}" for c in t) + '"}').encode(),
     ],
     ids=["plain", "base64", "url", "json-escaped"],
 )
 def test_canary_in_a_body_in_any_spelling(proxy: ProxyProcess, upstream: Upstream, tmp_path: Path, encode: object) -> None:
     canary = agent_env(proxy, "coder", tmp_path)["GH_TOKEN"]
-    upstream.clear()
     assert callable(encode)
-    body = _push_body("refs/heads/c") + b"PACK" + encode(canary)
+    url = upstream.url("/team/app.git/git-upload-pack")
+    upstream.clear()
     with client(proxy, "coder") as c:
-        r = c.post(upstream.url("/team/app.git/git-receive-pack"), content=body)
+        control = c.post(url, content=b"0000" + encode("gvc_" + "0" * 32))
+        r = c.post(url, content=b"0000" + encode(canary))
+    assert control.headers.get("x-gitvow-reason") is None  # the same shape without the canary passes
     assert_one_line_denial(r, "canary_egress")
     assert canary not in r.text
-    assert upstream.seen == []
+    assert len(upstream.seen) == 1
 
 
 def test_an_adapter_that_raises_is_a_deny_and_the_proxy_keeps_serving(
