@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -228,6 +228,7 @@ def start_proxy(
     env: Mapping[str, str],
     *,
     mitmdump: bool = False,
+    extra: Sequence[str] = (),
 ) -> ProxyProcess:
     port = free_port()
     confdir = workdir / "confdir"
@@ -238,8 +239,12 @@ def start_proxy(
         cmd = [MITMDUMP, "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port), "--set", f"confdir={confdir}",
                "-s", gitvow.proxy.addon.__file__, "--set", f"gitvow_policy={policy}",
                "--set", "connection_strategy=lazy", "--set", "flow_detail=0"]
+        for option in extra:
+            cmd += ["--set", option]
     else:
         cmd = [GITVOW, "proxy", "--policy", str(policy), "--listen-port", str(port), "--confdir", str(confdir)]
+        for option in extra:
+            cmd += ["--set", option]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env})
     proxy = ProxyProcess(proc, port, policy, confdir, workdir / "audit.jsonl", log)
