@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import json
 import subprocess
 import zlib
 from pathlib import Path
