@@ -2,33 +2,26 @@ from __future__ import annotations
 
 import os
 import shutil
-import textwrap
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trustme
-from proxy_support import ProxyProcess, Upstream, make_bare_repo, start_proxy, start_upstream
 
-SECRETS = {"reader": "reader-secret-1", "coder": "coder-secret-2", "limited": "limited-secret-3", "hive": "hive-secret-4"}
-GIT_TOKEN = "ghs_upstreamtoken0123456789abcdef"
+# The support module sits beside this file; pytest runs with --import-mode=importlib.
+sys.path.insert(0, str(Path(__file__).parent))
 
-BROKEN_PLUGIN = '''
-from gitvow.adapter import Adapter
-from gitvow.hookspecs import hookimpl
-
-
-class BrokenAdapter(Adapter):
-    name = "broken"
-
-    def classify(self, request):
-        raise RuntimeError("this adapter is broken on purpose")
-
-
-@hookimpl
-def register_adapters(register):
-    register(BrokenAdapter())
-'''
+from proxy_support import (
+    BROKEN_PLUGIN,
+    ProxyProcess,
+    Upstream,
+    make_bare_repo,
+    proxy_env,
+    start_proxy,
+    start_upstream,
+    write_policy,
+)
 
 
 def _needs(tool: str) -> None:
@@ -74,62 +67,6 @@ def upstream(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     server = start_upstream(ca, root)
     yield server
     server.server.shutdown()
-
-
-def write_policy(path: Path, upstream: Upstream, ca_file: Path, workdir: Path, extra: str = "") -> Path:
-    path.write_text(
-        textwrap.dedent(
-            f"""
-            [hosts]
-            "{upstream.netloc}" = "gitsmart"
-            "localhost:{upstream.port}" = "broken"
-
-            [credentials.gitsmart]
-            token_env = "GITVOW_TEST_GIT_TOKEN"
-
-            [proxy]
-            upstream_ca = "{ca_file}"
-            state = "{workdir / 'state.sqlite'}"
-            allowed_repos = ["team/*"]
-
-            [audit]
-            path = "{workdir / 'audit.jsonl'}"
-
-            [internal]
-            name = "hive"
-            secret_env = "GITVOW_TEST_HIVE"
-
-            [agents.reader]
-            mode = "advisory"
-            secret_env = "GITVOW_TEST_READER"
-
-            [agents.coder]
-            mode = "issues_and_prs"
-            secret_env = "GITVOW_TEST_CODER"
-
-            [agents.limited]
-            mode = "issues_and_prs"
-            secret_env = "GITVOW_TEST_LIMITED"
-
-            [budget]
-            window_seconds = 3600
-            agents = {{ limited = {{ operations = {{ "git.push" = 1 }} }} }}
-            """
-        )
-        + textwrap.dedent(extra)
-    )
-    return path
-
-
-def proxy_env(plugin_path: Path) -> dict[str, str]:
-    return {
-        "GITVOW_TEST_GIT_TOKEN": GIT_TOKEN,
-        "GITVOW_TEST_READER": SECRETS["reader"],
-        "GITVOW_TEST_CODER": SECRETS["coder"],
-        "GITVOW_TEST_LIMITED": SECRETS["limited"],
-        "GITVOW_TEST_HIVE": SECRETS["hive"],
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_path), os.environ.get("PYTHONPATH")])),
-    }
 
 
 @pytest.fixture(scope="module")

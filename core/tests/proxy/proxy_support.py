@@ -13,6 +13,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,6 +23,27 @@ from pathlib import Path
 from typing import Any
 
 import trustme
+
+SECRETS = {"reader": "reader-secret-1", "coder": "coder-secret-2", "limited": "limited-secret-3", "hive": "hive-secret-4"}
+GIT_TOKEN = "ghs_upstreamtoken0123456789abcdef"
+
+BROKEN_PLUGIN = '''
+from gitvow.adapter import Adapter
+from gitvow.hookspecs import hookimpl
+
+
+class BrokenAdapter(Adapter):
+    name = "broken"
+
+    def classify(self, request):
+        raise RuntimeError("this adapter is broken on purpose")
+
+
+@hookimpl
+def register_adapters(register):
+    register(BrokenAdapter())
+'''
+
 
 GIT_HTTP_BACKEND = "/usr/lib/git-core/git-http-backend"
 GITVOW = str(Path(sys.executable).with_name("gitvow"))
@@ -177,10 +199,13 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.
         if proc.poll() is not None:
             raise RuntimeError(f"the proxy exited with {proc.returncode}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
+                # Polling a free port in the ephemeral range can connect the socket to itself.
+                if conn.getsockname() != conn.getpeername():
+                    return
         except OSError:
-            time.sleep(0.05)
+            pass
+        time.sleep(0.05)
     raise RuntimeError(f"nothing listens on {port} after {timeout}s")
 
 
@@ -222,6 +247,21 @@ class ProxyProcess:
         return self.proc.returncode
 
 
+_TEMPLATE: list[Path] = []
+
+
+def _template_confdir() -> Path:
+    if not _TEMPLATE:
+        import tempfile
+
+        from gitvow.proxy.agentenv import proxy_ca
+
+        path = Path(tempfile.mkdtemp(prefix="gitvow-test-ca-")) / "confdir"
+        proxy_ca(path)
+        _TEMPLATE.append(path)
+    return _TEMPLATE[0]
+
+
 def start_proxy(
     policy: Path,
     workdir: Path,
@@ -232,6 +272,8 @@ def start_proxy(
 ) -> ProxyProcess:
     port = free_port()
     confdir = workdir / "confdir"
+    if not confdir.exists():  # generating a CA costs a second: every test proxy shares one
+        shutil.copytree(_template_confdir(), confdir)
     log = workdir / f"proxy-{port}.log"
     if mitmdump:
         import gitvow.proxy.addon
@@ -292,3 +334,59 @@ def make_bare_repo(root: Path, name: str, work: Path) -> Path:
     git("push", "-q", str(bare), "main", cwd=seed)
     shutil.rmtree(seed)
     return bare
+
+
+def write_policy(path: Path, upstream: Upstream, ca_file: Path, workdir: Path, extra: str = "") -> Path:
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            [hosts]
+            "{upstream.netloc}" = "gitsmart"
+            "localhost:{upstream.port}" = "broken"
+
+            [credentials.gitsmart]
+            token_env = "GITVOW_TEST_GIT_TOKEN"
+
+            [proxy]
+            upstream_ca = "{ca_file}"
+            state = "{workdir / 'state.sqlite'}"
+            allowed_repos = ["team/*"]
+
+            [audit]
+            path = "{workdir / 'audit.jsonl'}"
+
+            [internal]
+            name = "hive"
+            secret_env = "GITVOW_TEST_HIVE"
+
+            [agents.reader]
+            mode = "advisory"
+            secret_env = "GITVOW_TEST_READER"
+
+            [agents.coder]
+            mode = "issues_and_prs"
+            secret_env = "GITVOW_TEST_CODER"
+
+            [agents.limited]
+            mode = "issues_and_prs"
+            secret_env = "GITVOW_TEST_LIMITED"
+
+            [budget]
+            window_seconds = 3600
+            agents = {{ limited = {{ operations = {{ "git.push" = 1 }} }} }}
+            """
+        )
+        + textwrap.dedent(extra)
+    )
+    return path
+
+
+def proxy_env(plugin_path: Path) -> dict[str, str]:
+    return {
+        "GITVOW_TEST_GIT_TOKEN": GIT_TOKEN,
+        "GITVOW_TEST_READER": SECRETS["reader"],
+        "GITVOW_TEST_CODER": SECRETS["coder"],
+        "GITVOW_TEST_LIMITED": SECRETS["limited"],
+        "GITVOW_TEST_HIVE": SECRETS["hive"],
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_path), os.environ.get("PYTHONPATH")])),
+    }

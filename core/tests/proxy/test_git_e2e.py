@@ -12,8 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import GIT_TOKEN, SECRETS
-from proxy_support import GITVOW, ProxyProcess, Seen, Upstream, git
+from proxy_support import GIT_TOKEN, GITVOW, SECRETS, ProxyProcess, Seen, Upstream, git
 
 pytestmark = pytest.mark.e2e
 

@@ -1,1 +1,1 @@
-"""The ``gitvow`` command line: one module per subcommand, registered in :mod:`gitvow.cli.main`."""
+"""The ``gitvow`` command. Each subcommand is a module with ``add_parser`` and ``run``."""

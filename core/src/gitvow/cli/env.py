@@ -7,17 +7,12 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
 
 
-def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "env",
-        help="print an agent's shell environment for the proxy",
-        description="Print the proxy URL with the agent's credentials, the CA bundle variables and "
-        "placeholder forge tokens (the agent's canary, replaced by the proxy on the wire). "
-        "Use: eval \"$(gitvow env --policy FILE --agent NAME)\"",
-    )
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = ("Prints the proxy URL with the agent's credentials, the CA bundle variables and placeholder "
+                     "forge tokens (the agent's canary, replaced by the proxy on the wire). "
+                     'Use: eval "$(gitvow env --policy FILE --agent NAME)"')
     parser.add_argument("--policy", required=True, type=Path, help="policy file (TOML or JSON)")
     parser.add_argument("--agent", required=True, help="agent name, as in [agents.NAME]")
     parser.add_argument("--listen-host", help="the proxy's address, if not [proxy] listen_host")
@@ -25,7 +20,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--confdir", help="the proxy's mitmproxy directory, if not [proxy] confdir")
     parser.add_argument("--state", help="the proxy's state store, if not [proxy] state")
     parser.add_argument("--json", action="store_true", help="print a JSON object instead of shell exports")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

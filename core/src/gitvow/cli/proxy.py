@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 
-def register(subparsers: Any) -> None:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "proxy",
-        help="run the proxy: the whole pipeline on the agents' traffic",
-        description="Run mitmproxy with the gitvow addon. The policy file is reloaded when it changes; "
-        "a bad edit keeps the last good policy. SIGTERM or SIGINT stops it cleanly.",
-    )
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = ("The policy file is reloaded when it changes; a bad edit keeps the last good policy. "
+                     "SIGTERM or SIGINT stops the proxy cleanly.")
     parser.add_argument("--policy", required=True, type=Path, help="policy file (TOML or JSON)")
     parser.add_argument("--listen-host", help="address to listen on (default: [proxy] listen_host)")
     parser.add_argument("--listen-port", type=int, help="port to listen on (default: [proxy] listen_port)")
@@ -21,7 +16,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--state", help="state store: a SQLite path or :memory: (default: [proxy] state)")
     parser.add_argument("--set", dest="extra", action="append", default=[], metavar="OPTION=VALUE",
                         help="a mitmproxy option, as with mitmdump --set (repeatable)")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

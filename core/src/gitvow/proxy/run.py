@@ -46,11 +46,15 @@ async def serve(options: ProxyOptions) -> int:
 
     from gitvow.proxy.addon import GitvowAddon
 
+    from gitvow.proxy.agentenv import proxy_ca
+
     settings = load_policy(options.policy).model.proxy
+    confdir = Path(options.confdir or settings.confdir).expanduser()
+    proxy_ca(confdir)  # before listening: an agent that can connect can also find the CA
     opts = mitm_options.Options(
         listen_host=options.listen_host or settings.listen_host,
         listen_port=settings.listen_port if options.listen_port is None else options.listen_port,
-        confdir=str(Path(options.confdir or settings.confdir).expanduser()),
+        confdir=str(confdir),
     )
     master = DumpMaster(opts, with_termlog=True, with_dumper=False)
     addon = GitvowAddon()
