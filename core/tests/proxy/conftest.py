@@ -58,6 +58,7 @@ def broken_plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def upstream(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
     from proxy_support import GIT_HTTP_BACKEND
 
+    pytest.importorskip("gitvow_gitsmart", reason="the upstream is mapped to the gitsmart adapter")
     _needs("git")
     _needs(GIT_HTTP_BACKEND)
     root = tmp_path_factory.mktemp("git-root")

@@ -152,6 +152,11 @@ def start_upstream(ca: trustme.CA, git_root: Path) -> Upstream:
     class RecordingHandler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in two writes: without this, Nagle + delayed ACK stall each reply.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def log_message(self, format: str, *args: Any) -> None:
             pass
 

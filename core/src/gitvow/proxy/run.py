@@ -45,7 +45,6 @@ async def serve(options: ProxyOptions) -> int:
     from mitmproxy.tools.dump import DumpMaster
 
     from gitvow.proxy.addon import GitvowAddon
-
     from gitvow.proxy.agentenv import proxy_ca
 
     settings = load_policy(options.policy).model.proxy

@@ -1,0 +1,298 @@
+"""Proxy throughput: ``gitvow proxy`` (full pipeline + credential injection + audit) against
+bare ``mitmdump``, in the same run, in front of the same loopback upstream.
+
+Run: ``python benchmarks/bench_proxy.py [--duration 5] [--rounds 3] [--clients 4]``
+
+Both proxies run at once; rounds alternate between them so machine noise hits both alike.
+Workloads, on a GitHub Enterprise style host mapped to the ``github`` adapter:
+
+- ``rest``: ``GET /api/v3/repos/team/app/pulls`` (read, allowed at advisory)
+- ``graphql``: ``POST /api/graphql`` with a small query (read, parsed under limits)
+
+Clients are separate processes with keep-alive connections through the proxy; a ``direct``
+row (no proxy) shows the clients and the upstream are not what limits the figures. The
+result is printed as a table and, with ``--json FILE``, written as JSON. Nothing is asserted:
+``test_bench_proxy_runs`` only checks that the script works (a second of traffic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BIN = Path(sys.executable).parent
+AGENT, SECRET, TOKEN = "bench", "bench-secret", "ghs_benchtoken0123456789"
+GRAPHQL = json.dumps({"query": 'query { repository(owner: "team", name: "app") { pullRequests(first: 5) { nodes { number title } } } }'}).encode()
+WORKLOADS = {
+    "rest": ("GET", "/api/v3/repos/team/app/pulls", b""),
+    "graphql": ("POST", "/api/graphql", GRAPHQL),
+}
+REPLY = json.dumps([{"number": n, "title": f"pull request {n}"} for n in range(5)]).encode()
+
+
+# -- upstream (its own process) ------------------------------------------------------------
+
+def _serve_upstream(cert_dir: str, port_out: Any, seen_auth: Any) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in two writes: without this, Nagle + delayed ACK stall each reply.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _reply(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            if length:
+                self.rfile.read(length)
+            if self.headers.get("authorization") == f"Bearer {TOKEN}" or self.headers.get("authorization") == f"token {TOKEN}":
+                seen_auth.value = 1
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(REPLY)))
+            self.end_headers()
+            self.wfile.write(REPLY)
+
+        do_GET = do_POST = _reply
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(f"{cert_dir}/server.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    port_out.value = server.server_address[1]
+    server.serve_forever()
+
+
+# -- load generator (its own processes) ----------------------------------------------------
+
+def _client_worker(proxy: str | None, cafile: str, url: str, method: str, body: bytes, seconds: float,
+                   threads: int, ready: Any, go: Any, out: Any) -> None:
+    import httpx
+
+    headers = {"Authorization": "token agent-placeholder", "Content-Type": "application/json"}
+    clients = [httpx.Client(proxy=proxy, verify=ssl.create_default_context(cafile=cafile), timeout=30)
+               for _ in range(threads)]
+    for client in clients:  # connect (CONNECT + TLS) before the clock starts
+        client.request(method, url, content=body or None, headers=headers).raise_for_status()
+    done = [0] * threads
+    errors = [0] * threads
+    ready.put(1)
+    go.wait()
+    deadline = time.monotonic() + seconds
+
+    def loop(i: int) -> None:
+        client = clients[i]
+        while time.monotonic() < deadline:
+            r = client.request(method, url, content=body or None, headers=headers)
+            if r.status_code == 200:
+                done[i] += 1
+            else:
+                errors[i] += 1
+
+    workers = [threading.Thread(target=loop, args=(i,)) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    for client in clients:
+        client.close()
+    out.put((sum(done), sum(errors)))
+
+
+def measure(proxy: str | None, cafile: str, url: str, method: str, body: bytes, seconds: float, clients: int) -> float:
+    """Requests per second over ``seconds`` with ``clients`` processes of two threads each."""
+    ctx = multiprocessing.get_context("spawn")
+    ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    procs = [ctx.Process(target=_client_worker, args=(proxy, cafile, url, method, body, seconds, 2, ready, go, out))
+             for _ in range(clients)]
+    for p in procs:
+        p.start()
+    for _ in procs:
+        ready.get(timeout=120)
+    go.set()
+    results = [out.get(timeout=seconds + 120) for _ in procs]
+    for p in procs:
+        p.join()
+    ok = sum(r[0] for r in results)
+    errors = sum(r[1] for r in results)
+    if errors:
+        raise RuntimeError(f"{errors} requests failed through {proxy or 'no proxy'}")
+    return ok / seconds
+
+
+# -- proxies -------------------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait(port: int, proc: subprocess.Popen[bytes], ca: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"proxy exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
+                if conn.getsockname() != conn.getpeername() and ca.exists():
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError("proxy did not start")
+
+
+@dataclass
+class Proxy:
+    name: str
+    proc: subprocess.Popen[bytes]
+    port: int
+    ca: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://{AGENT}:{SECRET}@127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@contextmanager
+def environment(workdir: Path) -> Iterator[tuple[str, dict[str, Proxy], Any]]:
+    import trustme
+
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(workdir / "upstream-ca.pem"))
+    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(workdir / "server.pem"))
+    ctx = multiprocessing.get_context("spawn")
+    port_value, seen_auth = ctx.Value("i", 0), ctx.Value("i", 0)
+    upstream = ctx.Process(target=_serve_upstream, args=(str(workdir), port_value, seen_auth), daemon=True)
+    upstream.start()
+    while not port_value.value:
+        time.sleep(0.02)
+    netloc = f"127.0.0.1:{port_value.value}"
+    policy = workdir / "policy.toml"
+    policy.write_text(textwrap.dedent(f"""
+        [hosts]
+        "{netloc}" = "github"
+        [credentials.github]
+        token_env = "BENCH_GITHUB_TOKEN"
+        [agents.{AGENT}]
+        mode = "advisory"
+        secret_env = "BENCH_AGENT_SECRET"
+        [proxy]
+        upstream_ca = "{workdir / 'upstream-ca.pem'}"
+        state = "{workdir / 'state.sqlite'}"
+        [audit]
+        path = "{workdir / 'audit.jsonl'}"
+    """))
+    env = {**os.environ, "BENCH_GITHUB_TOKEN": TOKEN, "BENCH_AGENT_SECRET": SECRET}
+    proxies: dict[str, Proxy] = {}
+    try:
+        for name in ("mitmdump", "gitvow"):
+            port = _free_port()
+            confdir = workdir / f"conf-{name}"
+            if name == "gitvow":
+                cmd = [str(BIN / "gitvow"), "proxy", "--policy", str(policy), "--listen-port", str(port),
+                       "--confdir", str(confdir)]
+            else:
+                cmd = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
+                       "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={workdir / 'upstream-ca.pem'}",
+                       "--set", "connection_strategy=lazy", "--set", "flow_detail=0",
+                       "--proxyauth", f"{AGENT}:{SECRET}"]
+            log = (workdir / f"{name}.log").open("wb")
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+            proxies[name] = Proxy(name, proc, port, confdir / "mitmproxy-ca-cert.pem")
+            _wait(port, proc, proxies[name].ca)
+        yield netloc, proxies, seen_auth
+    finally:
+        for proxy in proxies.values():
+            proxy.stop()
+        upstream.terminate()
+
+
+def run(duration: float, rounds: int, clients: int, workdir: Path) -> dict[str, dict[str, float]]:
+    results: dict[str, dict[str, float]] = {}
+    with environment(workdir) as (netloc, proxies, seen_auth):
+        upstream_ca = str(workdir / "upstream-ca.pem")
+        for workload, (method, path, body) in WORKLOADS.items():
+            url = f"https://{netloc}{path}"
+            samples: dict[str, list[float]] = {"direct": [], "mitmdump": [], "gitvow": []}
+            samples["direct"].append(measure(None, upstream_ca, url, method, body, duration, clients))
+            for _ in range(rounds):
+                for name in ("mitmdump", "gitvow"):
+                    proxy = proxies[name]
+                    samples[name].append(measure(proxy.url, str(proxy.ca), url, method, body, duration, clients))
+            row = {name: statistics.median(values) for name, values in samples.items()}
+            row["ratio"] = row["gitvow"] / row["mitmdump"]
+            results[workload] = row
+        if not seen_auth.value:
+            raise RuntimeError("the upstream never saw the injected token: the pipeline did not run")
+        audit = (workdir / "audit.jsonl").read_text().splitlines()
+        if not audit or json.loads(audit[-1])["verdict"] != "allow":
+            raise RuntimeError("gitvow wrote no allow decisions to its audit log")
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per proxy (median reported)")
+    parser.add_argument("--clients", type=int, default=2, help="client processes (two keep-alive threads each)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="gitvow-bench-"))
+    try:
+        results = run(args.duration, args.rounds, args.clients, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"{'workload':<10} {'direct':>10} {'mitmdump':>10} {'gitvow':>10} {'ratio':>7}   (requests/s, median of {args.rounds})")
+    for workload, row in results.items():
+        print(f"{workload:<10} {row['direct']:>10.0f} {row['mitmdump']:>10.0f} {row['gitvow']:>10.0f} {row['ratio']:>7.3f}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+@pytest.mark.e2e
+def test_bench_proxy_runs(tmp_path: Path) -> None:
+    """The benchmark works end to end (figures are never asserted)."""
+    pytest.importorskip("gitvow_github")
+    pytest.importorskip("trustme")
+    results = run(duration=0.5, rounds=1, clients=1, workdir=tmp_path)
+    assert set(results) == set(WORKLOADS)
+    assert all(row["gitvow"] > 0 and row["mitmdump"] > 0 for row in results.values())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
