@@ -146,7 +146,7 @@ def _echo(seen: Seen) -> tuple[int, dict[str, str], bytes]:
     return 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
 
 
-def start_upstream(ca: trustme.CA, git_root: Path) -> Upstream:
+def start_upstream(ca: trustme.CA, git_root: Path, names: Sequence[str] = ()) -> Upstream:
     upstream: Upstream
 
     class RecordingHandler(BaseHTTPRequestHandler):
@@ -185,7 +185,7 @@ def start_upstream(ca: trustme.CA, git_root: Path) -> Upstream:
     server = ThreadingHTTPServer(("127.0.0.1", 0), RecordingHandler)
     server.daemon_threads = True
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    ca.issue_cert("127.0.0.1", "localhost", *names).configure_cert(context)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     upstream = Upstream(server, git_root)
     threading.Thread(target=server.serve_forever, daemon=True).start()
