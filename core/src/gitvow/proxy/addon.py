@@ -36,6 +36,7 @@ log = logging.getLogger("gitvow.proxy")
 HOST_NOT_SERVED = "host_not_served"
 REDACTED = b"[redacted by gitvow]"
 _SECRETS_KEY = "gitvow.secrets"
+_IDENTITY_KEY = "gitvow.identity"
 
 
 def _refusal(status: int, message: str, code: str, **headers: str) -> http.Response:
@@ -56,6 +57,7 @@ class GitvowAddon:
         self._stamp: tuple[int, int] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._auth: dict[str, str] = {}  # client connection id → its CONNECT's Proxy-Authorization
+        self._known: dict[str, tuple[str, Runtime, Identity]] = {}  # connection id → last identity proven
 
     # -- mitmproxy lifecycle ------------------------------------------------------------------
 
@@ -88,6 +90,7 @@ class GitvowAddon:
 
     def client_disconnected(self, client: connection.Client) -> None:
         self._auth.pop(client.id, None)
+        self._known.pop(client.id, None)
 
     # -- policy (re)loading -------------------------------------------------------------------
 
@@ -139,9 +142,23 @@ class GitvowAddon:
     # -- identity -----------------------------------------------------------------------------
 
     def _identify(self, flow: http.HTTPFlow) -> Identity | None:
-        assert self.runtime is not None
-        header = flow.request.headers.get("proxy-authorization") or self._auth.get(flow.client_conn.id, "")
-        return self.runtime.identities.authenticate(header) if header else None
+        """The caller, from this request's Proxy-Authorization or its connection's CONNECT.
+
+        Checked once per request (``requestheaders``) against the policy in force; the answer
+        is kept per connection and header, and re-checked after a reload."""
+        runtime = self.runtime
+        assert runtime is not None
+        conn = flow.client_conn.id
+        header = flow.request.headers.get("proxy-authorization") or self._auth.get(conn, "")
+        if not header:
+            return None
+        known = self._known.get(conn)
+        if known is not None and known[0] == header and known[1] is runtime:
+            return known[2]
+        identity = runtime.identities.authenticate(header)
+        if identity is not None:
+            self._known[conn] = (header, runtime, identity)
+        return identity
 
     def http_connect(self, flow: http.HTTPFlow) -> None:
         runtime = self.runtime
@@ -178,10 +195,14 @@ class GitvowAddon:
         """Refuse unauthenticated requests before their body is read."""
         if self.runtime is None:
             flow.response = _refusal(503, "gitvow has no valid policy loaded", INTERNAL_ERROR)
-        elif self._identify(flow) is None:
-            flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth",
-                                     **{"Proxy-Authenticate": PROXY_AUTHENTICATE})
-            self._audit(flow, None, "refuse", "proxy_auth", "identity", 0.0)
+        else:
+            identity = self._identify(flow)
+            if identity is None:
+                flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth",
+                                         **{"Proxy-Authenticate": PROXY_AUTHENTICATE})
+                self._audit(flow, None, "refuse", "proxy_auth", "identity", 0.0)
+            else:
+                flow.metadata[_IDENTITY_KEY] = (identity, self.runtime)
 
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None:
@@ -190,7 +211,8 @@ class GitvowAddon:
         runtime = self.runtime
         try:
             assert runtime is not None
-            identity = self._identify(flow)
+            proven = flow.metadata.get(_IDENTITY_KEY)
+            identity = proven[0] if proven is not None and proven[1] is runtime else self._identify(flow)
             if identity is None:  # requestheaders answered already; never forward
                 flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth")
                 return

@@ -23,6 +23,7 @@ class AuditLog:
         self.path = path
         self._lock = threading.Lock()
         self._owned = path != "-"
+        self._second, self._stamp = -1, ""
         if self._owned:
             target = Path(path).expanduser()
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -45,8 +46,12 @@ class AuditLog:
         latency: float = 0.0,
         note: str | None = None,
     ) -> None:
+        now = time.time()
+        second = int(now)
+        if second != self._second:  # formatting the date costs more than the rest of the line
+            self._second, self._stamp = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
         record: dict[str, Any] = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z",
+            "time": f"{self._stamp}.{int((now - second) * 1000):03d}Z",
             "agent": agent,
             "host": host,
             "method": method,
