@@ -124,8 +124,16 @@ def _client_worker(proxy: str | None, cafile: str, url: str, method: str, body: 
     out.put((sum(done), sum(errors)))
 
 
-def measure(proxy: str | None, cafile: str, url: str, method: str, body: bytes, seconds: float, clients: int) -> float:
-    """Requests per second over ``seconds`` with ``clients`` processes of two threads each."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(proxy: str | None, cafile: str, url: str, method: str, body: bytes, seconds: float, clients: int,
+            pid: int | None = None) -> tuple[float, float]:
+    """Requests per second over ``seconds`` with ``clients`` processes of two threads each, and
+    the CPU milliseconds process ``pid`` (the proxy) spent per request meanwhile."""
     ctx = multiprocessing.get_context("spawn")
     ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     procs = [ctx.Process(target=_client_worker, args=(proxy, cafile, url, method, body, seconds, 2, ready, go, out))
@@ -134,15 +142,17 @@ def measure(proxy: str | None, cafile: str, url: str, method: str, body: bytes, 
         p.start()
     for _ in procs:
         ready.get(timeout=120)
+    cpu_before = cpu_seconds(pid) if pid else 0.0
     go.set()
     results = [out.get(timeout=seconds + 120) for _ in procs]
+    cpu = (cpu_seconds(pid) - cpu_before) if pid else 0.0
     for p in procs:
         p.join()
     ok = sum(r[0] for r in results)
     errors = sum(r[1] for r in results)
     if errors:
         raise RuntimeError(f"{errors} requests failed through {proxy or 'no proxy'}")
-    return ok / seconds
+    return ok / seconds, 1000 * cpu / max(ok, 1)
 
 
 # -- proxies -------------------------------------------------------------------------------
@@ -241,24 +251,33 @@ def environment(workdir: Path) -> Iterator[tuple[str, dict[str, Proxy], Any]]:
         upstream.terminate()
 
 
-def run(duration: float, rounds: int, clients: int, workdir: Path) -> dict[str, dict[str, float]]:
+def run(duration: float, rounds: int, clients: int, workdir: Path,
+        samples_out: dict[str, dict[str, list[float]]] | None = None) -> dict[str, dict[str, float]]:
     results: dict[str, dict[str, float]] = {}
+    samples_out = {} if samples_out is None else samples_out
     with environment(workdir) as (netloc, proxies, seen_auth):
         upstream_ca = str(workdir / "upstream-ca.pem")
         for workload, (method, path, body) in WORKLOADS.items():
             url = f"https://{netloc}{path}"
-            samples: dict[str, list[float]] = {"direct": [], "mitmdump": [], "gitvow": []}
-            samples["direct"].append(measure(None, upstream_ca, url, method, body, duration, clients))
+            samples: dict[str, list[float]] = {"direct": [], "mitmdump": [], "gitvow": [],
+                                               "mitmdump_cpu_ms": [], "gitvow_cpu_ms": []}
+            samples["direct"].append(measure(None, upstream_ca, url, method, body, duration, clients)[0])
             for i in range(rounds):
                 # ABBA order: a drift in machine load hits both proxies alike.
                 for name in ("mitmdump", "gitvow") if i % 2 == 0 else ("gitvow", "mitmdump"):
                     proxy = proxies[name]
-                    samples[name].append(measure(proxy.url, str(proxy.ca), url, method, body, duration, clients))
+                    rate, cpu = measure(proxy.url, str(proxy.ca), url, method, body, duration, clients, proxy.proc.pid)
+                    samples[name].append(rate)
+                    samples[f"{name}_cpu_ms"].append(cpu)
             row = {name: statistics.median(values) for name, values in samples.items()}
             # Each round's two measurements are adjacent in time: the median of their ratios is
-            # the figure least disturbed by other load on the machine.
+            # the throughput figure least disturbed by other load on the machine. CPU time per
+            # request is steadier still: the proxy is CPU-bound, so its ratio is the throughput
+            # ratio the proxies reach on a machine of their own.
             row["ratio"] = statistics.median(g / m for g, m in zip(samples["gitvow"], samples["mitmdump"], strict=True))
+            row["cpu_ratio"] = row["mitmdump_cpu_ms"] / row["gitvow_cpu_ms"]
             results[workload] = row
+            samples_out[workload] = samples
         if not seen_auth.value:
             raise RuntimeError("the upstream never saw the injected token: the pipeline did not run")
         audit = (workdir / "audit.jsonl").read_text().splitlines()
@@ -275,16 +294,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="gitvow-bench-"))
+    samples: dict[str, dict[str, list[float]]] = {}
     try:
-        results = run(args.duration, args.rounds, args.clients, workdir)
+        results = run(args.duration, args.rounds, args.clients, workdir, samples)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{'workload':<10} {'direct':>10} {'mitmdump':>10} {'gitvow':>10} {'ratio':>7}   "
-          f"(requests/s, median of {args.rounds} rounds; ratio: median of the rounds' gitvow/mitmdump)")
+    print(f"requests/s and proxy CPU ms per request, medians of {args.rounds} rounds of {args.duration:g}s; "
+          "ratio = median of the rounds' gitvow/mitmdump; cpu ratio = mitmdump CPU/request ÷ gitvow CPU/request")
+    print(f"{'workload':<10} {'direct':>8} {'mitmdump':>9} {'gitvow':>8} {'ratio':>6} {'mitm ms':>8} {'gitvow ms':>9} {'cpu ratio':>9}")
     for workload, row in results.items():
-        print(f"{workload:<10} {row['direct']:>10.0f} {row['mitmdump']:>10.0f} {row['gitvow']:>10.0f} {row['ratio']:>7.3f}")
+        print(f"{workload:<10} {row['direct']:>8.0f} {row['mitmdump']:>9.0f} {row['gitvow']:>8.0f} {row['ratio']:>6.3f} "
+              f"{row['mitmdump_cpu_ms']:>8.3f} {row['gitvow_cpu_ms']:>9.3f} {row['cpu_ratio']:>9.3f}")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+        args.json.write_text(json.dumps({"results": results, "samples": samples}, indent=2))
     return 0
 
 

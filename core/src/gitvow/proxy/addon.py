@@ -37,6 +37,7 @@ HOST_NOT_SERVED = "host_not_served"
 REDACTED = b"[redacted by gitvow]"
 _SECRETS_KEY = "gitvow.secrets"
 _IDENTITY_KEY = "gitvow.identity"
+_VERDICTS = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle"}
 
 
 def _refusal(status: int, message: str, code: str, **headers: str) -> http.Response:
@@ -216,8 +217,7 @@ class GitvowAddon:
             if identity is None:  # requestheaders answered already; never forward
                 flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth")
                 return
-            flow.request.headers.pop("proxy-authorization", None)
-            decision = self._decide(runtime, flow, identity)
+            request, decision = self._decide(runtime, flow, identity)
         except Exception as exc:
             log.error("gitvow: refusing %s %s: %s: %s", flow.request.method, flow.request.path.split("?")[0],
                       type(exc).__name__, exc)
@@ -225,9 +225,9 @@ class GitvowAddon:
                                      f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
             self._audit(flow, None, "deny", INTERNAL_ERROR, "proxy", time.perf_counter() - started)
             return
-        self._apply(runtime, flow, identity, decision, time.perf_counter() - started)
+        self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started)
 
-    def _decide(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> Decision:
+    def _decide(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Decision]:
         req = flow.request
         if req.stream:
             raise GitvowError("the request body is streamed and cannot be inspected")
@@ -237,7 +237,8 @@ class GitvowAddon:
             host=req.host.lower(),
             path=path,
             query=query,
-            headers={k.lower(): v for k, v in req.headers.items()},  # type: ignore[no-untyped-call]
+            # From the raw fields: Headers.items() rescans every field for every name.
+            headers={k.decode("latin-1").lower(): v.decode("latin-1") for k, v in req.headers.fields},
             body=req.raw_content or b"",
             port=req.port,
             scheme=req.scheme,
@@ -245,38 +246,42 @@ class GitvowAddon:
         if identity.internal:
             caller = Caller(identity.name, internal=True)
         else:
-            grant = runtime.policy.grant_for(identity.name)
+            grant = runtime.grant_for(identity.name)
             if grant is None:
                 raise GitvowError(f"agent {identity.name!r} has no grant")
             caller = Caller(identity.name, grant)
-        return runtime.engine.decide(request, caller, runtime.gates)
+        return request, runtime.engine.decide(request, caller, runtime.gates)
 
-    def _apply(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity, decision: Decision, took: float) -> None:
+    def _apply(
+        self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision, took: float
+    ) -> None:
         note = runtime.gates.take_note()
         action = decision.action
-        if action is Action.TUNNEL and runtime.policy.model.proxy.other_hosts == "refuse":
-            host = flow.request.host
-            flow.response = _refusal(403, f"gitvow refused a request to {host}: no adapter serves it. "
-                                     f"reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
-            self._audit(flow, identity.name, "deny", HOST_NOT_SERVED, "host", took)
-            return
-        if action in (Action.DENY, Action.THROTTLE):
+        where = (request.method, f"{request.host}:{request.port}", request.path)
+        if action is Action.FORWARD:
+            # One pass over the raw header fields: drop the agent's credentials (and its proxy
+            # identity), add the adapter's.
+            drop = {b"authorization", b"proxy-authorization", *(name.lower().encode() for name in decision.headers)}
+            fields = [(k, v) for k, v in flow.request.headers.fields if k.lower() not in drop]
+            fields += [(name.encode(), value.encode()) for name, value in decision.headers.items()]
+            flow.request.headers.fields = tuple(fields)
+            if decision.headers:
+                flow.metadata[_SECRETS_KEY] = (*runtime.needles, *(v.encode() for v in decision.headers.values()))
+        elif action is Action.TUNNEL:
+            flow.request.headers.pop("proxy-authorization", None)
+            if runtime.policy.model.proxy.other_hosts == "refuse":
+                flow.response = _refusal(403, f"gitvow refused a request to {request.host}: no adapter serves it. "
+                                         f"reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
+                self._audit(where, identity.name, "deny", HOST_NOT_SERVED, "host", took)
+                return
+        else:
             flow.response = http.Response.make(
                 decision.status,
                 (decision.message or "gitvow refused the request") + "\n",
                 {"Content-Type": "text/plain; charset=utf-8", **decision.headers},
             )
-        elif action is Action.FORWARD:
-            headers = flow.request.headers
-            headers.pop("authorization", None)
-            for name in decision.headers:
-                headers.pop(name, None)
-            for name, value in decision.headers.items():
-                headers[name] = value
-            if decision.headers:
-                flow.metadata[_SECRETS_KEY] = (*runtime.secrets, *decision.headers.values())
-        verdict = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle"}.get(action, "tunnel")
-        self._audit(flow, identity.name, verdict, decision.reason, decision.stage, took, decision=decision, note=note)
+        verdict = _VERDICTS.get(action, "tunnel")
+        self._audit(where, identity.name, verdict, decision.reason, decision.stage, took, decision=decision, note=note)
 
     # -- responses: the injected token never reaches the agent --------------------------------
 
@@ -285,12 +290,14 @@ class GitvowAddon:
         if not secrets or flow.response is None:
             return
         response = flow.response
-        needles = [s.encode() for s in secrets if s]
-        for name, value in list(response.headers.items(multi=True)):  # type: ignore[no-untyped-call]
-            if any(n.decode() in value for n in needles):
-                response.headers[name] = REDACTED.decode()
+        needles = [s for s in secrets if s]
+        fields = response.headers.fields
+        if any(n in value for _, value in fields for n in needles):
+            response.headers.fields = tuple(
+                (name, REDACTED if any(n in value for n in needles) else value) for name, value in fields
+            )
         try:
-            content = response.content
+            content = response.content if "content-encoding" in response.headers else response.raw_content
         except ValueError:  # an encoding mitmproxy cannot decode: refuse to pass what we cannot check
             flow.response = _refusal(502, "gitvow could not check the upstream response", INTERNAL_ERROR)
             return
@@ -304,7 +311,7 @@ class GitvowAddon:
 
     def _audit(
         self,
-        flow: http.HTTPFlow,
+        where: http.HTTPFlow | tuple[str, str, str],
         agent: str | None,
         verdict: str,
         reason: str | None,
@@ -316,13 +323,16 @@ class GitvowAddon:
     ) -> None:
         if self.audit is None:
             return
+        if isinstance(where, http.HTTPFlow):
+            where = (where.request.method, f"{where.request.host}:{where.request.port}", where.request.path)
+        method, host, path = where
         classification = decision.classification if decision is not None else None
         try:
             self.audit.write(
                 agent=agent,
-                host=f"{flow.request.host}:{flow.request.port}",
-                method=flow.request.method,
-                path=flow.request.path,
+                host=host,
+                method=method,
+                path=path,
                 operations=classification.operations if classification else (),
                 repo=classification.repo if classification else None,
                 verdict=verdict,

@@ -7,10 +7,12 @@ environment or files the policy names, and re-read on every reload.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from gitvow.errors import PolicyError
+from gitvow.evaluator import Grant
 from gitvow.pipeline import Engine
 from gitvow.plugins import Plugins, installed
 from gitvow.policy.load import Policy, load_policy
@@ -27,6 +29,13 @@ class Runtime:
     gates: ProxyGates
     #: Every injected secret, so responses can be scrubbed of them.
     secrets: tuple[str, ...]
+    #: Each agent's grant, built once per policy rather than once per request.
+    grants: Mapping[str, Grant]
+    #: ``secrets`` encoded, for the response scan.
+    needles: tuple[bytes, ...] = ()
+
+    def grant_for(self, agent: str) -> Grant | None:
+        return self.grants.get(agent)
 
     @property
     def source(self) -> str | None:
@@ -55,4 +64,6 @@ def build_runtime(path: str | Path, store: Store, *, plugins: Plugins | None = N
     credentials = read_credentials(policy, plugins)
     canaries = {store.canary(agent): agent for agent in policy.model.agents}
     gates = ProxyGates(policy.model, store, credentials=credentials, canaries=canaries)
-    return Runtime(policy, engine, identities, gates, tuple(credentials.values()))
+    grants = {name: grant for name in policy.model.agents if (grant := policy.grant_for(name)) is not None}
+    secrets = tuple(credentials.values())
+    return Runtime(policy, engine, identities, gates, secrets, grants, tuple(s.encode() for s in secrets))
