@@ -20,6 +20,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plugins": ("gitvow.cli.plugins", "list discovered plugins, their adapters and hosts"),
     "policy": ("gitvow.cli.policy", "check a policy file or print its JSON Schema"),
     "explain": ("gitvow.cli.explain", "classify one request offline and show the verdict"),
+    "hook": ("gitvow.cli.hook", "run as an agent's pre-tool-use hook (the agent's JSON on stdin)"),
+    "check": ("gitvow.cli.check", "what the agent gate decides for a command, a file edit or an MCP tool"),
+    "ask": ("gitvow.cli.ask", "ask the configured providers one question (seed 000)"),
+    "install": ("gitvow.cli.install", "write an agent's hook configuration (per user or per repository)"),
+    "uninstall": ("gitvow.cli.uninstall", "remove what install wrote"),
 }
 
 

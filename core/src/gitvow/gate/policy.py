@@ -1,0 +1,313 @@
+"""The gate's view of the policy: found where gitvow 0.42 found it, validated once per content.
+
+Lookup order (the old tool's): ``<repo>/.gitvow/policy.json`` (or ``policy.toml``), then
+``~/.gitvow/policy.json`` (or ``.toml``), then the packaged default. ``GITVOW_POLICY``
+names a file explicitly and wins over all of them.
+
+The hook runs on every tool call, so validation must not: a file is validated with the full
+pydantic model (:mod:`gitvow.gate.schema` through :class:`gitvow.policy.model.PolicyFile`)
+the first time its *content* is seen, and the gate's part is written to a cache keyed by a
+hash of that content. Every later call reads the file, hashes it, and builds plain frozen
+dataclasses from the cached JSON: no pydantic, no plugin discovery. Editing the file changes
+the hash, so an edit is validated before it takes effect; a file that fails validation is
+never cached and blocks every call with the file and the error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitvow import __version__
+from gitvow.errors import PolicyError
+
+QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
+WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
+#: Bumped whenever the cached form changes, so an old cache entry is never misread.
+CACHE_SCHEMA = 1
+DEFAULT_POLICY = Path(__file__).with_name("default_policy.json")
+POLICY_NAMES: tuple[str, ...] = ("policy.json", "policy.toml")
+
+# Options that may sit between a program and its verb: ``--context prod``, ``-n ns``,
+# ``--kubeconfig=x``, ``-v`` — gitvow 0.42's OPTS, kept byte for byte so its rules mean what
+# they meant: ``--k=v``, ``--k v`` (v not an option or shell metacharacter), a bare flag.
+OPTS = r"(?:\s+(?:-{1,2}[\w.-]+=\S*|-{1,2}[\w.-]+\s+[^-\s|;&<>()]\S*|-{1,2}[\w.-]+))*"
+
+
+def command_rule_pattern(programs: tuple[str, ...], verbs: tuple[str, ...]) -> str:
+    """The whole-line regex of a ``{program, verbs}`` rule, used when a line cannot be tokenised."""
+    import re
+
+    names = "|".join(re.escape(p) for p in programs)
+    return rf"\b(?:{names}){OPTS}\s+(?:{'|'.join(verbs)})\b"
+
+
+def verb_pattern(verbs: tuple[str, ...]) -> str:
+    """The regex matched against ``" " + args`` of a command whose program matched."""
+    return rf"^{OPTS}\s+(?:{'|'.join(verbs)})\b"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRule:
+    """``bash_deny``/``bash_confirm``: a whole-line ``pattern``, or ``programs`` + ``verbs`` (+ ``target``)."""
+
+    reason: str
+    when: str = "immediate"
+    pattern: str | None = None
+    programs: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ()
+    target: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PathRule:
+    """``path_confirm``: a regex on the edited file's path."""
+
+    pattern: str
+    reason: str
+    when: str = "commit"
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """A seed-000 provider: ``argv`` is ``command`` split like a shell would."""
+
+    name: str
+    argv: tuple[str, ...]
+    questions: tuple[str, ...] = QUESTIONS
+    timeout: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Classifier:
+    argv: tuple[str, ...]
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class GatePolicy:
+    """What the gate needs of a policy, as plain data."""
+
+    source: str
+    bash_deny: tuple[CommandRule, ...] = ()
+    bash_confirm: tuple[CommandRule, ...] = ()
+    path_confirm: tuple[PathRule, ...] = ()
+    mcp_allow: tuple[str, ...] = ()
+    mcp_deny: tuple[str, ...] = ()
+    providers: tuple[Provider, ...] = ()
+    classifier: Classifier | None = None
+    agents: frozenset[str] = frozenset()
+    ignored: tuple[str, ...] = ()
+
+    # -- the cached form ----------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": CACHE_SCHEMA,
+            "source": self.source,
+            "bash_deny": [_rule_json(r) for r in self.bash_deny],
+            "bash_confirm": [_rule_json(r) for r in self.bash_confirm],
+            "path_confirm": [[r.pattern, r.reason, r.when] for r in self.path_confirm],
+            "mcp_allow": list(self.mcp_allow),
+            "mcp_deny": list(self.mcp_deny),
+            "providers": [[p.name, list(p.argv), list(p.questions), p.timeout] for p in self.providers],
+            "classifier": [list(self.classifier.argv), self.classifier.timeout] if self.classifier else None,
+            "agents": sorted(self.agents),
+            "ignored": list(self.ignored),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], source: str) -> GatePolicy:
+        classifier = data.get("classifier")
+        return cls(
+            source=source,
+            bash_deny=tuple(_rule_from(r) for r in data["bash_deny"]),
+            bash_confirm=tuple(_rule_from(r) for r in data["bash_confirm"]),
+            path_confirm=tuple(PathRule(p, r, w) for p, r, w in data["path_confirm"]),
+            mcp_allow=tuple(data["mcp_allow"]),
+            mcp_deny=tuple(data["mcp_deny"]),
+            providers=tuple(Provider(n, tuple(a), tuple(q), float(t)) for n, a, q, t in data["providers"]),
+            classifier=Classifier(tuple(classifier[0]), float(classifier[1])) if classifier else None,
+            agents=frozenset(data["agents"]),
+            ignored=tuple(data["ignored"]),
+        )
+
+
+def _rule_json(rule: CommandRule) -> list[Any]:
+    return [rule.reason, rule.when, rule.pattern, list(rule.programs), list(rule.verbs), rule.target]
+
+
+def _rule_from(row: list[Any]) -> CommandRule:
+    reason, when, pattern, programs, verbs, target = row
+    return CommandRule(reason, when, pattern, tuple(programs), tuple(verbs), target)
+
+
+# -- lookup ---------------------------------------------------------------------------
+
+
+def find_repo_root(start: str) -> str | None:
+    """The nearest directory at or above ``start`` that holds ``.git`` (a checkout or worktree)."""
+    here = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _in_dir(directory: str) -> str | None:
+    found = [os.path.join(directory, name) for name in POLICY_NAMES if os.path.isfile(os.path.join(directory, name))]
+    if len(found) > 1:
+        raise PolicyError(
+            f"both {POLICY_NAMES[0]} and {POLICY_NAMES[1]} exist; keep one so it is clear which applies",
+            source=directory,
+        )
+    return found[0] if found else None
+
+
+def locate(cwd: str, *, home: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The policy file that applies in ``cwd`` (see the module docstring for the order)."""
+    env = os.environ if env is None else env
+    explicit = env.get("GITVOW_POLICY")
+    if explicit:
+        return explicit
+    repo = find_repo_root(cwd) or os.path.abspath(cwd)
+    found = _in_dir(os.path.join(repo, ".gitvow"))
+    if found:
+        return found
+    home = home or env.get("HOME") or os.path.expanduser("~")
+    found = _in_dir(os.path.join(home, ".gitvow"))
+    return found or str(DEFAULT_POLICY)
+
+
+# -- the content cache ----------------------------------------------------------------
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> str:
+    env = os.environ if env is None else env
+    if env.get("GITVOW_CACHE_DIR"):
+        return env["GITVOW_CACHE_DIR"]
+    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gitvow", "gate")
+
+
+def _digest(path: str, content: bytes) -> str:
+    h = hashlib.sha256(f"{CACHE_SCHEMA}\0{__version__}\0{Path(path).suffix.lower()}\0".encode())
+    h.update(content)
+    return h.hexdigest()
+
+
+def load(cwd: str, *, home: str | None = None, env: Mapping[str, str] | None = None) -> GatePolicy:
+    """The gate policy for ``cwd``; raises :class:`PolicyError` naming the file and the error."""
+    path = locate(cwd, home=home, env=env)
+    return load_file(path, env=env)
+
+
+def load_file(path: str, *, env: Mapping[str, str] | None = None) -> GatePolicy:
+    try:
+        with open(path, "rb") as fh:
+            content = fh.read()
+    except OSError as exc:
+        raise PolicyError(f"cannot read: {exc.strerror or exc}", source=path) from None
+    digest = _digest(path, content)
+    entry = os.path.join(cache_dir(env), digest + ".json")
+    try:
+        with open(entry, encoding="utf-8") as fh:
+            cached = json.load(fh)
+        if cached.get("schema") == CACHE_SCHEMA:
+            return GatePolicy.from_json(cached, path)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        pass  # no entry, or one we cannot read: validate afresh
+    policy = validate(path, content)
+    _write_cache(entry, policy)
+    return policy
+
+
+def _write_cache(entry: str, policy: GatePolicy) -> None:
+    try:
+        os.makedirs(os.path.dirname(entry), mode=0o700, exist_ok=True)
+        tmp = f"{entry}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(policy.to_json(), fh)
+        os.replace(tmp, entry)
+    except OSError:
+        pass  # a cache that cannot be written costs speed, never correctness
+
+
+def parse_document(path: str, content: bytes) -> dict[str, Any]:
+    """TOML or JSON by extension; errors name the file and the position."""
+    text = content.decode("utf-8", errors="replace")
+    suffix = Path(path).suffix.lower()
+    try:
+        if suffix == ".toml":
+            import tomllib
+
+            data: Any = tomllib.loads(text)
+        elif suffix == ".json":
+            data = json.loads(text)
+        else:
+            raise PolicyError("expected a .toml or .json file", source=path)
+    except json.JSONDecodeError as exc:
+        raise PolicyError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", source=path) from None
+    except ValueError as exc:  # tomllib.TOMLDecodeError
+        raise PolicyError(f"not valid TOML: {exc}", source=path) from None
+    if not isinstance(data, dict):
+        raise PolicyError("expected an object at the top level", source=path)
+    return data
+
+
+def validate(path: str, content: bytes) -> GatePolicy:
+    """Full validation (pydantic model, operation table, relays), then the gate's plain form."""
+    from gitvow.gate.schema import ignored_keys
+    from gitvow.plugins import installed
+    from gitvow.policy.load import parse_policy
+
+    data = parse_document(path, content)
+    policy = parse_policy(data, source=path, relays=installed().relays)
+    return compile_gate(policy.model, source=path, ignored=ignored_keys(data))
+
+
+def compile_gate(model: Any, *, source: str, ignored: list[str] | None = None) -> GatePolicy:
+    """Build the gate's plain form from a validated :class:`~gitvow.policy.model.PolicyFile`."""
+    import shlex
+
+    def command_rule(rule: Any, default_reason: str) -> CommandRule:
+        programs: tuple[str, ...] = ()
+        if rule.program is not None:
+            programs = (rule.program,) if isinstance(rule.program, str) else tuple(rule.program)
+        return CommandRule(
+            reason=rule.reason or default_reason,
+            when=rule.when or "immediate",
+            pattern=rule.pattern,
+            programs=programs,
+            verbs=tuple(rule.verbs or ()),
+            target=rule.target,
+        )
+
+    def argv(command: str | list[str]) -> tuple[str, ...]:
+        return tuple(command) if isinstance(command, list) else tuple(shlex.split(command))
+
+    classifier = model.llm_classifier
+    return GatePolicy(
+        source=source,
+        bash_deny=tuple(command_rule(r, "denied") for r in model.bash_deny),
+        bash_confirm=tuple(command_rule(r, "needs confirmation") for r in model.bash_confirm),
+        path_confirm=tuple(PathRule(r.pattern, r.reason or "sensitive path", r.when or "commit") for r in model.path_confirm),
+        mcp_allow=tuple(model.mcp_allow),
+        mcp_deny=tuple(model.mcp_deny),
+        providers=tuple(Provider(p.name, argv(p.command), tuple(p.questions), float(p.timeout)) for p in model.providers),
+        classifier=(
+            Classifier(argv(classifier.command), float(classifier.timeout))
+            if classifier is not None and classifier.enabled
+            else None
+        ),
+        agents=frozenset(model.agents),
+        ignored=tuple(ignored or ()),
+    )
