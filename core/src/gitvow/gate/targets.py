@@ -97,9 +97,11 @@ def git_push(args: Sequence[str], cwd: str | None) -> str | None:
             url = remote
         else:
             return None
+    if not branch or branch == "HEAD":
+        branch = _git(["symbolic-ref", "-q", "--short", "HEAD"], cwd)
     if not branch:
-        branch = _git(["rev-parse", "--abbrev-ref", "HEAD"], cwd)
-    return f"remote={url}" + (f" branch={branch}" if branch else "")
+        return None  # detached HEAD: where the push lands cannot be read
+    return f"remote={url} branch={branch}"
 
 
 def terraform(args: Sequence[str], cwd: str | None) -> str:
