@@ -142,6 +142,10 @@ def uninstall(agent: str, *, user: bool, repo: str, home: str, env: Mapping[str,
                 before = json.loads(content) if content.strip() else {}
             except ValueError:
                 before = None
+            if isinstance(before, dict):
+                for key, value in adapter.config_defaults().items():
+                    if key not in before and data.get(key) == value:
+                        del data[key]  # added by install
             if before == data or (isinstance(before, dict) and _without_empty_hooks(data) == before):
                 path.write_text(content, encoding="utf-8")
                 state.unlink(missing_ok=True)

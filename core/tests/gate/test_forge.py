@@ -1,0 +1,85 @@
+"""Forge operations in a tool call get the proxy's verdict and the proxy's denial line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from gitvow.pipeline import Engine
+from gitvow.plugins import installed
+from gitvow.policy.load import load_policy
+from gitvow.request import Classification
+
+from .conftest import Hooked
+
+
+def claude(command: str, repo: Path) -> dict[str, object]:
+    return {"session_id": "s", "cwd": str(repo), "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": command}}
+
+
+def proxy_line(policy: Path, agent: str, operations: tuple[str, ...], adapter: str, target: str) -> str:
+    """The denial line the proxy would send for the same operation."""
+    plugins = installed()
+    loaded = load_policy(policy, relays=plugins.relays)
+    engine = Engine(loaded, plugins)
+    grant = loaded.grant_for(agent)
+    assert grant is not None
+    classification = Classification(operations=operations, adapter=adapter)
+    verdict = engine.evaluate(classification, grant)
+    assert not verdict.allowed
+    return engine.message(verdict, classification, plugins.adapters[adapter], target)
+
+
+@pytest.fixture
+def forge_policy(repo: Path, write_policy: Callable[..., Path]) -> Path:
+    return write_policy(repo, """
+[[bash_confirm]]
+program = "git"
+verbs = ["push"]
+reason = "pushing to a remote"
+
+[agents.claude]
+mode = "advisory"
+
+[agents.codex]
+mode = "issues_and_prs"
+""", name="policy.toml")
+
+
+def test_git_push_below_its_mode_gets_the_proxys_line(repo: Path, forge_policy: Path,
+                                                       hook: Callable[..., Hooked]) -> None:
+    answer = hook("claude", "PreToolUse", claude("cd sub && git -C . push --force-with-lease origin x", repo), cwd=repo)
+    out = answer.json()["hookSpecificOutput"]
+    # the forge refusal is final, so it wins over the rule that would only have asked
+    assert out["permissionDecision"] == "deny"
+    expected = proxy_line(forge_policy, "claude", ("git.push",), "gitsmart", "git push (force)")
+    assert out["permissionDecisionReason"] == expected
+    assert expected.endswith("reason=mode_denied") and "git.push needs mode issues_and_prs" in expected
+
+
+def test_reads_are_allowed_at_advisory(repo: Path, forge_policy: Path, hook: Callable[..., Hooked]) -> None:
+    assert hook("claude", "PreToolUse", claude("git fetch origin && git status", repo), cwd=repo) == Hooked(0, "", "")
+
+
+def test_an_agent_at_the_right_mode_falls_through_to_the_rules(repo: Path, forge_policy: Path,
+                                                                 hook: Callable[..., Hooked]) -> None:
+    answer = hook("codex", "PreToolUse", {"cwd": str(repo), "tool_name": "Bash",
+                                          "tool_input": {"command": "git push origin x"}}, cwd=repo)
+    assert answer.code == 2 and "CONFIRMATION REQUIRED (pushing to a remote)" in answer.stderr
+
+
+def test_without_an_agents_entry_the_gate_is_the_old_tool(repo: Path, forge_policy: Path,
+                                                           hook: Callable[..., Hooked]) -> None:
+    answer = hook("cursor", "beforeShellExecution", {"command": "git push origin x", "cwd": str(repo)}, cwd=repo)
+    assert answer.json()["permission"] == "ask"
+    assert "reason=" not in answer.json()["agent_message"]
+
+
+def test_check_reports_the_forge_verdict(repo: Path, forge_policy: Path, cli: Callable[..., Hooked]) -> None:
+    denied = cli("check", "--agent", "claude", "--", "git", "push", cwd=repo)
+    assert denied.code == 2 and denied.stdout.startswith("DENY: gitvow refused git.push")
+    assert denied.stdout.rstrip().endswith("reason=mode_denied")
+    assert cli("check", "--", "git", "push", cwd=repo).stdout.startswith("CONFIRM: pushing to a remote")

@@ -1,0 +1,40 @@
+"""The hook's hot path: with the policy unchanged, no pydantic, no plugin discovery, no proxy."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+PROBE = """
+import io, json, sys
+sys.stdin = io.StringIO(sys.argv[1])
+from gitvow.cli.main import main
+code = main(["hook", "--agent", "claude", "PreToolUse"])
+heavy = ["pydantic", "pluggy", "mitmproxy", "graphql", "importlib.metadata", "gitvow.plugins", "gitvow.pipeline",
+         "gitvow.policy.model", "concurrent.futures"]
+print(json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules]}), file=sys.stderr)
+"""
+
+
+def probe(repo: Path, env: dict[str, str], command: str) -> dict[str, object]:
+    payload = json.dumps({"cwd": str(repo), "permission_mode": "default", "tool_name": "Bash",
+                          "tool_input": {"command": command}})
+    done = subprocess.run([sys.executable, "-c", PROBE, payload], capture_output=True, text=True, env=env,
+                          cwd=repo, check=False)
+    result: dict[str, object] = json.loads(done.stderr.strip().splitlines()[-1])
+    return result
+
+
+def test_plain_command_with_a_cached_policy_imports_nothing_heavy(repo: Path, env: dict[str, str],
+                                                                  write_policy: Callable[..., Path]) -> None:
+    write_policy(repo, {"bash_deny": [{"pattern": "rm -rf /", "reason": "no"}], "agents": {"claude": {}}})
+    first = probe(repo, env, "ls -la")  # validates the file once and caches it
+    assert "pydantic" in first["loaded"]  # type: ignore[operator]
+    again = probe(repo, env, "npm test && ls -la | wc -l")
+    assert again == {"code": 0, "loaded": []}
+    # a forge CLI with an [agents.claude] entry is where plugins load
+    forge = probe(repo, env, "git push")
+    assert "gitvow.plugins" in forge["loaded"]  # type: ignore[operator]
