@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,9 +16,9 @@ FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json", "curso
 USER_FILES = {**FILES, "copilot": ".copilot/hooks/gitvow.json"}
 
 
-def commands(config: dict[str, object]) -> list[str]:
+def commands(config: dict[str, Any]) -> list[str]:
     found: list[str] = []
-    for entries in config.get("hooks", {}).values():  # type: ignore[union-attr]
+    for entries in config.get("hooks", {}).values():
         for entry in entries:
             found += [h["command"] for h in entry.get("hooks", [])]
             found += [entry[k] for k in ("command", "bash") if k in entry]

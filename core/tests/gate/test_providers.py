@@ -127,7 +127,7 @@ def test_request_fields_questions_and_working_directory(repo: Path, tmp_path: Pa
         assert s["request"]["protocol"] == 1
         assert s["request"]["repo"] == str(repo) and s["cwd"] == str(repo)
         assert s["request"]["path"] == "src/app.py" and s["request"]["tool_name"] == "Edit"
-    assert [s["argv"] for s in seen if s["argv"]][0] == ["--flag", "two words"]  # split like a shell, no shell
+    assert next(s["argv"] for s in seen if s["argv"]) == ["--flag", "two words"]  # split like a shell, no shell
 
 
 BAD_PROVIDERS = {

@@ -8,17 +8,22 @@ adapter turns its payload into one :class:`GateCall` per act, and the gate decid
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
 
-Kind = Literal["shell", "edit", "mcp", "other"]
+from gitvow.gate.records import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Kind = Literal["shell", "edit", "mcp", "other"]
+
 #: Claude Code's edit tools, the names the policy's ``path_confirm`` and providers refer to.
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileEdit:
     """One file an edit touches: its path as the agent gave it, the text removed and added.
 
@@ -31,7 +36,7 @@ class FileEdit:
     replaces_file: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GateCall:
     """One act the agent is about to perform.
 
@@ -45,8 +50,8 @@ class GateCall:
     command: str = ""
     edits: tuple[FileEdit, ...] = ()
     mcp_tool: str = ""
-    arguments: Mapping[str, Any] = field(default=_EMPTY)
-    tool_input: Mapping[str, Any] = field(default=_EMPTY)
+    arguments: Mapping[str, Any] = _EMPTY
+    tool_input: Mapping[str, Any] = _EMPTY
 
     @property
     def subject(self) -> str:

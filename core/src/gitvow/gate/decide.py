@@ -16,18 +16,18 @@ anything: they are recorded and the call goes on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from gitvow.gate import rules, shell
 from gitvow.gate.call import GateCall
 from gitvow.gate.policy import GatePolicy
+from gitvow.gate.records import record
 
 ALLOW, CONFIRM, DENY = "allow", "confirm", "deny"
 _RANK = {ALLOW: 0, CONFIRM: 1, DENY: 2}
 INDIRECT = "runs a command the gate cannot read"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GateDecision:
     """``outcome`` is allow, confirm or deny; ``stage`` names what decided.
 
@@ -42,7 +42,7 @@ class GateDecision:
     evidence: tuple[str, ...] = ()
     observed: tuple[str, ...] = ()
     operations: tuple[str, ...] = ()
-    answers: tuple[object, ...] = field(default=(), compare=False)
+    answers: tuple[object, ...] = ()
 
     @property
     def blocks(self) -> bool:

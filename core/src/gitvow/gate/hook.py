@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from gitvow.gate.agents.base import AgentAdapter, HookAnswer
 from gitvow.gate.decide import DENY, GateDecision, decide, strictest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _blocked(adapter: AgentAdapter | None, reason: str, payload: Mapping[str, Any]) -> HookAnswer:

@@ -98,7 +98,8 @@ def install(agent: str, *, user: bool, repo: str, home: str, env: Mapping[str, s
     if not isinstance(hooks, dict):
         raise InstallError(f"{path}: 'hooks' is not an object; gitvow will not rewrite it")
     for event, entries in adapter.hook_entries(executable(user)).items():
-        existing = hooks.get(event) if isinstance(hooks.get(event), list) else []
+        current = hooks.get(event)
+        existing: list[Any] = current if isinstance(current, list) else []
         hooks[event] = [e for e in existing if not is_ours(e)] + entries
     before = json.loads(raw.decode("utf-8")) if raw and raw.strip() else None
     if before == data:

@@ -15,22 +15,24 @@ never cached and blocks every call with the file and the error.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from gitvow import __version__
 from gitvow.errors import PolicyError
+from gitvow.gate.records import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
 WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
 #: Bumped whenever the cached form changes, so an old cache entry is never misread.
 CACHE_SCHEMA = 1
-DEFAULT_POLICY = Path(__file__).with_name("default_policy.json")
+DEFAULT_POLICY = os.path.join(os.path.dirname(__file__), "default_policy.json")
 POLICY_NAMES: tuple[str, ...] = ("policy.json", "policy.toml")
 
 # Options that may sit between a program and its verb: ``--context prod``, ``-n ns``,
@@ -52,7 +54,7 @@ def verb_pattern(verbs: tuple[str, ...]) -> str:
     return rf"^{OPTS}\s+(?:{'|'.join(verbs)})\b"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CommandRule:
     """``bash_deny``/``bash_confirm``: a whole-line ``pattern``, or ``programs`` + ``verbs`` (+ ``target``)."""
 
@@ -64,7 +66,7 @@ class CommandRule:
     target: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PathRule:
     """``path_confirm``: a regex on the edited file's path."""
 
@@ -73,7 +75,7 @@ class PathRule:
     when: str = "commit"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Provider:
     """A seed-000 provider: ``argv`` is ``command`` split like a shell would."""
 
@@ -83,13 +85,13 @@ class Provider:
     timeout: float = 10.0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Classifier:
     argv: tuple[str, ...]
     timeout: float = 30.0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GatePolicy:
     """What the gate needs of a policy, as plain data."""
 
@@ -184,7 +186,7 @@ def locate(cwd: str, *, home: str | None = None, env: Mapping[str, str] | None =
         return found
     home = home or env.get("HOME") or os.path.expanduser("~")
     found = _in_dir(os.path.join(home, ".gitvow"))
-    return found or str(DEFAULT_POLICY)
+    return found or DEFAULT_POLICY
 
 
 # -- the content cache ----------------------------------------------------------------
@@ -198,10 +200,15 @@ def cache_dir(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(base, "gitvow", "gate")
 
 
+def _suffix(path: str) -> str:
+    return os.path.splitext(path)[1].lower()
+
+
 def _digest(path: str, content: bytes) -> str:
-    h = hashlib.sha256(f"{CACHE_SCHEMA}\0{__version__}\0{Path(path).suffix.lower()}\0".encode())
-    h.update(content)
-    return h.hexdigest()
+    """The cache entry's name. A CRC is cheap to compute (no hashlib import on the hot path);
+    the entry also stores the content itself, compared byte for byte before it is trusted."""
+    salt = f"{CACHE_SCHEMA}\0{__version__}\0{_suffix(path)}\0".encode()
+    return f"{zlib.crc32(content, zlib.crc32(salt)):08x}-{len(content)}"
 
 
 def load(cwd: str, *, home: str | None = None, env: Mapping[str, str] | None = None) -> GatePolicy:
@@ -221,21 +228,21 @@ def load_file(path: str, *, env: Mapping[str, str] | None = None) -> GatePolicy:
     try:
         with open(entry, encoding="utf-8") as fh:
             cached = json.load(fh)
-        if cached.get("schema") == CACHE_SCHEMA:
+        if cached.get("schema") == CACHE_SCHEMA and cached.get("content") == content.decode("utf-8", "replace"):
             return GatePolicy.from_json(cached, path)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         pass  # no entry, or one we cannot read: validate afresh
     policy = validate(path, content)
-    _write_cache(entry, policy)
+    _write_cache(entry, policy, content)
     return policy
 
 
-def _write_cache(entry: str, policy: GatePolicy) -> None:
+def _write_cache(entry: str, policy: GatePolicy, content: bytes) -> None:
     try:
         os.makedirs(os.path.dirname(entry), mode=0o700, exist_ok=True)
         tmp = f"{entry}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(policy.to_json(), fh)
+            json.dump({**policy.to_json(), "content": content.decode("utf-8", "replace")}, fh)
         os.replace(tmp, entry)
     except OSError:
         pass  # a cache that cannot be written costs speed, never correctness
@@ -244,7 +251,7 @@ def _write_cache(entry: str, policy: GatePolicy) -> None:
 def parse_document(path: str, content: bytes) -> dict[str, Any]:
     """TOML or JSON by extension; errors name the file and the position."""
     text = content.decode("utf-8", errors="replace")
-    suffix = Path(path).suffix.lower()
+    suffix = _suffix(path)
     try:
         if suffix == ".toml":
             import tomllib

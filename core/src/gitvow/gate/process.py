@@ -7,6 +7,7 @@ the limit instead of filling memory. Never raises: every way of failing is a ``f
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -30,10 +31,8 @@ def _kill(proc: subprocess.Popen[bytes], reasons: list[str], why: str) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
-        try:
+        with contextlib.suppress(OSError):
             proc.kill()
-        except OSError:
-            pass
 
 
 def run(argv: Sequence[str], stdin: bytes, *, cwd: str | None, timeout: float, max_output: int) -> Outcome:
@@ -62,7 +61,7 @@ def run(argv: Sequence[str], stdin: bytes, *, cwd: str | None, timeout: float, m
             pass  # a helper that does not read its input may still answer
         size = 0
         while True:
-            chunk = proc.stdout.read1(65536)
+            chunk = os.read(proc.stdout.fileno(), 65536)
             if not chunk:
                 break
             size += len(chunk)

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from gitvow.gate import shell, targets
 from gitvow.gate.policy import CommandRule, PathRule, command_rule_pattern, verb_pattern
+from gitvow.gate.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RuleMatch:
     """A rule that fired, with the program and target it fired on (for messages)."""
 

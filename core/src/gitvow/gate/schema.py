@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gitvow.gate.policy import QUESTIONS, command_rule_pattern
+from gitvow.gate.policy import command_rule_pattern
 
 When = Literal["immediate", "commit", "observe"]
 Question = Literal["gate_bearing", "route_gate", "route_callers"]
@@ -106,7 +106,7 @@ class ProviderRule(LegacyModel):
 
     name: str = Field(min_length=1)
     command: str | list[str]
-    questions: list[Question] = Field(default_factory=lambda: list(QUESTIONS))
+    questions: list[Question] = Field(default_factory=lambda: _all_questions())
     timeout: float = Field(default=10, gt=0, le=600)
 
     @field_validator("command")
@@ -132,6 +132,10 @@ class ClassifierRule(LegacyModel):
             if not argv or not argv[0]:
                 raise ValueError("an enabled classifier needs a command")
         return self
+
+
+def _all_questions() -> list[Question]:
+    return ["gate_bearing", "route_gate", "route_callers"]
 
 
 def _split(text: str) -> list[str]:

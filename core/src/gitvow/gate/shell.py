@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass
+
+from gitvow.gate.records import record
 
 #: Words that run the rest of the line as a command. Options to them are stepped over too.
 WRAPPERS = frozenset({"sudo", "doas", "env", "time", "nohup", "exec", "command", "nice", "xargs", "builtin", "stdbuf"})
@@ -41,7 +42,7 @@ _OPERATOR_CHARS = frozenset(";&|()\n")
 _MAX_DEPTH = 4
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Command:
     """One simple command: the program that runs (a basename) and its arguments.
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Mapping, Sequence
 
 _CURRENT_CONTEXT = re.compile(r"^current-context:\s*['\"]?([^'\"\s]+)")
@@ -61,6 +60,8 @@ def kube(args: Sequence[str], env: Mapping[str, str], context_flag: str) -> str 
 
 
 def _git(args: Sequence[str], cwd: str) -> str | None:
+    import subprocess  # only once a push rule with a target has matched
+
     try:
         done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from gitvow.gate.call import FileEdit, GateCall, text
 from gitvow.gate.decide import GateDecision
+from gitvow.gate.records import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HookAnswer:
     """What the hook process does: exit with ``code``, print ``stdout`` and ``stderr``."""
 
@@ -106,7 +109,8 @@ def edit_call(tool: str, tool_input: Mapping[str, Any], cwd: str) -> GateCall:
         or tool_input.get("target_file")
     )
     if tool == "MultiEdit":
-        edits = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else []
+        raw = tool_input.get("edits")
+        edits: list[Any] = raw if isinstance(raw, list) else []
         old = "\n".join(text(e.get("old_string")) for e in edits if isinstance(e, Mapping))
         new = "\n".join(text(e.get("new_string")) for e in edits if isinstance(e, Mapping))
         edit = FileEdit(path, old, new)

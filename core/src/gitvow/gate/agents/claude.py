@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from gitvow.gate.agents.base import AgentAdapter, HookAnswer, claude_style_call, cwd_of
 from gitvow.gate.call import GateCall, text
 from gitvow.gate.decide import ALLOW, DENY, GateDecision
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 PROMPTING_MODES = frozenset({"default", "acceptEdits", "plan"})
 MATCHER = "Bash|Edit|Write|MultiEdit|NotebookEdit|mcp__.*"

@@ -13,12 +13,15 @@ stderr; allow is exit 0.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from gitvow.gate.agents.base import AgentAdapter, HookAnswer, claude_style_call, command_text, cwd_of, patch_calls
 from gitvow.gate.call import GateCall, text
 from gitvow.gate.decide import ALLOW, GateDecision
 from gitvow.gate.patch import MARKER
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell", "container.exec"})
 MATCHER = "Bash|shell|exec_command|local_shell|apply_patch|mcp__.*"

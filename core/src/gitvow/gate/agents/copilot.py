@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from gitvow.gate.agents.base import AgentAdapter, HookAnswer, as_mapping, command_text, cwd_of, edit_call, patch_calls
 from gitvow.gate.call import GateCall, text
 from gitvow.gate.decide import ALLOW, DENY, GateDecision
 from gitvow.gate.patch import MARKER
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SHELL_TOOLS = frozenset({"bash", "powershell", "shell"})
 EDIT_TOOLS = {"edit": "Edit", "str_replace_editor": "Edit", "str_replace": "Edit", "create": "Write", "write": "Write"}

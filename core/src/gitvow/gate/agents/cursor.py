@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from gitvow.gate.agents.base import AgentAdapter, HookAnswer, as_mapping, claude_style_call, cwd_of, edit_call
 from gitvow.gate.call import GateCall, text
 from gitvow.gate.decide import ALLOW, DENY, GateDecision
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SHELL_TOOLS = frozenset({"Shell", "shell", "run_terminal_cmd", "Terminal"})
 EDIT_TOOLS = {"Write": "Write", "write_file": "Write", "Edit": "Edit", "edit_file": "Edit", "StrReplace": "Edit",

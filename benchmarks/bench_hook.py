@@ -1,0 +1,109 @@
+"""Benchmark: ``gitvow hook`` on a plain shell command, against the gitvow 0.42 hook, same run.
+
+    python benchmarks/bench_hook.py [--runs 40] [--old-venv DIR] [--ours GITVOW]
+
+The existing tool (PyPI ``gitvow==0.42.0``) is installed into its own virtualenv on first use
+(``--old-venv``, default ``~/.cache/gitvow-bench/venv-0.42``): it and this gitvow are both
+distributions named ``gitvow`` and cannot share an environment. ``--ours`` defaults to the
+``gitvow`` command beside this interpreter.
+
+Both hooks get the same Claude Code ``PreToolUse`` payload for ``ls -la`` on stdin, in the
+same scratch git repository, with the same fresh ``HOME`` and their packaged default policy,
+run alternately so load on the machine hits both alike. Each is warmed up first (bytecode,
+our policy cache). Reported: median and 90th percentile wall time per hook call, and the
+ratio ours / old (goal: at most 0.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+OLD_VERSION = "0.42.0"
+
+
+def old_gitvow(venv: Path) -> Path:
+    exe = venv / "bin" / "gitvow"
+    if exe.exists():
+        return exe
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+                    f"gitvow=={OLD_VERSION}"], check=True)
+    return exe
+
+
+def our_gitvow(given: str | None) -> str:
+    if given:
+        return given
+    found = shutil.which("gitvow", path=os.path.dirname(sys.executable))
+    if not found:
+        sys.exit("no gitvow command beside this interpreter; install ./core or pass --ours")
+    return found
+
+
+def time_call(argv: list[str], payload: str, cwd: Path, env: dict[str, str]) -> tuple[float, int, str]:
+    start = time.perf_counter()
+    done = subprocess.run(argv, input=payload, capture_output=True, text=True, cwd=cwd, env=env, check=False)
+    return time.perf_counter() - start, done.returncode, done.stdout + done.stderr
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--old-venv", type=Path, default=Path.home() / ".cache" / "gitvow-bench" / "venv-0.42")
+    parser.add_argument("--ours", default=None)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+
+    old = old_gitvow(args.old_venv)
+    ours = our_gitvow(args.ours)
+    with tempfile.TemporaryDirectory(prefix="gitvow-bench-") as scratch:
+        root = Path(scratch)
+        repo, home = root / "repo", root / "home"
+        repo.mkdir()
+        home.mkdir()
+        subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GITVOW")}
+        env.update(HOME=str(home), GITVOW_CACHE_DIR=str(root / "cache"), GITVOW_HOME=str(root / "gitvow"))
+        payload = json.dumps({
+            "session_id": "bench", "transcript_path": "", "cwd": str(repo), "permission_mode": "default",
+            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls -la"},
+        })
+        commands = {
+            "gitvow 0.42": [str(old), "hook", "--agent", "claude", "PreToolUse"],
+            "gitvow (this)": [ours, "hook", "--agent", "claude", "PreToolUse"],
+        }
+        for name, argv in commands.items():
+            for _ in range(3):
+                _, code, output = time_call(argv, payload, repo, env)
+            if code != 0:
+                sys.exit(f"{name} did not allow `ls -la` (exit {code}): {output[:300]}")
+        samples: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.runs):
+            for name, argv in commands.items():
+                samples[name].append(time_call(argv, payload, repo, env)[0])
+    figures = {
+        name: {"median_ms": statistics.median(s) * 1000, "p90_ms": sorted(s)[int(0.9 * (len(s) - 1))] * 1000}
+        for name, s in samples.items()
+    }
+    ratio = figures["gitvow (this)"]["median_ms"] / figures["gitvow 0.42"]["median_ms"]
+    if args.json:
+        print(json.dumps({"runs": args.runs, "figures": figures, "ratio": ratio}, indent=2))
+        return 0
+    print(f"hook on a plain shell command (`ls -la`), {args.runs} runs each, alternating")
+    for name, f in figures.items():
+        print(f"  {name:14} median {f['median_ms']:7.1f} ms   p90 {f['p90_ms']:7.1f} ms")
+    print(f"  ratio this / 0.42: {ratio:.2f} (goal <= 0.50)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
