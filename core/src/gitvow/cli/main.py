@@ -38,7 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _load(name: str) -> Subcommand:
-    module: Subcommand = importlib.import_module(COMMANDS[name][0])  # type: ignore[assignment]
+    module: Subcommand = importlib.import_module(COMMANDS[name][0])
     return module
 
 
