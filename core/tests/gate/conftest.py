@@ -35,14 +35,20 @@ class Hooked:
         return json.loads(self.stdout)
 
 
+@pytest.fixture(scope="session")
+def policy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One policy cache for the session: it is keyed by content, so sharing it is what users get."""
+    return tmp_path_factory.mktemp("policy-cache")
+
+
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """A clean environment: a fresh HOME, cache and record directory; no inherited policy."""
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy_cache: Path) -> dict[str, str]:
+    """A clean environment: a fresh HOME and record directory; no inherited policy."""
     home = tmp_path / "home"
     home.mkdir()
     values = {
         "HOME": str(home),
-        "GITVOW_CACHE_DIR": str(tmp_path / "cache"),
+        "GITVOW_CACHE_DIR": str(policy_cache),
         "GITVOW_HOME": str(tmp_path / "gitvow-home"),
     }
     for key, value in values.items():

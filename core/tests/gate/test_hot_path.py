@@ -20,6 +20,7 @@ print(json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules]
 
 
 def probe(repo: Path, env: dict[str, str], command: str) -> dict[str, object]:
+    env = {**env, "GITVOW_CACHE_DIR": str(repo.parent / "own-cache")}
     payload = json.dumps({"cwd": str(repo), "permission_mode": "default", "tool_name": "Bash",
                           "tool_input": {"command": command}})
     done = subprocess.run([sys.executable, "-c", PROBE, payload], capture_output=True, text=True, env=env,

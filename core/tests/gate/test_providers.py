@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sqlite3
 import sys
@@ -11,6 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from gitvow.gate.call import FileEdit, GateCall
+from gitvow.gate.decide import decide
+from gitvow.gate.policy import GatePolicy, Provider
 
 from .conftest import Hooked
 
@@ -144,15 +149,21 @@ BAD_PROVIDERS = {
 
 @pytest.mark.parametrize("kind", sorted(BAD_PROVIDERS))
 def test_a_failing_provider_means_confirm(repo: Path, tmp_path: Path, scripts: Callable[[str, str], str],
-                                          write_policy: Callable[..., Path], hook: Callable[..., Hooked],
                                           kind: str) -> None:
     body, expected = BAD_PROVIDERS[kind]
     command = scripts(kind, body) if body is not None else str(tmp_path / "no-such-provider")
-    write_policy(repo, {"providers": [{"name": kind, "command": command, "timeout": 1,
-                                       "questions": ["gate_bearing"]}]})
+    policy = GatePolicy(source="test", providers=(Provider(kind, tuple(shlex.split(command)), ("gate_bearing",), 1),))
+    call = GateCall("edit", "Edit", str(repo), edits=(FileEdit(str(repo / "src/app.py"), "a", "b"),))
+    decision = decide(policy, call)
+    assert decision.outcome == "confirm"
+    assert f"provider {kind} failed for gate_bearing src/app.py" in decision.reason and expected in decision.reason
+
+
+def test_a_failing_provider_through_the_hook(repo: Path, scripts: Callable[[str, str], str],
+                                             write_policy: Callable[..., Path], hook: Callable[..., Hooked]) -> None:
+    write_policy(repo, {"providers": [{"name": "crash", "command": scripts("crash", "import sys; sys.exit(3)")}]})
     outcome, reason = answer_of(hook("claude", "PreToolUse", edit(repo, "src/app.py", "a", "b"), cwd=repo))
-    assert outcome == "ask"
-    assert f"provider {kind} failed for gate_bearing src/app.py" in reason and expected in reason
+    assert outcome == "ask" and "provider crash failed for gate_bearing src/app.py (exit status 3)" in reason
 
 
 RENDEZVOUS = """
