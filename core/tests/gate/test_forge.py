@@ -83,3 +83,28 @@ def test_check_reports_the_forge_verdict(repo: Path, forge_policy: Path, cli: Ca
     assert denied.code == 2 and denied.stdout.startswith("DENY: gitvow refused git.push")
     assert denied.stdout.rstrip().endswith("reason=mode_denied")
     assert cli("check", "--", "git", "push", cwd=repo).stdout.startswith("CONFIRM: pushing to a remote")
+
+
+github = pytest.mark.skipif("github" not in installed().adapters, reason="the github adapter is not installed here")
+
+
+@github
+def test_gh_pr_merge_is_the_relay_the_proxy_names(repo: Path, write_policy: Callable[..., Path],
+                                                  hook: Callable[..., Hooked]) -> None:
+    write_policy(repo, {"agents": {"claude": {"mode": "issues_prs_merge"}}})
+    answer = hook("claude", "PreToolUse", claude("gh pr merge 12 --squash", repo), cwd=repo)
+    out = answer.json()["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert out["permissionDecisionReason"].endswith("reason=hard_deny")
+    assert out["permissionDecisionReason"].startswith("gitvow refused pr.merge")
+    assert "use `hive-merge PR_NUMBER`" in out["permissionDecisionReason"]
+
+
+@github
+def test_gh_issue_comment_is_allowed_by_converse(repo: Path, write_policy: Callable[..., Path],
+                                                 hook: Callable[..., Hooked]) -> None:
+    write_policy(repo, {"agents": {"claude": {"mode": "advisory", "capabilities": ["converse"]}}})
+    ok = hook("claude", "PreToolUse", claude("gh issue comment 3 --body 'looks good'", repo), cwd=repo)
+    assert ok == Hooked(0, "", "")
+    denied = hook("claude", "PreToolUse", claude("gh issue create --title x --body y", repo), cwd=repo)
+    assert denied.json()["hookSpecificOutput"]["permissionDecisionReason"].endswith("reason=mode_denied")

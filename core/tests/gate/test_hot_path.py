@@ -36,6 +36,8 @@ def test_plain_command_with_a_cached_policy_imports_nothing_heavy(repo: Path, en
     assert "pydantic" in first["loaded"]  # type: ignore[operator]
     again = probe(repo, env, "npm test && ls -la | wc -l")
     assert again == {"code": 0, "loaded": []}
+    # git that never talks to a remote does not load plugins either
+    assert probe(repo, env, "git status && git diff --stat") == {"code": 0, "loaded": []}
     # a forge CLI with an [agents.claude] entry is where plugins load
     forge = probe(repo, env, "git push")
     assert "gitvow.plugins" in forge["loaded"]  # type: ignore[operator]

@@ -25,6 +25,26 @@ log = logging.getLogger("gitvow.gate.forge")
 
 #: Programs whose commands adapters classify (git, GitHub, GitLab, Gitea/Forgejo CLIs).
 FORGE_PROGRAMS = frozenset({"git", "gh", "glab", "tea", "hub", "fj", "berg"})
+#: git subcommands that talk to a remote; ``git status`` and friends never reach a forge, and
+#: agents run them constantly, so they do not pay for loading the plugins.
+GIT_REMOTE_SUBCOMMANDS = frozenset({"push", "fetch", "pull", "clone", "ls-remote", "submodule", "lfs", "remote",
+                                    "request-pull", "archive"})
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
+
+
+def _git_subcommand(args: Sequence[str]) -> str | None:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in _GIT_VALUE_OPTIONS else 1
+    return args[i] if i < len(args) else None
+
+
+def _may_reach_forge(command: Command) -> bool:
+    if command.indirect or command.program not in FORGE_PROGRAMS:
+        return False
+    if command.program == "git":
+        return _git_subcommand(command.args) in GIT_REMOTE_SUBCOMMANDS
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +61,7 @@ def may_be_forge(call: GateCall, commands: Sequence[Command] | None) -> bool:
     if call.kind == "mcp":
         return True
     if call.kind == "shell" and commands:
-        return any(not c.indirect and c.program in FORGE_PROGRAMS for c in commands)
+        return any(_may_reach_forge(c) for c in commands)
     return False
 
 
@@ -68,7 +88,7 @@ def evaluate(
                 calls.append((adapter.classify_mcp_tool(call.mcp_tool, _mapping(call.arguments)), call.mcp_tool))
             else:
                 for command in commands or ():
-                    if not command.indirect and command.program in FORGE_PROGRAMS:
+                    if _may_reach_forge(command):
                         calls.append((adapter.classify_command(command.argv), command.program))
         except Exception as exc:
             log.error("adapter %r raised classifying a tool call: %s: %s", adapter.name, type(exc).__name__, exc)
