@@ -2,10 +2,12 @@
 
     python benchmarks/bench_hook.py [--runs 40] [--old-venv DIR] [--ours GITVOW]
 
-The existing tool (PyPI ``gitvow==0.42.0``) is installed into its own virtualenv on first use
-(``--old-venv``, default ``~/.cache/gitvow-bench/venv-0.42``): it and this gitvow are both
-distributions named ``gitvow`` and cannot share an environment. ``--ours`` defaults to the
-``gitvow`` command beside this interpreter.
+Each side is installed the way a user installs it, into its own virtualenv on first use
+(both distributions are named ``gitvow`` and cannot share one): the existing tool from PyPI
+(``gitvow==0.42.0``, ``--old-venv``, default ``~/.cache/gitvow-bench/venv-0.42``) and this
+checkout's ``core`` and ``plugins/gitvow-gitsmart`` as wheels (``--ours-venv``, default
+``~/.cache/gitvow-bench/venv-ours``, rebuilt with ``--reinstall``). ``--ours CMD`` measures
+another ``gitvow`` command instead (an editable install, say).
 
 Both hooks get the same Claude Code ``PreToolUse`` payload for ``ls -la`` on stdin, in the
 same scratch git repository, with the same fresh ``HOME`` and their packaged default policy,
@@ -19,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,13 +41,21 @@ def old_gitvow(venv: Path) -> Path:
     return exe
 
 
-def our_gitvow(given: str | None) -> str:
+def our_gitvow(given: str | None, venv: Path, reinstall: bool) -> str:
     if given:
         return given
-    found = shutil.which("gitvow", path=os.path.dirname(sys.executable))
-    if not found:
-        sys.exit("no gitvow command beside this interpreter; install ./core or pass --ours")
-    return found
+    exe = venv / "bin" / "gitvow"
+    if exe.exists() and not reinstall:
+        return str(exe)
+    root = Path(__file__).resolve().parent.parent
+    if not venv.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+                    "--force-reinstall", "--no-deps", str(root / "core"), str(root / "plugins" / "gitvow-gitsmart")],
+                   check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+                    str(root / "core"), str(root / "plugins" / "gitvow-gitsmart")], check=True)
+    return str(exe)
 
 
 def time_call(argv: list[str], payload: str, cwd: Path, env: dict[str, str]) -> tuple[float, int, str]:
@@ -59,19 +68,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--old-venv", type=Path, default=Path.home() / ".cache" / "gitvow-bench" / "venv-0.42")
-    parser.add_argument("--ours", default=None)
+    parser.add_argument("--ours-venv", type=Path, default=Path.home() / ".cache" / "gitvow-bench" / "venv-ours")
+    parser.add_argument("--reinstall", action="store_true", help="reinstall this checkout into --ours-venv")
+    parser.add_argument("--ours", default=None, help="measure this gitvow command instead")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
 
     old = old_gitvow(args.old_venv)
-    ours = our_gitvow(args.ours)
+    ours = our_gitvow(args.ours, args.ours_venv, args.reinstall)
     with tempfile.TemporaryDirectory(prefix="gitvow-bench-") as scratch:
         root = Path(scratch)
         repo, home = root / "repo", root / "home"
         repo.mkdir()
         home.mkdir()
         subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GITVOW")}
+        # as on a user's machine: bytecode may be written (the warm-up runs write any that is missing)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GITVOW") and k != "PYTHONDONTWRITEBYTECODE"}
         env.update(HOME=str(home), GITVOW_CACHE_DIR=str(root / "cache"), GITVOW_HOME=str(root / "gitvow"))
         payload = json.dumps({
             "session_id": "bench", "transcript_path": "", "cwd": str(repo), "permission_mode": "default",

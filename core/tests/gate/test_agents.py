@@ -186,3 +186,16 @@ def test_gitvow_agent_env_names_the_agent(repo: Path, policy: Path, hook: Callab
                           "cwd": str(repo)}), capture_output=True, text=True, env={**env, "GITVOW_AGENT": "cursor"},
                           check=False)
     assert json.loads(done.stdout)["permission"] == "deny"
+
+
+def test_observe_tier_allows_and_records_without_the_command(repo: Path, write_policy: Callable[..., Path],
+                                                             hook: Callable[..., Hooked], env: dict[str, str]) -> None:
+    write_policy(repo, {"bash_confirm": [{"program": "git", "verbs": ["push"], "reason": "pushing to a remote",
+                                          "when": "observe"}]})
+    secret = "https://user:s3cr3t@git.example.test/team/app.git"
+    answer = hook("claude", "PreToolUse", claude("Bash", {"command": f"git push {secret} x"}, repo))
+    assert answer == Hooked(0, "", "")
+    (line,) = Path(env["GITVOW_HOME"], "observed.jsonl").read_text().splitlines()
+    entry = json.loads(line)
+    assert entry["observed"] == "pushing to a remote" and entry["agent"] == "claude" and entry["tool"] == "Bash"
+    assert "s3cr3t" not in line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,14 @@ def test_push_target_is_read_from_the_repository(legacy: gate_policy.GatePolicy,
     assert shell(legacy, "git push", repo)[0] == "confirm"  # current branch is main
 
 
+def test_credentials_in_a_remote_url_stay_out_of_the_target(legacy: gate_policy.GatePolicy, repo: Path) -> None:
+    subprocess.run(["git", "remote", "set-url", "origin", "https://x-access-token:ghp_s3cr3t@git.example.test/a.git"],
+                   cwd=repo, check=True)
+    outcome, reason = shell(legacy, "git push origin main", repo)
+    assert outcome == "confirm" and "ghp_s3cr3t" not in reason
+    assert reason.endswith("@ remote=https://git.example.test/a.git branch=main")
+
+
 def test_unreadable_target_matches(legacy: gate_policy.GatePolicy, tmp_path: Path) -> None:
     # not a repository: the remote cannot be read, so the protected-branch rule applies
     assert shell(legacy, "git push origin feature", tmp_path) == ("confirm", "pushing to a protected branch")
@@ -112,3 +121,23 @@ def test_when_tiers(tmp_path: Path, env: dict[str, str]) -> None:
     assert shell(policy, "make release") == ("allow", "")
     assert decide(policy, GateCall.shell("make release", "/")).observed == ("releases",)
     assert shell(policy, "cd pkg; npm publish") == ("confirm", "publishes")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "needs", "matching"),
+    [
+        (r"\brm\s+-rf?\s+(/|~|\$HOME)(\s|$)", "rm", ["sudo rm -rf /", "rm  -r ~"]),
+        (r"\bDROP\s+(TABLE|DATABASE|SCHEMA)\b", "DROP", ["psql -c 'DROP TABLE x'"]),
+        (r"(?i)drop table", None, ["DROP TABLE"]),
+        (r"make|npm publish", None, ["make"]),
+        (r"\b(mysql|psql)\b.*delete", "delete", ["mysql -e delete"]),
+        (r"x(?i:abc)y", "x", ["xABCy"]),
+    ],
+)
+def test_required_literal_is_in_every_match(pattern: str, needs: str | None, matching: list[str]) -> None:
+    import re
+
+    assert gate_policy.required_literal(pattern) == needs
+    for line in matching:
+        assert re.search(pattern, line)
+        assert needs is None or needs in line

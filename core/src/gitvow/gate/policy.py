@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
 WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
 #: Bumped whenever the cached form changes, so an old cache entry is never misread.
-CACHE_SCHEMA = 1
+CACHE_SCHEMA = 2
 DEFAULT_POLICY = os.path.join(os.path.dirname(__file__), "default_policy.json")
 POLICY_NAMES: tuple[str, ...] = ("policy.json", "policy.toml")
 
@@ -64,6 +64,8 @@ class CommandRule:
     programs: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ()
     target: str | None = None
+    #: A literal every match of ``pattern`` contains; a line without it is not searched.
+    needs: str | None = None
 
 
 @record
@@ -141,12 +143,39 @@ class GatePolicy:
 
 
 def _rule_json(rule: CommandRule) -> list[Any]:
-    return [rule.reason, rule.when, rule.pattern, list(rule.programs), list(rule.verbs), rule.target]
+    return [rule.reason, rule.when, rule.pattern, list(rule.programs), list(rule.verbs), rule.target, rule.needs]
 
 
 def _rule_from(row: list[Any]) -> CommandRule:
-    reason, when, pattern, programs, verbs, target = row
-    return CommandRule(reason, when, pattern, tuple(programs), tuple(verbs), target)
+    reason, when, pattern, programs, verbs, target, needs = row
+    return CommandRule(reason, when, pattern, tuple(programs), tuple(verbs), target, needs)
+
+
+def required_literal(pattern: str) -> str | None:
+    """The longest literal that every match of ``pattern`` contains, or None.
+
+    Only literals in the pattern's top-level sequence count (each of them is matched, in
+    order, by every match), never ones inside a group, branch or repeat, and none at all
+    under a global ignore-case flag. Computed once per policy content, at validation.
+    """
+    try:
+        import importlib
+
+        sre_constants: Any = importlib.import_module("re._constants")  # the parser re itself uses
+        sre_parse: Any = importlib.import_module("re._parser")
+        parsed = sre_parse.parse(pattern)
+    except Exception:
+        return None
+    if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE:
+        return None
+    best, run = "", ""
+    for op, value in parsed.data:
+        if op is sre_constants.LITERAL:
+            run += chr(value)
+            continue
+        best, run = max(best, run, key=len), ""
+    best = max(best, run, key=len)
+    return best or None
 
 
 # -- lookup ---------------------------------------------------------------------------
@@ -296,6 +325,7 @@ def compile_gate(model: Any, *, source: str, ignored: list[str] | None = None) -
             programs=programs,
             verbs=tuple(rule.verbs or ()),
             target=rule.target,
+            needs=required_literal(rule.pattern) if rule.pattern is not None else None,
         )
 
     def argv(command: str | list[str]) -> tuple[str, ...]:

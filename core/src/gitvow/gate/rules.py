@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from gitvow.gate import shell, targets
+from gitvow.gate import shell
 from gitvow.gate.policy import CommandRule, PathRule, command_rule_pattern, verb_pattern
 from gitvow.gate.records import record
 
@@ -35,6 +35,8 @@ def match_command(
     rule: CommandRule, line: str, commands: Sequence[shell.Command] | None, cwd: str | None
 ) -> RuleMatch | None:
     if rule.pattern is not None:
+        if rule.needs is not None and rule.needs not in line:
+            return None  # the pattern cannot match without this literal: skip compiling it
         return RuleMatch(rule) if re.search(rule.pattern, line) else None
     if commands is None:  # untokenisable: the whole-line form, target unknown (matches)
         pattern = command_rule_pattern(rule.programs, rule.verbs)
@@ -47,6 +49,8 @@ def match_command(
             continue
         if rule.target is None:
             return RuleMatch(rule, command.program)
+        from gitvow.gate import targets
+
         target = targets.resolve(command.program, command.args, cwd)
         if target is None or re.search(rule.target, target):
             return RuleMatch(rule, command.program, target)

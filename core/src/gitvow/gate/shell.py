@@ -35,9 +35,20 @@ _WRAPPER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "stdbuf": frozenset({"-i", "-o", "-e"}),
 }
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_VARIABLE = re.compile(r"^\$(\{[^}]*\}|[A-Za-z_@*#?$!0-9][A-Za-z0-9_]*)")
-_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1[^\n]*\n.*?\n[ \t]*\2[ \t]*(?=\n|$)", re.S)
+# Written as strings and compiled only when a line needs them: the hook starts per tool call.
+_HEREDOC = r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1[^\n]*\n.*?\n[ \t]*\2[ \t]*(?=\n|$)"
+_ASCII_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _assignment(word: str) -> bool:
+    """``NAME=value`` (a shell variable assignment before the program)."""
+    name, eq, _ = word.partition("=")
+    return bool(eq) and bool(name) and not name[0].isdigit() and set(name) <= _ASCII_WORD
+
+
+def _variable(word: str) -> bool:
+    """``$NAME``, ``${…}``, ``$1``, ``$@``… in program position."""
+    return len(word) > 1 and word[0] == "$" and (word[1] in "{@*#?$!" or word[1] in _ASCII_WORD)
 _OPERATOR_CHARS = frozenset(";&|()\n")
 _MAX_DEPTH = 4
 
@@ -63,7 +74,7 @@ class Command:
 
 def strip_heredocs(text: str) -> str:
     """The line without heredoc bodies: they are data for a program, not commands."""
-    return _HEREDOC.sub("", text)
+    return re.sub(_HEREDOC, "", text, flags=re.S) if "<<" in text else text
 
 
 def tokenize(text: str) -> list[list[str]] | None:
@@ -98,14 +109,14 @@ def unwrap(words: list[str]) -> tuple[list[str], str]:
     i = 0
     while i < len(words):
         word = words[i]
-        if _ASSIGNMENT.match(word):
+        if _assignment(word):
             i += 1
             continue
         base = os.path.basename(word)
         if base in WRAPPERS or base in WRAPPERS_WITH_ARGUMENT:
             i += 1
             takes_value = _WRAPPER_VALUE_OPTIONS.get(base, frozenset())
-            while i < len(words) and (words[i].startswith("-") or (base == "env" and _ASSIGNMENT.match(words[i]))):
+            while i < len(words) and (words[i].startswith("-") or (base == "env" and _assignment(words[i]))):
                 option = words[i]
                 i += 1
                 if option == "--":
@@ -122,7 +133,7 @@ def unwrap(words: list[str]) -> tuple[list[str], str]:
     program = rest[0]
     if program == "eval":
         return rest, "eval"
-    if _VARIABLE.match(program) or program.startswith(("$(", "`")) or program == "$":
+    if _variable(program) or program.startswith(("$(", "`")) or program == "$":
         return rest, f"{program} (a variable or substitution in program position)"
     return rest, ""
 

@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
+_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 _CURRENT_CONTEXT = re.compile(r"^current-context:\s*['\"]?([^'\"\s]+)")
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
 _PUSH_VALUE_OPTIONS = frozenset({"--repo", "-o", "--push-option", "--receive-pack", "--exec"})
@@ -98,6 +99,7 @@ def git_push(args: Sequence[str], cwd: str | None) -> str | None:
             url = remote
         else:
             return None
+    url = _USERINFO.sub("", url)  # a token in the remote URL never reaches a message or a log
     if not branch or branch == "HEAD":
         branch = _git(["symbolic-ref", "-q", "--short", "HEAD"], cwd)
     if not branch:
