@@ -108,3 +108,18 @@ def test_gh_issue_comment_is_allowed_by_converse(repo: Path, write_policy: Calla
     assert ok == Hooked(0, "", "")
     denied = hook("claude", "PreToolUse", claude("gh issue create --title x --body y", repo), cwd=repo)
     assert denied.json()["hookSpecificOutput"]["permissionDecisionReason"].endswith("reason=mode_denied")
+
+
+def test_a_broken_plugin_fails_closed_by_name(repo: Path, forge_policy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitvow import plugins
+    from gitvow.errors import PluginError
+    from gitvow.gate import policy as gate_policy
+    from gitvow.gate.call import GateCall
+    from gitvow.gate.decide import decide
+
+    broken = plugins.load(entry_points=False)
+    broken.failures.append(PluginError("gitvow-bitbucket", "failed to load gitvow_bitbucket.plugin: ImportError: x"))
+    monkeypatch.setattr(plugins, "installed", lambda: broken)
+    decision = decide(gate_policy.load(str(repo)), GateCall.shell("git push origin x", str(repo)), "claude")
+    assert decision.outcome == "deny" and "plugin 'gitvow-bitbucket'" in decision.reason
+    assert decision.reason.endswith("reason=internal_error")

@@ -75,6 +75,15 @@ def evaluate(
     from gitvow.request import Classification, ToolCall
 
     plugins = installed()
+    if plugins.failures:
+        # the operation may be one the broken plugin would have refused: fail closed, by name
+        failure = plugins.failures[0]
+        return ForgeVerdict(
+            False,
+            message=f"gitvow refused the call: forge operations cannot be checked because {failure}; "
+            "fix or uninstall the plugin. reason=internal_error",
+            code="internal_error",
+        )
     policy = load_policy(policy_source, relays=plugins.relays)
     engine = Engine(policy, plugins)
     grant = policy.grant_for(agent)
