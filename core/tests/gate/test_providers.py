@@ -226,3 +226,26 @@ def test_codex_apply_patch_asks_per_file(repo: Path, tmp_path: Path, scripts: Ca
         ("route_callers", "/v1/a"), ("route_callers", "/v1/legacy"),
         ("route_gate", "/v1/b"), ("route_gate", "/v1/new"),
     ]
+
+
+def test_cursor_delete_and_copilot_patch_reach_the_providers(repo: Path, tmp_path: Path,
+                                                             scripts: Callable[[str, str], str],
+                                                             write_policy: Callable[..., Path],
+                                                             hook: Callable[..., Hooked]) -> None:
+    record = tmp_path / "requests.jsonl"
+    write_policy(repo, {"providers": [{"name": "rec", "command": scripts("rec", RECORDER),
+                                       "questions": ["route_callers", "route_gate"]}]})
+    (repo / "api.py").write_text('@app.get("/v1/orders")\n', encoding="utf-8")
+    extra = {"RECORD": str(record)}
+    deleted = hook("cursor", "preToolUse", {"tool_name": "Delete", "cwd": str(repo),
+                                             "tool_input": {"file_path": str(repo / "api.py")}}, extra_env=extra)
+    assert deleted.json() == {"permission": "allow"}
+    patch = "*** Begin Patch\n*** Add File: web.py\n+ROUTE = '/v2/pay'\n*** End Patch"
+    patched = hook("copilot", "preToolUse", {"cwd": str(repo), "toolName": "apply_patch", "toolArgs": patch},
+                   extra_env=extra)
+    assert patched.json() == {"permissionDecision": "allow"}
+    seen = [json.loads(line)["request"] for line in record.read_text().splitlines()]
+    assert [(r["question"], r["subject"], r["path"], r["tool_name"]) for r in seen] == [
+        ("route_callers", "/v1/orders", "api.py", "Edit"),
+        ("route_gate", "/v2/pay", "web.py", "apply_patch"),
+    ]

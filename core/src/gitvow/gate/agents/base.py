@@ -128,14 +128,18 @@ def edit_call(tool: str, tool_input: Mapping[str, Any], cwd: str) -> GateCall:
 
 
 def patch_calls(patch: str, cwd: str, tool: str = "apply_patch") -> list[GateCall]:
-    """A Codex ``apply_patch`` body → one Edit call per file it adds, updates, deletes or moves to."""
+    """A Codex ``apply_patch`` body → one edit call per file it adds, updates, deletes or moves to.
+
+    The calls keep the agent's tool name (providers are told the tool the agent is about to
+    run); their ``tool_input`` is Claude Code's Edit shape, as gitvow 0.42 handed it on.
+    """
     from gitvow.gate.patch import parse
 
     calls = []
     for change in parse(patch):
         edit = FileEdit(change.path, change.old, change.new, replaces_file=change.op == "delete")
         calls.append(
-            GateCall("edit", "Edit", cwd, edits=(edit,),
+            GateCall("edit", tool, cwd, edits=(edit,),
                      tool_input={"file_path": change.path, "old_string": change.old, "new_string": change.new,
                                  "apply_patch_op": change.op, "tool": tool})
         )

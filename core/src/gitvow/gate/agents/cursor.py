@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping
 
 from gitvow.gate.agents.base import AgentAdapter, HookAnswer, as_mapping, claude_style_call, cwd_of, edit_call
-from gitvow.gate.call import GateCall, text
+from gitvow.gate.call import FileEdit, GateCall, text
 from gitvow.gate.decide import ALLOW, DENY, GateDecision
 
 TYPE_CHECKING = False
@@ -59,6 +59,11 @@ class Cursor(AgentAdapter):
             return []  # judged by beforeShellExecution, which carries the command
         if tool.startswith(("MCP:", "mcp__")):
             return [GateCall.mcp(mcp_name(tool, payload), tool_input, cwd)]
+        if tool in ("Delete", "delete_file"):
+            # deleting a file removes every route it declares: the file on disk is the "before"
+            path = text(tool_input.get("file_path") or tool_input.get("path") or tool_input.get("target_file"))
+            edit = FileEdit(path, "", "", replaces_file=True)
+            return [GateCall("edit", "Edit", cwd, edits=(edit,) if path else (), tool_input={"file_path": path})]
         if tool in EDIT_TOOLS:
             return [edit_call(EDIT_TOOLS[tool], tool_input, cwd)]
         return [claude_style_call(tool, tool_input, cwd)]
