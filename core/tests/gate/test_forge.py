@@ -33,6 +33,10 @@ def proxy_line(policy: Path, agent: str, operations: tuple[str, ...], adapter: s
     return engine.message(verdict, classification, plugins.adapters[adapter], target)
 
 
+gitsmart = pytest.mark.skipif("gitsmart" not in installed().adapters,
+                              reason="the gitsmart adapter (gitvow-gitsmart) is not installed here")
+
+
 @pytest.fixture
 def forge_policy(repo: Path, write_policy: Callable[..., Path]) -> Path:
     return write_policy(repo, """
@@ -49,6 +53,7 @@ mode = "issues_and_prs"
 """, name="policy.toml")
 
 
+@gitsmart
 def test_git_push_below_its_mode_gets_the_proxys_line(repo: Path, forge_policy: Path,
                                                        hook: Callable[..., Hooked]) -> None:
     answer = hook("claude", "PreToolUse", claude("cd sub && git -C . push --force-with-lease origin x", repo), cwd=repo)
@@ -78,6 +83,7 @@ def test_without_an_agents_entry_the_gate_is_the_old_tool(repo: Path, forge_poli
     assert "reason=" not in answer.json()["agent_message"]
 
 
+@gitsmart
 def test_check_reports_the_forge_verdict(repo: Path, forge_policy: Path, cli: Callable[..., Hooked]) -> None:
     denied = cli("check", "--agent", "claude", "--", "git", "push", cwd=repo)
     assert denied.code == 2 and denied.stdout.startswith("DENY: gitvow refused git.push")

@@ -249,3 +249,12 @@ def test_cursor_delete_and_copilot_patch_reach_the_providers(repo: Path, tmp_pat
         ("route_callers", "/v1/orders", "api.py", "Edit"),
         ("route_gate", "/v2/pay", "web.py", "apply_patch"),
     ]
+
+
+def test_check_path_json_carries_each_answer(repo: Path, facts_policy: Path, cli: Callable[..., Hooked]) -> None:
+    out = cli("check", "--json", "--path", "auth/Filter.java", cwd=repo)
+    data = json.loads(out.stdout)
+    assert out.code == 2 and data["decision"] == "confirm" and data["stage"] == "providers"
+    (answer,) = data["answers"]
+    assert answer["provider"] == "topology" and answer["question"] == "gate_bearing" and answer["answer"] == "yes"
+    assert answer["evidence"][0] == "gate-bearing file (auth/*)"

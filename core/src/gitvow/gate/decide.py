@@ -22,6 +22,10 @@ from gitvow.gate.call import GateCall
 from gitvow.gate.policy import GatePolicy
 from gitvow.gate.records import record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitvow.gate.providers import Answer
+
 ALLOW, CONFIRM, DENY = "allow", "confirm", "deny"
 _RANK = {ALLOW: 0, CONFIRM: 1, DENY: 2}
 INDIRECT = "runs a command the gate cannot read"
@@ -42,7 +46,7 @@ class GateDecision:
     evidence: tuple[str, ...] = ()
     observed: tuple[str, ...] = ()
     operations: tuple[str, ...] = ()
-    answers: tuple[object, ...] = ()
+    answers: tuple[Answer, ...] = ()
 
     @property
     def blocks(self) -> bool:
@@ -78,6 +82,11 @@ class GateDecision:
             "evidence": list(self.evidence),
             "observed": list(self.observed),
             "operations": list(self.operations),
+            "answers": [
+                {"provider": a.provider, "question": a.question, "subject": a.subject, "answer": a.answer,
+                 "evidence": list(a.evidence), "failure": a.failure}
+                for a in self.answers
+            ],
         }
 
 
@@ -157,6 +166,7 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
                             operations=operations)
 
     # 3. providers, for edits
+    answers: tuple[Answer, ...] = ()
     if call.kind == "edit" and policy.providers and call.edits:
         from gitvow.gate import providers
 
@@ -170,7 +180,7 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
                 "providers",
                 observed=tuple(observed),
             )
-        answers = providers.ask(policy.providers, questions, repo, call.tool)
+        answers = tuple(providers.ask(policy.providers, questions, repo, call.tool))
         concerns = [a for a in answers if a.requires_confirm]
         if concerns:
             failed = [a for a in concerns if a.failed]
@@ -179,7 +189,7 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
             if len(chosen) > 3:
                 reason += f"; and {len(chosen) - 3} more"
             evidence = tuple(f"{a.provider} ({a.question} {a.subject}): {e}" for a in concerns for e in a.evidence)
-            return GateDecision(CONFIRM, reason, "providers", evidence, tuple(observed), operations, tuple(answers))
+            return GateDecision(CONFIRM, reason, "providers", evidence, tuple(observed), operations, answers)
 
     # 4. the classifier, for what nothing above stopped
     if policy.classifier is not None:
@@ -187,5 +197,6 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
 
         outcome, reason = classifier.classify(policy.classifier, call, agent)
         if outcome != ALLOW:
-            return GateDecision(outcome, reason, "classifier", observed=tuple(observed), operations=operations)
-    return GateDecision(ALLOW, observed=tuple(observed), operations=operations)
+            return GateDecision(outcome, reason, "classifier", observed=tuple(observed), operations=operations,
+                                answers=answers)
+    return GateDecision(ALLOW, observed=tuple(observed), operations=operations, answers=answers)
