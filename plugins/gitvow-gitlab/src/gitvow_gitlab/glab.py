@@ -1,0 +1,166 @@
+"""``glab`` command lines → operations, for the agent gate.
+
+``glab mr merge 12`` typed in the agent's shell and the ``PUT …/merge_requests/12/merge`` it
+would send get the same operation, so the same verdict. ``glab api`` is classified by the
+REST route (or GraphQL document) it names, through the same code as the proxy.
+
+Fail closed: a ``glab`` subcommand this table does not know is ``unknown`` unless its action
+is a plain read (``list``, ``view`` …). ``--help`` is not special-cased: pflag would take
+``-h`` as the value of a preceding flag, so "it only prints help" cannot be decided from argv.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from urllib.parse import quote, unquote, urlsplit
+
+from gitvow.request import Classification, Request, ToolCall
+from gitvow.vocabulary import READ, UNKNOWN
+
+#: (subcommand, action) → operation. Aliases glab accepts are listed alongside.
+ACTIONS: Mapping[str, Mapping[str, str]] = {
+    "mr": {
+        "create": "pr.create", "new": "pr.create",
+        "merge": "pr.merge", "accept": "pr.merge",
+        "approve": "pr.review", "revoke": "pr.review", "unapprove": "pr.review",
+        "note": "issue.comment", "comment": "issue.comment",
+        "update": "pr.edit", "edit": "pr.edit", "close": "pr.edit", "reopen": "pr.edit",
+        "rebase": "pr.update_branch",
+        "delete": UNKNOWN, "del": UNKNOWN, "subscribe": UNKNOWN, "unsubscribe": UNKNOWN, "todo": UNKNOWN,
+        "checkout": "git.fetch",
+    },
+    "issue": {
+        "create": "issue.create", "new": "issue.create",
+        "note": "issue.comment", "comment": "issue.comment",
+        "update": "issue.edit", "edit": "issue.edit", "close": "issue.edit", "reopen": "issue.edit",
+        "delete": UNKNOWN, "del": UNKNOWN, "subscribe": UNKNOWN, "unsubscribe": UNKNOWN,
+    },
+    "repo": {
+        "create": "repo.create", "new": "repo.create",
+        "delete": "repo.delete",
+        "fork": "repo.fork",
+        "transfer": "repo.admin", "update": "repo.admin", "edit": "repo.admin", "mirror": "repo.admin",
+        "members": "repo.admin",
+        "clone": "git.fetch",
+        "archive": READ,
+    },
+    "release": {"create": "release.write", "new": "release.write", "delete": "release.write",
+                "upload": "release.write", "update": "release.write"},
+    "variable": {"set": "secret.write", "new": "secret.write", "create": "secret.write",
+                 "update": "secret.write", "delete": "secret.write"},
+    "ci": {"run": "workflow.dispatch", "create": "workflow.dispatch", "retry": "workflow.dispatch",
+           "trigger": "workflow.dispatch", "cancel": "workflow.dispatch", "delete": "workflow.dispatch",
+           "play": "workflow.dispatch", "run-trig": "workflow.dispatch"},
+    "schedule": {"create": "workflow.dispatch", "new": "workflow.dispatch", "run": "workflow.dispatch",
+                 "update": "workflow.dispatch", "delete": "workflow.dispatch"},
+    "label": {"create": "label.manage", "new": "label.manage", "delete": "label.manage", "edit": "label.manage"},
+    "snippet": {"create": "gist.write", "new": "gist.write"},
+    "auth": {"login": "auth.login", "logout": READ, "status": READ},
+}
+ALIASES = {"pipe": "ci", "pipeline": "ci", "var": "variable", "merge-request": "mr"}
+#: Actions that only read, under any subcommand.
+READ_ACTIONS = frozenset({"list", "ls", "view", "show", "get", "status", "trace", "diff", "download",
+                          "export", "search", "lint", "issues", "approvers", "contributors", "artifact",
+                          "ci-view", "board"})
+#: Subcommands that touch only local state.
+LOCAL = frozenset({"config", "alias", "completion", "help", "version", "check-update"})
+_API_VALUE_FLAGS = frozenset({"-X", "--method", "-f", "--raw-field", "-F", "--field", "-H", "--header",
+                              "--hostname", "--input", "-R", "--repo"})
+_DATA_FLAGS = frozenset({"-f", "--raw-field", "-F", "--field", "--input"})
+
+RestClassifier = Callable[[Request], Classification]
+
+
+def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:
+    for i, arg in enumerate(args):
+        for name in names:
+            if arg == name and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith(name + "=") and name.startswith("--"):
+                return arg[len(name) + 1 :]
+            if not name.startswith("--") and arg.startswith(name) and len(arg) > len(name):
+                return arg[len(name) :]
+    return None
+
+
+def classify_glab(argv: Sequence[str], classify_request: RestClassifier, host: str = "gitlab.com") -> ToolCall | None:
+    """Operations a ``glab`` argv performs; None if it is not glab or touches only local state."""
+    if not argv or argv[0].rsplit("/", 1)[-1] != "glab":
+        return None
+    args = list(argv[1:])
+    while args and args[0].startswith("-"):
+        args.pop(0)
+    if not args:
+        return None
+    sub = ALIASES.get(args[0], args[0])
+    rest = args[1:]
+    if sub in LOCAL:
+        return None
+    repo = _option_value(rest, ("-R", "--repo"))
+    if sub == "api":
+        return _classify_api(rest, classify_request, host, repo)
+    positional = [a for a in rest if not a.startswith("-")]
+    action = positional[0] if positional else ""
+    op = ACTIONS.get(sub, {}).get(action)
+    if op is None:
+        op = READ if action in READ_ACTIONS or (not action and sub in ACTIONS) else UNKNOWN
+    summary = " ".join(["glab", sub, action]).strip()
+    return ToolCall((op,), repo=repo, adapter="gitlab", summary=summary)
+
+
+def _classify_api(
+    args: list[str], classify_request: RestClassifier, host: str, repo: str | None
+) -> ToolCall:
+    method = (_option_value(args, ("-X", "--method")) or "").upper()
+    fields: dict[str, str] = {}
+    endpoint = None
+    has_data = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in _API_VALUE_FLAGS:
+            value = args[i + 1] if i + 1 < len(args) else ""
+            if arg in _DATA_FLAGS:
+                has_data = True
+                if arg != "--input" and "=" in value:
+                    key, _, val = value.partition("=")
+                    fields[key] = val
+            i += 2
+            continue
+        if arg.startswith("-"):
+            for flag in _DATA_FLAGS:
+                if flag.startswith("--") and arg.startswith(flag + "="):
+                    has_data = True
+                    key, _, val = arg[len(flag) + 1 :].partition("=")
+                    fields[key] = val
+            i += 1
+            continue
+        if endpoint is None:
+            endpoint = arg
+        i += 1
+    if endpoint is None:
+        return ToolCall((UNKNOWN,), repo=repo, adapter="gitlab", summary="glab api without an endpoint")
+    method = method or ("POST" if has_data else "GET")
+    if endpoint == "graphql":
+        body = json.dumps({"query": fields.get("query", ""), **({"operationName": fields["operationName"]}
+                                                              if "operationName" in fields else {})})
+        request = Request(method="POST" if method == "GET" and fields.get("query") else method, host=host,
+                          path="/api/graphql", body=body.encode(), headers={"content-type": "application/json"})
+    else:
+        path = urlsplit(endpoint).path if "://" in endpoint else endpoint
+        query = urlsplit(endpoint).query if "?" in endpoint else ""
+        path = "/" + path.lstrip("/").split("?", 1)[0]
+        if repo:
+            # glab fills these placeholders from the current repository or -R.
+            encoded = quote(repo.strip("/"), safe="")
+            path = "/".join(encoded if seg in (":id", ":fullpath") else seg for seg in path.split("/"))
+        if not path.startswith("/api/v4/"):
+            path = "/api/v4" + path
+        body = json.dumps(fields).encode() if fields else b""
+        request = Request(method=method, host=host, path=path, query=query, body=body,
+                          headers={"content-type": "application/json"} if body else {})
+    result = classify_request(request)
+    summary = f"glab api {method} {unquote(request.path)}"
+    found = result.repo if result.repo and not result.repo.startswith(":") else None
+    return ToolCall(result.operations, repo=found or repo, adapter="gitlab", summary=summary)
