@@ -87,7 +87,7 @@ def load(
     registered: dict[str, list[str]] = {name: [] for name in sources}
 
     def collect(hook: pluggy.HookCaller, accept: Callable[[str, object], None]) -> None:
-        for impl in reversed(hook.get_hookimpls()):  # registration order
+        for impl in hook.get_hookimpls():  # registration order
             def register(item: object, _plugin: str = impl.plugin_name) -> None:
                 accept(_plugin, item)
 
@@ -114,8 +114,8 @@ def load(
 
     collect(pm.hook.register_adapters, accept_adapter)
     collect(pm.hook.register_relays, accept_relay)
-    for name, (dist, version) in sources.items():
-        result.infos.append(PluginInfo(name, dist, version, tuple(registered.get(name, ()))))
+    for name, (dist_name, version) in sources.items():
+        result.infos.append(PluginInfo(name, dist_name, version, tuple(registered.get(name, ()))))
     return result
 
 
