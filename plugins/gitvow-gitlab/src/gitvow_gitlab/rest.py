@@ -61,7 +61,7 @@ def param_keys(request: Request) -> frozenset[str] | None:
         return None
     if not isinstance(payload, dict):
         return None
-    keys.update(payload)
+    keys.update(_base_key(str(k)) for k in payload)
     return frozenset(keys)
 
 
