@@ -20,6 +20,8 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: Headers Rack::MethodOverride and other front ends honour to turn a POST into another verb.
 OVERRIDE_HEADERS = ("x-http-method-override", "x-http-method", "x-method-override")
 _LABEL_KEYS = frozenset({"labels", "add_labels"})
+#: Only these add labels without being able to remove any (``labels`` replaces the whole set).
+_ADD_ONLY_KEYS = frozenset({"add_labels"})
 _IGNORED_KEYS = frozenset({"id", "iid", "merge_request_iid", "issue_iid", "epic_iid"})
 _NOT_PROJECTS = frozenset({"import", "remote-import", "remote-import-s3", "user"})
 # Bodies larger than this are not read for keys: the resolvers then assume the stricter reading.
@@ -96,7 +98,7 @@ def _resolve(route: Route, request: Request) -> tuple[str, ...]:
     if keys is None:
         return (edit, "label.add")
     changed = keys - _IGNORED_KEYS
-    if changed and changed <= _LABEL_KEYS:
+    if changed and changed <= _ADD_ONLY_KEYS:
         return ("label.add",)
     if changed & _LABEL_KEYS:
         return (edit, "label.add")

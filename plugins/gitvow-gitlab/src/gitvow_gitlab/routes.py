@@ -18,8 +18,9 @@ Choices worth knowing (they are not all obvious from the names):
 - Notes on issues, merge requests, commits and epics are ``issue.comment``; a merge-request
   *discussion* that carries a diff ``position`` is ``pr.review`` (``@mr_discussion``), and so
   are replies in merge-request discussion threads, draft notes, approvals and resolving.
-- ``PUT`` on an issue or merge request that only adds labels is ``label.add``; one that also
-  changes other fields is that edit plus ``label.add`` (``@issue_update``, ``@mr_update``).
+- ``PUT`` on an issue or merge request that only adds labels (``add_labels``) is
+  ``label.add``; one that sets ``labels`` (which replaces the set, so it may remove some) or
+  also changes other fields is that edit plus ``label.add`` (``@issue_update``, ``@mr_update``).
 - ``POST /projects/:id/labels`` creates a project label: ``label.manage``, not ``label.add``
   (seed 003's near miss).
 - Adding a merge request to a merge train merges it: ``pr.merge``, relayed like the merge API.
