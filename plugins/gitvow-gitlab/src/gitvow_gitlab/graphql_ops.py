@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
+from graphql import ObjectValueNode, StringValueNode, ValueNode, VariableNode
+
 from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
 from gitvow.request import Classification, Request
 from gitvow.vocabulary import READ, UNKNOWN
@@ -61,7 +63,7 @@ def _denied(note: str) -> Classification:
 
 def classify_graphql(request: Request, reader: GraphQLReader) -> Classification:
     """Classify one request to GitLab's GraphQL endpoint."""
-    url_params = parse_qs(request.query, keep_blank_values=True)
+    url_params = parse_qs(request.query, keep_blank_values=True) if request.query else {}
     if request.method in ("GET", "HEAD"):
         return _classify_get(url_params, reader)
     if request.method != "POST":
@@ -130,7 +132,7 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
             continue
         if op not in operations:
             operations.append(op)
-        repos.add(_project_path(field.argument("input", variables)))
+        repos.add(_project_path(field.arguments.get("input"), variables))
     repo = repos.pop() if len(repos) == 1 else None
     fields = tuple(f.name for f in operation.fields)
     if unmapped:
@@ -151,9 +153,22 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
     )
 
 
-def _project_path(value: object) -> str | None:
-    if isinstance(value, dict):
-        path = value.get("projectPath")
-        if isinstance(path, str) and path.strip("/"):
-            return path.strip("/")
+def _project_path(node: ValueNode | None, variables: Mapping[str, Any]) -> str | None:
+    """``input.projectPath`` of a mutation field, literal or from variables, without converting
+    the whole input (that costs more than the rest of classification)."""
+    value: object = None
+    if isinstance(node, VariableNode):
+        given = variables.get(node.name.value)
+        value = given.get("projectPath") if isinstance(given, dict) else None
+    elif isinstance(node, ObjectValueNode):
+        for field in node.fields:
+            if field.name.value == "projectPath":
+                inner = field.value
+                if isinstance(inner, StringValueNode):
+                    value = inner.value
+                elif isinstance(inner, VariableNode):
+                    value = variables.get(inner.name.value)
+                break
+    if isinstance(value, str) and value.strip("/"):
+        return value.strip("/")
     return None

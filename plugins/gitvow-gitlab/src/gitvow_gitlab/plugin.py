@@ -62,7 +62,7 @@ def split_path(path: str) -> list[str]:
     for part in raw:
         if not part:
             raise PathRefused("empty path segment")
-        segment = unquote(part)
+        segment = unquote(part) if "%" in part else part
         if segment in (".", ".."):
             raise PathRefused("dot segment in the path")
         segments.append(segment)
