@@ -49,7 +49,8 @@ def test_mapped_mutations(adapter: GitLabAdapter, field: str, operation: str) ->
 @pytest.mark.parametrize(
     "field",
     ["destroyNote", "createDiffNote", "issueMove", "projectCreate", "mergeRequestSet", "pipelineRetry",
-     "createSnippet", "labelCreate", "mergeRequestReviewerRereview", "issueSetLabels"],
+     "createSnippet", "labelCreate", "mergeRequestReviewerRereview", "issueSetLabels",
+     "mergeRequestSetAutoMerge", "mergeRequestSetAccepted"],
 )
 def test_every_other_mutation_is_unknown_with_graphql_mutation(adapter: GitLabAdapter, field: str) -> None:
     got = post(adapter, f"mutation {{ {field}(input: {{}}) {{ errors }} }}")

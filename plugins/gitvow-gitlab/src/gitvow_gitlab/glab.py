@@ -143,10 +143,13 @@ def _classify_api(
         return ToolCall((UNKNOWN,), repo=repo, adapter="gitlab", summary="glab api without an endpoint")
     method = method or ("POST" if has_data else "GET")
     if endpoint == "graphql":
-        body = json.dumps({"query": fields.get("query", ""), **({"operationName": fields["operationName"]}
-                                                              if "operationName" in fields else {})})
+        document = {"query": fields.get("query", "")}
+        if "operationName" in fields:
+            document["operationName"] = fields["operationName"]
+        # glab sends GraphQL as a POST whatever -X says when there are fields.
         request = Request(method="POST" if method == "GET" and fields.get("query") else method, host=host,
-                          path="/api/graphql", body=body.encode(), headers={"content-type": "application/json"})
+                          path="/api/graphql", body=json.dumps(document).encode(),
+                          headers={"content-type": "application/json"})
     else:
         path = urlsplit(endpoint).path if "://" in endpoint else endpoint
         query = urlsplit(endpoint).query if "?" in endpoint else ""

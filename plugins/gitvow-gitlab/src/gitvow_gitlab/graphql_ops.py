@@ -42,6 +42,9 @@ MUTATIONS: Mapping[str, str] = {
     "createNote": "issue.comment",
 }
 PREFIXES: tuple[tuple[str, str], ...] = (("mergeRequestSet", "pr.edit"),)
+#: A ``mergeRequestSet*`` that names one of these is not an edit (a future
+#: ``mergeRequestSetAutoMerge`` would arm a merge): it stays unmapped, so refused.
+_NOT_AN_EDIT = ("Merge", "Accept")
 _BODY_KEYS = frozenset({"query", "operationName", "variables", "extensions"})
 _URL_KEYS = frozenset({"query", "operationName", "variables", "extensions", "_json"})
 
@@ -52,7 +55,8 @@ def mutation_operation(field: str) -> str | None:
     if op is not None:
         return op
     for prefix, prefixed_op in PREFIXES:
-        if field.startswith(prefix) and len(field) > len(prefix):
+        suffix = field[len(prefix) :]
+        if field.startswith(prefix) and suffix and not any(word in suffix for word in _NOT_AN_EDIT):
             return prefixed_op
     return None
 

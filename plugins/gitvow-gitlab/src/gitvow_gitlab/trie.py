@@ -16,9 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
-
-T = TypeVar("T")
 
 WILDCARD = "*"
 
@@ -28,7 +25,7 @@ class TemplateError(ValueError):
 
 
 @dataclass(slots=True)
-class _Node(Generic[T]):
+class _Node[T]:
     literals: dict[str, _Node[T]] = field(default_factory=dict)
     param: _Node[T] | None = None
     param_name: str = ""
@@ -39,7 +36,7 @@ class _Node(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
-class Match(Generic[T]):
+class Match[T]:
     """A matched route: its value, its template and the parameters it bound (decoded)."""
 
     value: T
@@ -47,7 +44,7 @@ class Match(Generic[T]):
     params: Mapping[str, str]
 
 
-class SegmentTrie(Generic[T]):
+class SegmentTrie[T]:
     """``(method, template) → value``, looked up by method and decoded path segments."""
 
     __slots__ = ("_root", "_size")
