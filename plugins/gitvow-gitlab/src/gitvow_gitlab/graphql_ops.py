@@ -28,6 +28,7 @@ from graphql import ObjectValueNode, StringValueNode, ValueNode, VariableNode
 from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
 from gitvow.request import Classification, Request
 from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitlab.rest import ADAPTER, unknown
 
 GRAPHQL_DENIED = "graphql_denied"
 GRAPHQL_MUTATION = "graphql_mutation"
@@ -62,7 +63,7 @@ def mutation_operation(field: str) -> str | None:
 
 
 def _denied(note: str) -> Classification:
-    return Classification.unknown(note, code=GRAPHQL_DENIED)
+    return unknown(note, code=GRAPHQL_DENIED)
 
 
 def classify_graphql(request: Request, reader: GraphQLReader) -> Classification:
@@ -106,7 +107,7 @@ def _classify_get(params: Mapping[str, list[str]], reader: GraphQLReader) -> Cla
         return _denied("batched GraphQL is not allowed")
     queries = params.get("query", [])
     if not queries:
-        return Classification((READ,), details={"api": "graphql"})
+        return Classification((READ,), adapter=ADAPTER, details={"api": "graphql"})
     names = params.get("operationName", [])
     if len(queries) > 1 or len(names) > 1:
         return _denied("repeated GraphQL parameters in the URL")
@@ -117,13 +118,13 @@ def _classify_get(params: Mapping[str, list[str]], reader: GraphQLReader) -> Cla
     except GraphQLRefused as exc:
         return _denied(str(exc))
     if operation.kind == "mutation":
-        return Classification.unknown("mutations are not allowed over GET", code=GRAPHQL_MUTATION)
-    return Classification((READ,), details={"api": "graphql"})
+        return unknown("mutations are not allowed over GET", code=GRAPHQL_MUTATION)
+    return Classification((READ,), adapter=ADAPTER, details={"api": "graphql"})
 
 
 def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any]) -> Classification:
     if operation.kind != "mutation":
-        return Classification((READ,), details={"api": "graphql"})
+        return Classification((READ,), adapter=ADAPTER, details={"api": "graphql"})
     if not operation.fields:
         return _denied("a mutation with no fields")
     operations: list[str] = []
@@ -143,6 +144,7 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
         return Classification(
             (UNKNOWN,),
             repo=repo,
+            adapter=ADAPTER,
             unknown_code=GRAPHQL_MUTATION,
             mode_code=GRAPHQL_MUTATION,
             note=f"GraphQL mutation {', '.join(sorted(set(unmapped)))} is not an operation gitvow allows",
@@ -151,6 +153,7 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
     return Classification(
         tuple(operations),
         repo=repo,
+        adapter=ADAPTER,
         unknown_code=GRAPHQL_MUTATION,
         mode_code=GRAPHQL_MUTATION,
         details={"api": "graphql", "fields": fields},

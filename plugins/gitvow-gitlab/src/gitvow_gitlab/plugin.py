@@ -33,7 +33,7 @@ from gitvow_gitlab.fixtures import fail_closed_fixtures, fixtures
 from gitvow_gitlab.glab import classify_glab
 from gitvow_gitlab.graphql_ops import classify_graphql
 from gitvow_gitlab.mcp import classify_mcp
-from gitvow_gitlab.rest import READ_METHODS, classify_rest, method_override
+from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, method_override, unknown
 from gitvow_gitsmart import classify_git, is_git_path
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT
 
@@ -62,7 +62,12 @@ def split_path(path: str) -> list[str]:
     for part in raw:
         if not part:
             raise PathRefused("empty path segment")
-        segment = unquote(part) if "%" in part else part
+        if "%" in part:
+            # Encoded slashes are by far the commonest escape (project paths): skip unquote for them.
+            plain = part.replace("%2F", "/").replace("%2f", "/")
+            segment = plain if "%" not in plain else unquote(part)
+        else:
+            segment = part
         if segment in (".", ".."):
             raise PathRefused("dot segment in the path")
         segments.append(segment)
@@ -72,7 +77,7 @@ def split_path(path: str) -> list[str]:
 class GitLabAdapter(Adapter):
     """GitLab REST v4, GraphQL, OAuth sign-in and git smart-HTTP."""
 
-    name = "gitlab"
+    name = ADAPTER
     default_hosts = ("gitlab.com",)
 
     def __init__(self) -> None:
@@ -118,11 +123,11 @@ class GitLabAdapter(Adapter):
         if request.method not in READ_METHODS:
             refused = method_override(request)
             if refused:
-                return Classification.unknown(refused)
+                return unknown(refused)
         try:
             segments = split_path(request.path)
         except PathRefused as exc:
-            return Classification.unknown(str(exc))
+            return unknown(str(exc))
         if self.root:
             if segments[: len(self.root)] != self.root:
                 return self._outside(request)
@@ -133,7 +138,7 @@ class GitLabAdapter(Adapter):
         if head == ["api", "graphql"] and len(segments) == 2:
             return classify_graphql(request, self.reader)
         if len(segments) == 2 and segments[0] == "oauth" and segments[1] in OAUTH_PATHS and request.method == "POST":
-            return Classification(("auth.login",), details={"api": "oauth"})
+            return Classification(("auth.login",), adapter=ADAPTER, details={"api": "oauth"})
         if segments[:1] == ["api"]:
             return self._outside(request)
         git = classify_git(request, strip_prefix=self.relative_url_root, limit=self.commands_limit)
@@ -144,8 +149,8 @@ class GitLabAdapter(Adapter):
     @staticmethod
     def _outside(request: Request) -> Classification:
         if request.method in READ_METHODS:
-            return Classification((READ,))
-        return Classification.unknown("not a GitLab REST v4, GraphQL, OAuth or git smart-HTTP path")
+            return Classification((READ,), adapter=ADAPTER)
+        return unknown("not a GitLab REST v4, GraphQL, OAuth or git smart-HTTP path")
 
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
         """``Bearer`` for the API and GraphQL; Basic ``oauth2:<token>`` for git; none for OAuth sign-in."""

@@ -16,6 +16,8 @@ from gitvow.request import Classification, Request
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitlab.routes import ROUTES, Route
 
+#: The adapter's name, set on every classification so the pipeline need not copy it in.
+ADAPTER = "gitlab"
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: Headers Rack::MethodOverride and other front ends honour to turn a POST into another verb.
 OVERRIDE_HEADERS = ("x-http-method-override", "x-http-method", "x-method-override")
@@ -26,6 +28,13 @@ _IGNORED_KEYS = frozenset({"id", "iid", "merge_request_iid", "issue_iid", "epic_
 _NOT_PROJECTS = frozenset({"import", "remote-import", "remote-import-s3", "user"})
 # Bodies larger than this are not read for keys: the resolvers then assume the stricter reading.
 _BODY_READ_LIMIT = 256 * 1024
+
+
+def unknown(note: str, *, code: str = "mode_denied", repo: str | None = None,
+            details: Mapping[str, object] | None = None) -> Classification:
+    """``unknown`` from this adapter: denied at every mode, ``note`` shown to the agent."""
+    return Classification((UNKNOWN,), repo=repo, adapter=ADAPTER, unknown_code=code, note=note,
+                          details=details or {})
 
 
 def project_repo(ref: str) -> tuple[str | None, dict[str, object]]:
@@ -109,19 +118,17 @@ def classify_rest(request: Request, segments: list[str]) -> Classification:
     """Classify a request whose path (after ``/api/v4``) is ``segments`` (decoded)."""
     if request.method in READ_METHODS:
         repo, details = _repo_of(segments)
-        return Classification((READ,), repo=repo, details={"api": "rest", **details})
+        return Classification((READ,), repo=repo, adapter=ADAPTER, details={"api": "rest", **details})
     match = ROUTES.match(request.method, segments)
     if match is None:
         repo, details = _repo_of(segments)
-        return Classification.unknown(
-            f"{request.method} /api/v4/{'/'.join(segments)} is not a GitLab route gitvow knows", repo=repo
-        )
+        return unknown(f"{request.method} /api/v4/{'/'.join(segments)} is not a GitLab route gitvow knows", repo=repo)
     repo, details = _repo_from_params(match.params)
     details = {"api": "rest", "route": match.template, **details}
     route = match.value
     if route.is_unknown:
-        return Classification((UNKNOWN,), repo=repo, note=route.reason, details=details)
-    return Classification(_resolve(route, request), repo=repo, details=details)
+        return unknown(route.reason, repo=repo, details=details)
+    return Classification(_resolve(route, request), repo=repo, adapter=ADAPTER, details=details)
 
 
 def _repo_from_params(params: Mapping[str, str]) -> tuple[str | None, dict[str, object]]:

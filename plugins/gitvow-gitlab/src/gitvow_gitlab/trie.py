@@ -88,12 +88,31 @@ class SegmentTrie[T]:
 
     def match(self, method: str, segments: list[str]) -> Match[T] | None:
         """The most specific route for ``method`` and already-decoded ``segments``, or None."""
+        fast = self._greedy(method, segments)
+        if fast is not None:
+            return fast
         params: dict[str, str] = {}
         found = self._walk(self._root, method, segments, 0, params)
         if found is None:
             return None
         value, template = found
         return Match(value, template, params)
+
+    def _greedy(self, method: str, segments: list[str]) -> Match[T] | None:
+        """The first path of the depth-first walk, without recursion: right for almost every
+        request; when it dead-ends, :meth:`_walk` does the full backtracking search."""
+        node = self._root
+        params: dict[str, str] = {}
+        for segment in segments:
+            child = node.literals.get(segment)
+            if child is None:
+                child = node.param
+                if child is None:
+                    return None
+                params[node.param_name] = segment
+            node = child
+        value = node.leaf.get(method)
+        return None if value is None else Match(value, node.template, params)
 
     def _walk(
         self, node: _Node[T], method: str, segments: list[str], i: int, params: dict[str, str]
