@@ -55,6 +55,8 @@ GLAB = [
     ("glab token create --name t", "unknown"),
     ("glab cluster agent list", "unknown"),
     ("/usr/local/bin/glab mr merge 1", "pr.merge"),
+    ("glab mr -R team/app merge 1", "pr.merge"),
+    ("glab mr --unknown-flag value merge 1", "unknown"),
 ]
 
 

@@ -84,6 +84,20 @@ def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:
     return None
 
 
+def _positional(args: list[str]) -> list[str]:
+    """Arguments that are not flags, skipping the value of ``-R``/``--repo`` wherever it stands."""
+    out = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("-R", "--repo"):
+            skip = True
+        elif not arg.startswith("-"):
+            out.append(arg)
+    return out
+
+
 def classify_glab(argv: Sequence[str], classify_request: RestClassifier, host: str = "gitlab.com") -> ToolCall | None:
     """Operations a ``glab`` argv performs; None if it is not glab or touches only local state."""
     if not argv or argv[0].rsplit("/", 1)[-1] != "glab":
@@ -100,7 +114,7 @@ def classify_glab(argv: Sequence[str], classify_request: RestClassifier, host: s
     repo = _option_value(rest, ("-R", "--repo"))
     if sub == "api":
         return _classify_api(rest, classify_request, host, repo)
-    positional = [a for a in rest if not a.startswith("-")]
+    positional = _positional(rest)
     action = positional[0] if positional else ""
     op = ACTIONS.get(sub, {}).get(action)
     if op is None:
