@@ -133,3 +133,22 @@ def test_parsed_documents_are_cached_by_text(adapter: GitLabAdapter) -> None:
     post(adapter, query)
     cached = adapter.reader.operation(query)
     assert adapter.reader.operation(query) is cached
+
+
+def test_repeated_bodies_return_the_remembered_answer_and_the_memory_is_bounded(adapter: GitLabAdapter) -> None:
+    query = "mutation { mergeRequestAccept(input: {projectPath: \"g/p\", iid: \"1\"}) { errors } }"
+    first = post(adapter, query)
+    assert post(adapter, query) is first
+    refused = post(adapter, "mutation {")
+    assert post(adapter, "mutation {") is refused and refused.unknown_code == GRAPHQL_DENIED
+    for i in range(adapter.results.size + 5):
+        post(adapter, f"query Q{i} {{ currentUser {{ id }} }}")
+    assert len(adapter.results._results) == adapter.results.size
+    assert post(adapter, query) is not first and post(adapter, query).operations == ("pr.merge",)
+
+
+def test_the_url_is_checked_before_the_remembered_answer(adapter: GitLabAdapter) -> None:
+    body = '{ currentUser { id } }'
+    assert post(adapter, body).operations == ("read",)
+    smuggled = post(adapter, body, url=f"{URL}?query=mutation%7BmergeRequestAccept%7D")
+    assert smuggled.is_unknown and smuggled.unknown_code == GRAPHQL_DENIED

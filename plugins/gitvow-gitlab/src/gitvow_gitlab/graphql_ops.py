@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from threading import Lock
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -66,7 +67,34 @@ def _denied(note: str) -> Classification:
     return unknown(note, code=GRAPHQL_DENIED)
 
 
-def classify_graphql(request: Request, reader: GraphQLReader) -> Classification:
+class ResultCache:
+    """Classifications of POST bodies seen before, keyed by their exact bytes.
+
+    The core caches parsed documents by text; this caches the whole answer, so an agent that
+    repeats a request pays one hash of its body instead of a JSON decode and a walk of the
+    fields. Bounded (oldest out first) and only for small bodies; the result is a function
+    of the body alone once the URL has been checked, and classifications are immutable.
+    """
+
+    def __init__(self, size: int = 1024, max_body: int = 16 * 1024) -> None:
+        self.size = size
+        self.max_body = max_body
+        self._results: dict[bytes, Classification] = {}
+        self._lock = Lock()
+
+    def get(self, body: bytes) -> Classification | None:
+        return self._results.get(body) if len(body) <= self.max_body else None
+
+    def put(self, body: bytes, result: Classification) -> None:
+        if len(body) > self.max_body:
+            return
+        with self._lock:
+            if len(self._results) >= self.size:
+                self._results.pop(next(iter(self._results)))
+            self._results[body] = result
+
+
+def classify_graphql(request: Request, reader: GraphQLReader, cache: ResultCache | None = None) -> Classification:
     """Classify one request to GitLab's GraphQL endpoint."""
     url_params = parse_qs(request.query, keep_blank_values=True) if request.query else {}
     if request.method in ("GET", "HEAD"):
@@ -75,10 +103,20 @@ def classify_graphql(request: Request, reader: GraphQLReader) -> Classification:
         return _denied(f"GraphQL takes GET or POST, not {request.method}")
     if _URL_KEYS & url_params.keys():
         return _denied("GraphQL parameters in the URL of a POST are not allowed")
-    if len(request.body) > reader.body_limit:
+    if cache is None:
+        return _classify_post(request.body, reader)
+    result = cache.get(request.body)
+    if result is None:
+        result = _classify_post(request.body, reader)
+        cache.put(request.body, result)
+    return result
+
+
+def _classify_post(body: bytes, reader: GraphQLReader) -> Classification:
+    if len(body) > reader.body_limit:
         return _denied(f"body over the {reader.body_limit}-byte limit")
     try:
-        payload = json.loads(request.body)
+        payload = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return _denied("body is not JSON")
     if not isinstance(payload, dict):

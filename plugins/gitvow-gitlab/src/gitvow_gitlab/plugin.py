@@ -31,7 +31,7 @@ from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import OPERATIONS, READ, UNKNOWN
 from gitvow_gitlab.fixtures import fail_closed_fixtures, fixtures
 from gitvow_gitlab.glab import classify_glab
-from gitvow_gitlab.graphql_ops import classify_graphql
+from gitvow_gitlab.graphql_ops import ResultCache, classify_graphql
 from gitvow_gitlab.mcp import classify_mcp
 from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, method_override, unknown
 from gitvow_gitsmart import classify_git, is_git_path
@@ -82,6 +82,7 @@ class GitLabAdapter(Adapter):
 
     def __init__(self) -> None:
         self.reader = GraphQLReader()
+        self.results = ResultCache()
         self.root: list[str] = []
         self.commands_limit = COMMANDS_LIMIT
 
@@ -114,6 +115,7 @@ class GitLabAdapter(Adapter):
             token_limit=limits["graphql_token_limit"],
             field_limit=limits["graphql_field_limit"],
         )
+        self.results = ResultCache()
         self.commands_limit = limits["commands_limit"]
         self.root = root_segments
 
@@ -136,7 +138,7 @@ class GitLabAdapter(Adapter):
         if head == ["api", "v4"]:
             return classify_rest(request, segments[2:])
         if head == ["api", "graphql"] and len(segments) == 2:
-            return classify_graphql(request, self.reader)
+            return classify_graphql(request, self.reader, self.results)
         if len(segments) == 2 and segments[0] == "oauth" and segments[1] in OAUTH_PATHS and request.method == "POST":
             return Classification(("auth.login",), adapter=ADAPTER, details={"api": "oauth"})
         if segments[:1] == ["api"]:
