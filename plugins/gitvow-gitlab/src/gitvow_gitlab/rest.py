@@ -39,7 +39,7 @@ def unknown(note: str, *, code: str = "mode_denied", repo: str | None = None,
 
 def project_repo(ref: str) -> tuple[str | None, dict[str, object]]:
     """``group/sub/proj`` → that path; ``123`` → None with ``project_id`` in the details."""
-    if ref.isdigit():
+    if ref.isascii() and ref.isdigit():
         return None, {"project_id": int(ref)}
     return ref.strip("/") or None, {}
 
@@ -85,11 +85,12 @@ def method_override(request: Request) -> str | None:
     for name in OVERRIDE_HEADERS:
         if name in request.headers:
             return f"the {name} header is not allowed"
-    if "_method" in request.query:
+    # Cheap substring tests first; "method" also catches %5Fmethod and a JSON "\u005fmethod".
+    if "method" in request.query.lower():
         keys = {k for k, _ in parse_qsl(request.query, keep_blank_values=True)}
         if "_method" in keys:
             return "a _method parameter is not allowed"
-    if b"_method" in request.body:
+    if b"method" in request.body.lower():
         keys_in_body = param_keys(request)
         if keys_in_body is None or "_method" in keys_in_body:
             return "a _method parameter is not allowed"
