@@ -28,7 +28,7 @@ from gitvow.errors import PluginError
 from gitvow.graphql import BODY_LIMIT, FIELD_LIMIT, TOKEN_LIMIT, GraphQLReader
 from gitvow.hookspecs import hookimpl
 from gitvow.request import Classification, Fixture, Request, ToolCall
-from gitvow.vocabulary import OPERATIONS, READ, UNKNOWN
+from gitvow.vocabulary import READ
 from gitvow_gitlab.fixtures import fail_closed_fixtures, fixtures
 from gitvow_gitlab.glab import classify_glab
 from gitvow_gitlab.graphql_ops import ResultCache, classify_graphql
@@ -44,7 +44,6 @@ _OPTIONS = ("graphql_body_limit", "graphql_token_limit", "graphql_field_limit", 
 UNSUPPORTED: Mapping[str, str] = {
     "agent.session": "GitLab has no agent-activity API of the Linear kind; nothing on the wire maps to it",
 }
-SUPPORTED = frozenset(OPERATIONS) - set(UNSUPPORTED)
 
 
 class PathRefused(ValueError):
@@ -208,4 +207,4 @@ def register_adapters(register: Callable[[Adapter], None]) -> None:
     register(GitLabAdapter())
 
 
-__all__ = ["SUPPORTED", "UNKNOWN", "GitLabAdapter", "PathRefused", "split_path"]
+__all__ = ["UNSUPPORTED", "GitLabAdapter", "PathRefused", "split_path"]
