@@ -101,6 +101,14 @@ API = [
     ("glab api graphql -f query='query { currentUser { id } }'", "read"),
     ("glab api graphql -f query='mutation { destroyNote(input: {id: \"x\"}) { errors } }'", "unknown"),
     ("glab api", "unknown"),
+    ("glab api projects/:id/merge_requests -ftitle=t", "pr.create"),
+    ("glab api projects/:id/merge_requests -f=title=t", "pr.create"),
+    ("glab api projects/:id/merge_requests --raw-field=title=t", "pr.create"),
+    ("glab api projects/:id/merge_requests/3/merge -XPUT", "pr.merge"),
+    ("glab api projects/:id/merge_requests/3/merge -X=PUT", "pr.merge"),
+    ("glab api projects/:id/merge_requests/3/merge --method=PUT --paginate", "pr.merge"),
+    ("glab api projects/:id/merge_requests -iftitle=t", "unknown"),
+    ("glab api projects/:id/merge_requests -i", "read"),
 ]
 
 

@@ -65,9 +65,6 @@ READ_ACTIONS = frozenset({"list", "ls", "view", "show", "get", "status", "trace"
                           "ci-view", "board"})
 #: Subcommands that touch only local state.
 LOCAL = frozenset({"config", "alias", "completion", "help", "version", "check-update"})
-_API_VALUE_FLAGS = frozenset({"-X", "--method", "-f", "--raw-field", "-F", "--field", "-H", "--header",
-                              "--hostname", "--input", "-R", "--repo"})
-_DATA_FLAGS = frozenset({"-f", "--raw-field", "-F", "--field", "--input"})
 
 RestClassifier = Callable[[Request], Classification]
 
@@ -123,36 +120,70 @@ def classify_glab(argv: Sequence[str], classify_request: RestClassifier, host: s
     return ToolCall((op,), repo=repo, adapter="gitlab", summary=summary)
 
 
-def _classify_api(
-    args: list[str], classify_request: RestClassifier, host: str, repo: str | None
-) -> ToolCall:
-    method = (_option_value(args, ("-X", "--method")) or "").upper()
-    fields: dict[str, str] = {}
-    endpoint = None
-    has_data = False
+_SHORT_VALUE_FLAGS = frozenset({"-X", "-f", "-F", "-H", "-R"})
+_LONG_NAMES = {"--method": "-X", "--raw-field": "-f", "--field": "-F", "--header": "-H", "--repo": "-R",
+               "--hostname": "--hostname", "--input": "--input"}
+
+
+def _api_options(args: list[str]) -> tuple[list[tuple[str, str]], list[str]] | None:
+    """``glab api`` argv → (options as (short name, value), positionals); None if ambiguous.
+
+    pflag accepts ``-f v``, ``-fv``, ``-f=v``, ``--field v`` and ``--field=v``; a cluster of
+    short flags that hides a value-taking one (``-if…``) cannot be read safely.
+    """
+    options: list[tuple[str, str]] = []
+    positionals: list[str] = []
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg in _API_VALUE_FLAGS:
-            value = args[i + 1] if i + 1 < len(args) else ""
-            if arg in _DATA_FLAGS:
-                has_data = True
-                if arg != "--input" and "=" in value:
-                    key, _, val = value.partition("=")
-                    fields[key] = val
-            i += 2
-            continue
-        if arg.startswith("-"):
-            for flag in _DATA_FLAGS:
-                if flag.startswith("--") and arg.startswith(flag + "="):
-                    has_data = True
-                    key, _, val = arg[len(flag) + 1 :].partition("=")
-                    fields[key] = val
-            i += 1
-            continue
-        if endpoint is None:
-            endpoint = arg
         i += 1
+        if arg.startswith("--"):
+            name, eq, value = arg.partition("=")
+            canonical = _LONG_NAMES.get(name)
+            if canonical is None:
+                continue  # a boolean such as --paginate, --include, --silent
+            if not eq:
+                value = args[i] if i < len(args) else ""
+                i += 1
+            options.append((canonical, value))
+        elif arg.startswith("-") and len(arg) > 1:
+            short = arg[:2]
+            if short in _SHORT_VALUE_FLAGS:
+                value = arg[2:]
+                if value.startswith("="):
+                    value = value[1:]
+                elif not value:
+                    value = args[i] if i < len(args) else ""
+                    i += 1
+                options.append((short, value))
+            elif any(f"-{c}" in _SHORT_VALUE_FLAGS for c in arg[1:]):
+                return None
+        else:
+            positionals.append(arg)
+    return options, positionals
+
+
+def _classify_api(
+    args: list[str], classify_request: RestClassifier, host: str, repo: str | None
+) -> ToolCall:
+    parsed = _api_options(args)
+    if parsed is None:
+        return ToolCall((UNKNOWN,), repo=repo, adapter="gitlab", summary="glab api with flags that cannot be read")
+    options, positionals = parsed
+    method = ""
+    fields: dict[str, str] = {}
+    has_data = False
+    for name, value in options:
+        if name == "-X":
+            method = value.upper()
+        elif name in ("-f", "-F", "--input"):
+            has_data = True
+            if name != "--input" and "=" in value:
+                key, _, val = value.partition("=")
+                fields[key] = val
+        elif name == "-R":
+            repo = value
+    endpoint = positionals[0] if positionals else None
     if endpoint is None:
         return ToolCall((UNKNOWN,), repo=repo, adapter="gitlab", summary="glab api without an endpoint")
     method = method or ("POST" if has_data else "GET")
