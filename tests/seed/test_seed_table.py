@@ -124,6 +124,8 @@ def test_seed_row_at_every_mode(op: str, adapter: str, method: str, url: str, bo
         assert answer["adapter"] == adapter, where
         assert answer["operations"] == [op], where
         verdict, code = expected(rule, mode, converse)
+        if code is not None:
+            assert answer["reason"] == code, where
         assert answer["verdict"] == verdict, where
         if verdict == "relay":
             assert answer["reason"] == "hard_deny" and answer["relay"] == RELAY_CODES[rule], where
