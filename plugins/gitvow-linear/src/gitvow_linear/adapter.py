@@ -63,17 +63,21 @@ class LinearAdapter(Adapter):
         )
 
     def configure(self, options: Mapping[str, object]) -> None:
-        """``body_limit`` (bytes) and ``field_limit`` (top-level fields per document)."""
+        """``body_limit`` (bytes) and ``field_limit`` (top-level fields per document); an option
+        left out is back at its default, so reconfiguring never keeps a stale limit."""
         unknown = sorted(set(options) - set(_OPTIONS))
         if unknown:
             raise PluginError(self.name, f"unknown option(s) {', '.join(unknown)}; expected {', '.join(_OPTIONS)}")
-        values = {key: options.get(key, getattr(self, key)) for key in _OPTIONS}
-        for key, value in values.items():
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise PluginError(self.name, f"{key} must be a positive integer, got {value!r}")
-        self.body_limit = int(values["body_limit"])  # type: ignore[call-overload]
-        self.field_limit = int(values["field_limit"])  # type: ignore[call-overload]
+        body_limit = self._positive(options, "body_limit", BODY_LIMIT)
+        field_limit = self._positive(options, "field_limit", FIELD_LIMIT)
+        self.body_limit, self.field_limit = body_limit, field_limit
         self._reader = self._make_reader()
+
+    def _positive(self, options: Mapping[str, object], key: str, default: int) -> int:
+        value = options.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise PluginError(self.name, f"{key} must be a positive integer, got {value!r}")
+        return value
 
     def classify(self, request: Request) -> Classification:
         if request.method != "POST" or request.path != ENDPOINT:
