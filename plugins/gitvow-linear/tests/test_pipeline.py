@@ -9,7 +9,7 @@ from gitvow.evaluator import Grant
 from gitvow.gates import Caller, Context, Gates
 from gitvow.modes import Mode
 from gitvow.pipeline import Action, Engine
-from gitvow.plugins import installed
+from gitvow.plugins import load
 from gitvow.policy.load import parse_policy
 from gitvow.request import Request
 from gitvow_linear import LinearAdapter
@@ -24,7 +24,8 @@ class KeyGate(Gates):
 
 
 def engine(text: str = "") -> Engine:
-    plugins = installed()
+    # A fresh load: installed() is shared per process, and options configure its adapters in place.
+    plugins = load()
     return Engine(parse_policy(tomllib.loads(text), relays=plugins.relays), plugins)
 
 
@@ -33,10 +34,10 @@ def post(query: str) -> Request:
 
 
 def test_the_entry_point_registers_the_adapter_for_api_linear_app() -> None:
-    plugins = installed()
-    assert isinstance(plugins.adapters["linear"], LinearAdapter)
-    assert plugins.adapter_plugin["linear"] == "linear"
-    assert engine().hosts.lookup("api.linear.app") is plugins.adapters["linear"]
+    eng = engine()
+    assert isinstance(eng.plugins.adapters["linear"], LinearAdapter)
+    assert eng.plugins.adapter_plugin["linear"] == "linear"
+    assert eng.hosts.lookup("api.linear.app") is eng.plugins.adapters["linear"]
 
 
 def test_an_allowed_mutation_is_forwarded_with_the_key() -> None:

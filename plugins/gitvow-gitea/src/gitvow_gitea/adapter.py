@@ -50,7 +50,11 @@ TRIE = build_trie()
 
 def split_path(path: str) -> list[str]:
     """Path segments, each percent-decoded *after* splitting so ``a%2Fb`` stays one segment."""
-    return [unquote(segment) for segment in path.strip("/").split("/")] if path.strip("/") else []
+    stripped = path.strip("/")
+    if not stripped:
+        return []
+    segments = stripped.split("/")
+    return [unquote(segment) for segment in segments] if "%" in stripped else segments
 
 
 def repo_of(params: Mapping[str, str]) -> str | None:
