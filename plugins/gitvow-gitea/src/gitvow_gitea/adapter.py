@@ -27,6 +27,7 @@ from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitea import fixtures
 from gitvow_gitea.commands import classify_tea
+from gitvow_gitea.mcp import classify_gitea_tool
 from gitvow_gitea.routes import ROUTES, Route
 from gitvow_gitea.trie import ANY_METHOD, RouteTrie
 from gitvow_gitsmart import classify_git, is_git_path
@@ -158,6 +159,9 @@ class GiteaAdapter(Adapter):
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_tea(argv)
+
+    def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
+        return classify_gitea_tool(tool, arguments)
 
     def fixtures(self) -> Sequence[Fixture]:
         return fixtures.FIXTURES
