@@ -72,7 +72,8 @@ ROWS: list[tuple[str, str, str, str, str, str]] = [
     ("unknown", "github", "POST", GQL, gql('mutation { noSuchMutation(input: {}) { clientMutationId } }'), "deny"),
     ("read", "linear", "POST", LINEAR, gql("query { viewer { id } }"), "advisory"),
     ("issue.create", "linear", "POST", LINEAR, gql('mutation { issueCreate(input: {teamId: "T", title: "t"}) { success } }'), "issues_only"),
-    ("issue.relate", "linear", "POST", LINEAR, gql('mutation { issueCreate(input: {teamId: "T", title: "t", parentId: "P"}) { success } }'), "issues_only"),
+    # A sub-issue is created *and* linked: both operations, so neither row can be bypassed.
+    ("issue.create+issue.relate", "linear", "POST", LINEAR, gql('mutation { issueCreate(input: {teamId: "T", title: "t", parentId: "P"}) { success } }'), "issues_only"),
     ("issue.edit", "linear", "POST", LINEAR, gql('mutation { issueUpdate(id: "I", input: {title: "t"}) { success } }'), "issues_only"),
     ("issue.comment", "linear", "POST", LINEAR, gql('mutation { commentCreate(input: {issueId: "I", body: "b"}) { success } }'), "issues_only or converse"),
     ("issue.relate", "linear", "POST", LINEAR, gql('mutation { issueRelationCreate(input: {issueId: "I", relatedIssueId: "J", type: blocks}) { success } }'), "issues_only"),
@@ -122,7 +123,7 @@ def test_seed_row_at_every_mode(op: str, adapter: str, method: str, url: str, bo
     for (mode, converse), answer in zip(grants, answers, strict=True):
         where = f"{method} {url} at {mode}{' +converse' if converse else ''}: {answer}"
         assert answer["adapter"] == adapter, where
-        assert answer["operations"] == [op], where
+        assert answer["operations"] == op.split("+"), where
         verdict, code = expected(rule, mode, converse)
         if code is not None:
             assert answer["reason"] == code, where
