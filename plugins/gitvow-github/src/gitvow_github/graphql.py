@@ -1,0 +1,107 @@
+"""GitHub GraphQL documents → operations: one per top-level field of the selected operation.
+
+The core :class:`~gitvow.graphql.GraphQLReader` does the reading (graphql-core, body/token/
+field limits, fragments and aliases resolved, an LRU of parsed documents); this module only
+names what each top-level field does. A query is ``read``. A mutation field maps through the
+reviewed ``graphql_operations.tsv``; a field that is not in it — mistyped, or newer than the
+committed schema — is ``unknown`` and denied with ``graphql_mutation`` at every mode. A body
+that cannot be read is ``unknown`` with ``graphql_denied``: never forwarded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
+from gitvow.request import Classification
+from gitvow.vocabulary import READ, UNKNOWN
+
+from gitvow_github.inventory import Rule, graphql_operations
+
+ADAPTER = "github"
+GRAPHQL_DENIED = "graphql_denied"
+GRAPHQL_MUTATION = "graphql_mutation"
+
+
+def _repository(operation: GraphQLOperation, variables: Mapping[str, Any]) -> str | None:
+    """``owner/name`` when every top-level ``repository(owner:, name:)`` field names the same one.
+
+    Mutations address objects by node id (``repositoryId``, ``pullRequestId``), which do not
+    say which repository they belong to without a lookup: those stay None, so repo-scoped
+    gates fail closed.
+    """
+    found: set[str] = set()
+    for field in operation.fields:
+        if field.name != "repository":
+            continue
+        try:
+            owner = field.argument("owner", variables)
+            name = field.argument("name", variables)
+        except Exception:  # a malformed argument value names no repository
+            return None
+        if not isinstance(owner, str) or not isinstance(name, str) or not owner or not name:
+            return None
+        found.add(f"{owner}/{name}")
+    return found.pop() if len(found) == 1 else None
+
+
+def classify_operation(
+    operation: GraphQLOperation,
+    variables: Mapping[str, Any],
+    mapping: Mapping[str, Rule] | None = None,
+) -> Classification:
+    """Operations for an already-read GraphQL operation."""
+    if operation.kind != "mutation":
+        return Classification(
+            (READ,),
+            repo=_repository(operation, variables),
+            adapter=ADAPTER,
+            details={"graphql": operation.kind, "fields": tuple(f.name for f in operation.fields)},
+        )
+    rules = graphql_operations() if mapping is None else mapping
+    operations: list[str] = []
+    notes: list[str] = []
+    for field in operation.fields:
+        rule = rules.get(field.name)
+        if rule is None:
+            op, why = UNKNOWN, f"mutation {field.name} is not in GitHub's schema inventory"
+        else:
+            op, why = rule.operation, rule.reason
+        if op == UNKNOWN:
+            notes.append(why if rule is None else f"mutation {field.name}: {why}")
+        if op not in operations:
+            operations.append(op)
+    if not operations:
+        return Classification(
+            (UNKNOWN,), adapter=ADAPTER, unknown_code=GRAPHQL_DENIED, note="the mutation selects no field"
+        )
+    return Classification(
+        tuple(operations),
+        repo=None,
+        adapter=ADAPTER,
+        unknown_code=GRAPHQL_MUTATION,
+        mode_code=GRAPHQL_MUTATION,
+        note="; ".join(notes),
+        details={"graphql": "mutation", "fields": tuple(f.name for f in operation.fields)},
+    )
+
+
+def classify_graphql(method: str, body: bytes, reader: GraphQLReader, *, content_encoding: str = "") -> Classification:
+    """Classify a request to the GraphQL endpoint."""
+    method = method.upper()
+    if method in ("HEAD", "OPTIONS"):
+        return Classification((READ,), adapter=ADAPTER)
+    if method != "POST":
+        return _denied("GitHub GraphQL documents are sent with POST")
+    if content_encoding and content_encoding.lower() != "identity":
+        return _denied("compressed GraphQL bodies are not read")
+    try:
+        request = reader.read(body)
+    except GraphQLRefused as exc:
+        return _denied(str(exc))
+    return classify_operation(request.operation, request.variables)
+
+
+def _denied(note: str) -> Classification:
+    return Classification((UNKNOWN,), adapter=ADAPTER, unknown_code=GRAPHQL_DENIED, mode_code=GRAPHQL_DENIED, note=note)
