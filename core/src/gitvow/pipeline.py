@@ -21,9 +21,10 @@ crash, never a forward.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from enum import Enum
+from types import MappingProxyType
 
 from gitvow import denial
 from gitvow.adapter import Adapter
@@ -35,7 +36,7 @@ from gitvow.plugins import Plugins
 from gitvow.policy.load import Policy
 from gitvow.relay import RelayTemplate
 from gitvow.request import Classification, Request
-from gitvow.verdict import Outcome, Verdict
+from gitvow.verdict import ALLOW, Outcome, Verdict
 from gitvow.vocabulary import UNKNOWN
 
 log = logging.getLogger("gitvow.pipeline")
@@ -64,11 +65,18 @@ class Decision:
     verdict: Verdict | None = None
     message: str | None = None
     status: int = 0
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=lambda: _NO_HEADERS)
 
     @property
     def reason(self) -> str | None:
         return self.verdict.code if self.verdict is not None and not self.verdict.allowed else None
+
+
+_NO_HEADERS: Mapping[str, str] = MappingProxyType({})
+_TUNNEL = Decision(Action.TUNNEL, stage="host")
+_AGENT_STAGES = ("run_state", "write_surface", "policy", "repo_filter", "body")
+_INTERNAL_STAGES = ("body",)
+_INTERNAL_UNKNOWN_STAGES = ("policy", "body")
 
 
 class Engine:
@@ -116,74 +124,69 @@ class Engine:
         """Run every stage in order and say what to do with ``request``."""
         adapter = self.hosts.lookup(request.host, request.port)
         if adapter is None:
-            return Decision(Action.TUNNEL, stage="host")
+            return _TUNNEL
         classification = self._classify(adapter, request)
         ctx = Context(request, adapter, classification, caller)
-        target = f"{request.method} {request.path}"
-        stages: list[tuple[str, Callable[[Context], Verdict | None]]] = []
         if not caller.internal:
-            stages += [
-                ("run_state", gates.run_state),
-                ("write_surface", gates.write_surface),
-                ("policy", lambda c: self.evaluate(c.classification, c.caller.grant)),
-                ("repo_filter", gates.repo_filter),
-            ]
+            stages = _AGENT_STAGES
         elif classification.is_unknown:
             # Internal callers skip the agent gates, not fail-closed classification.
-            stages.append(("policy", lambda c: self.evaluate(c.classification, c.caller.grant)))
-        stages.append(("body", gates.body))
+            stages = _INTERNAL_UNKNOWN_STAGES
+        else:
+            stages = _INTERNAL_STAGES
 
-        refusal: tuple[str, Verdict] | None = None
-        for stage, run in stages:
-            verdict = self._run_stage(stage, run, ctx)
-            if verdict is not None and not verdict.allowed:
-                refusal = (stage, verdict)
+        refusal: Verdict | None = None
+        refused_at = ""
+        for stage in stages:
+            try:
+                if stage == "policy":
+                    verdict: Verdict | None = evaluate(classification, caller.grant, table=self.policy.table)
+                else:
+                    verdict = getattr(gates, stage)(ctx)
+            except Exception as exc:
+                verdict = self._stage_failed(stage, exc, ctx)
+            if verdict is not None and verdict.outcome is not Outcome.ALLOW:
+                refusal, refused_at = verdict, stage
                 break
-        final = refusal[1] if refusal else Verdict.allow()
-        self._run_stage("record", lambda c: gates.record(c, final), ctx)
+        try:
+            gates.record(ctx, refusal or ALLOW)
+        except Exception as exc:
+            refusal, refused_at = self._stage_failed("record", exc, ctx), "record"
         if refusal is not None:
-            stage, verdict = refusal
-            message = self.message(verdict, classification, adapter, target)
-            return Decision(
-                Action.DENY,
-                stage=stage,
-                adapter=adapter.name,
-                classification=classification,
-                verdict=verdict,
-                message=message,
-                status=403,
-                headers={denial.REASON_HEADER: verdict.code or INTERNAL_ERROR},
-            )
+            return self._refused(refused_at, refusal, ctx)
         if not caller.internal:
             try:
                 throttle = gates.budget(ctx)
             except Exception as exc:
-                return self._failed("budget", exc, ctx, target)
+                return self._refused("budget", self._stage_failed("budget", exc, ctx), ctx)
             if throttle is not None:
                 verdict = Verdict.deny(throttle.code, throttle.why, operation=classification.operations[0])
-                return Decision(
-                    Action.THROTTLE,
-                    stage="budget",
-                    adapter=adapter.name,
-                    classification=classification,
-                    verdict=verdict,
-                    message=self.message(verdict, classification, adapter, target),
-                    status=429,
-                    headers={denial.REASON_HEADER: throttle.code, "Retry-After": str(max(1, throttle.retry_after))},
-                )
+                return self._refused("budget", verdict, ctx, status=429, retry_after=max(1, throttle.retry_after))
         try:
             token = gates.credential(ctx)
-            headers = dict(adapter.credential_headers(request, token)) if token else {}
+            headers = dict(adapter.credential_headers(request, token)) if token else _NO_HEADERS
         except Exception as exc:
-            return self._failed("credentials", exc, ctx, target)
-        return Decision(
-            Action.FORWARD,
-            stage="forward",
-            adapter=adapter.name,
-            classification=classification,
-            verdict=Verdict.allow(),
-            headers=headers,
+            return self._refused("credentials", self._stage_failed("credentials", exc, ctx), ctx)
+        return Decision(Action.FORWARD, "forward", adapter.name, classification, ALLOW, None, 0, headers)
+
+    def _refused(
+        self, stage: str, verdict: Verdict, ctx: Context, *, status: int = 403, retry_after: int | None = None
+    ) -> Decision:
+        request = ctx.request
+        message = self.message(verdict, ctx.classification, ctx.adapter, f"{request.method} {request.path}")
+        headers = {denial.REASON_HEADER: verdict.code or INTERNAL_ERROR}
+        if retry_after is not None:
+            headers["Retry-After"] = str(retry_after)
+        action = Action.THROTTLE if status == 429 else Action.DENY
+        return Decision(action, stage, ctx.adapter.name, ctx.classification, verdict, message, status, headers)
+
+    def _stage_failed(self, stage: str, exc: Exception, ctx: Context) -> Verdict:
+        log.error(
+            "stage %r raised for %s %s (adapter %r): %s: %s",
+            stage, ctx.request.method, ctx.request.path, ctx.adapter.name, type(exc).__name__, exc,
         )
+        operation = ctx.operations[0] if ctx.operations else UNKNOWN
+        return Verdict.deny(INTERNAL_ERROR, f"the {stage} stage failed ({type(exc).__name__})", operation=operation)
 
     def _classify(self, adapter: Adapter, request: Request) -> Classification:
         try:
@@ -201,34 +204,6 @@ class Engine:
             result = _with_adapter(result, adapter.name)
         return result
 
-    def _run_stage(
-        self, stage: str, run: Callable[[Context], Verdict | None], ctx: Context
-    ) -> Verdict | None:
-        try:
-            return run(ctx)
-        except Exception as exc:
-            log.error("stage %r raised for %s %s: %s: %s", stage, ctx.request.method, ctx.request.path,
-                      type(exc).__name__, exc)
-            return Verdict.deny(INTERNAL_ERROR, f"the {stage} stage failed ({type(exc).__name__})",
-                                operation=ctx.operations[0] if ctx.operations else UNKNOWN)
-
-    def _failed(self, stage: str, exc: Exception, ctx: Context, target: str) -> Decision:
-        log.error("stage %r raised: %s: %s", stage, type(exc).__name__, exc)
-        verdict = Verdict.deny(INTERNAL_ERROR, f"the {stage} stage failed ({type(exc).__name__})",
-                               operation=ctx.operations[0] if ctx.operations else UNKNOWN)
-        return Decision(
-            Action.DENY,
-            stage=stage,
-            adapter=ctx.adapter.name,
-            classification=ctx.classification,
-            verdict=verdict,
-            message=self.message(verdict, ctx.classification, ctx.adapter, target),
-            status=403,
-            headers={denial.REASON_HEADER: INTERNAL_ERROR},
-        )
-
 
 def _with_adapter(classification: Classification, name: str) -> Classification:
-    from dataclasses import replace
-
     return replace(classification, adapter=name)

@@ -87,7 +87,7 @@ def load(
     registered: dict[str, list[str]] = {name: [] for name in sources}
 
     def collect(hook: pluggy.HookCaller, accept: Callable[[str, object], None]) -> None:
-        for impl in reversed(hook.get_hookimpls()):  # registration order
+        for impl in hook.get_hookimpls():  # registration order
             def register(item: object, _plugin: str = impl.plugin_name) -> None:
                 accept(_plugin, item)
 

@@ -11,6 +11,7 @@ from gitvow_gitsmart.pktline import COMMANDS_LIMIT, PktLineError, read_ref_updat
 UPLOAD = "git-upload-pack"
 RECEIVE = "git-receive-pack"
 _SERVICE_OPERATION = {UPLOAD: "git.fetch", RECEIVE: "git.push"}
+_SERVICE_QUERIES = frozenset(f"service={service}" for service in _SERVICE_OPERATION)
 _ENDPOINTS = ("/info/refs", f"/{UPLOAD}", f"/{RECEIVE}")
 _GZIP_WINDOW = 16 + zlib.MAX_WBITS
 
@@ -57,7 +58,8 @@ def classify_git(request: Request, *, strip_prefix: str = "", limit: int = COMMA
     if endpoint == "/info/refs":
         if request.method not in ("GET", "HEAD"):
             return Classification.unknown("info/refs is only fetched with GET", repo=repo)
-        services = parse_qs(request.query).get("service", [])
+        query = request.query
+        services = [query[8:]] if query in _SERVICE_QUERIES else parse_qs(query).get("service", [])
         if len(services) != 1 or services[0] not in _SERVICE_OPERATION:
             return Classification.unknown("info/refs without a smart-HTTP service (dumb HTTP is not supported)", repo=repo)
         return Classification((_SERVICE_OPERATION[services[0]],), repo=repo, details={"service": services[0]})

@@ -1,0 +1,1 @@
+"""The ``gitvow`` command. Each subcommand is a module with ``add_parser`` and ``run``."""

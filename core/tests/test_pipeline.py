@@ -1,0 +1,161 @@
+"""The pipeline's order is a contract: reason codes make it observable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from gitvow.adapter import Adapter
+from gitvow.evaluator import Grant
+from gitvow.gates import Caller, Context, Gates, Throttle
+from gitvow.modes import Mode
+from gitvow.pipeline import Action, Engine
+from gitvow.plugins import Plugins
+from gitvow.policy.load import Policy
+from gitvow.relay import MERGE, OPEN_PR
+from gitvow.request import Classification, Request
+from gitvow.verdict import Verdict
+
+HOST = "forge.example.test"
+
+
+class Forge(Adapter):
+    name = "forge"
+    default_hosts = (HOST,)
+
+    def classify(self, request: Request) -> Classification:
+        if request.path == "/boom":
+            raise RuntimeError("adapter bug")
+        op = {"GET": "read", "POST": "pr.create", "PUT": "issue.create"}.get(request.method, "unknown")
+        return Classification((op,), repo="o/r")
+
+    def relay_hints(self, command: str) -> Sequence[str]:
+        return ("forge-cli pr create",)
+
+
+class Recording(Gates):
+    """Every gate refuses with its own code when asked to, and records the order it ran in."""
+
+    def __init__(self, refuse: set[str] = frozenset(), raise_in: str | None = None, token: str | None = "s3cret") -> None:  # type: ignore[assignment]
+        self.refuse = refuse
+        self.raise_in = raise_in
+        self.token = token
+        self.ran: list[str] = []
+        self.recorded: list[Verdict] = []
+
+    def _gate(self, stage: str, code: str) -> Verdict | None:
+        self.ran.append(stage)
+        if stage == self.raise_in:
+            raise RuntimeError(f"{stage} broke")
+        return Verdict.deny(code, f"{stage} says no") if stage in self.refuse else None
+
+    def run_state(self, ctx: Context) -> Verdict | None:
+        return self._gate("run_state", "repo_paused")
+
+    def write_surface(self, ctx: Context) -> Verdict | None:
+        return self._gate("write_surface", "write_surface_enforce")
+
+    def repo_filter(self, ctx: Context) -> Verdict | None:
+        return self._gate("repo_filter", "repo_not_in_config")
+
+    def body(self, ctx: Context) -> Verdict | None:
+        return self._gate("body", "canary_egress")
+
+    def record(self, ctx: Context, verdict: Verdict) -> None:
+        self.recorded.append(verdict)
+
+    def budget(self, ctx: Context) -> Throttle | None:
+        self.ran.append("budget")
+        return Throttle(retry_after=30, why="10 writes an hour") if "budget" in self.refuse else None
+
+    def credential(self, ctx: Context) -> str | None:
+        self.ran.append("credential")
+        if self.raise_in == "credential":
+            raise RuntimeError("vault down")
+        return self.token
+
+
+@pytest.fixture
+def engine() -> Engine:
+    plugins = Plugins(adapters={"forge": Forge()}, relays={t.command: t for t in (OPEN_PR, MERGE)})
+    return Engine(Policy(), plugins)
+
+
+def req(method: str, path: str = "/x") -> Request:
+    return Request.from_url(method, f"https://{HOST}{path}")
+
+
+AGENT = Caller("bot", Grant(Mode.ISSUES_AND_PRS))
+
+
+def test_unserved_host_is_tunnelled(engine: Engine) -> None:
+    assert engine.decide(Request.from_url("POST", "https://elsewhere.test/"), AGENT).action is Action.TUNNEL
+
+
+def test_allowed_request_is_forwarded_with_the_adapters_credential(engine: Engine) -> None:
+    gates = Recording()
+    decision = engine.decide(req("PUT"), AGENT, gates)
+    assert decision.action is Action.FORWARD
+    assert decision.headers == {"authorization": "Bearer s3cret"}
+    assert gates.ran == ["run_state", "write_surface", "repo_filter", "body", "budget", "credential"]
+
+
+def test_run_state_reports_before_the_relay(engine: Engine) -> None:
+    """Seed 003: a PR-create on a paused repo reports repo_paused, not hard_deny."""
+    decision = engine.decide(req("POST"), AGENT, Recording(refuse={"run_state"}))
+    assert (decision.stage, decision.reason, decision.status) == ("run_state", "repo_paused", 403)
+
+
+def test_policy_runs_after_write_surface_and_before_the_repo_filter(engine: Engine) -> None:
+    assert engine.decide(req("POST"), AGENT, Recording(refuse={"write_surface"})).reason == "write_surface_enforce"
+    relay = engine.decide(req("POST"), AGENT, Recording(refuse={"repo_filter", "body"}))
+    assert (relay.stage, relay.reason) == ("policy", "hard_deny")
+    assert relay.message is not None and "forge-cli pr create" in relay.message
+    assert relay.message.endswith("reason=hard_deny") and relay.headers["X-Gitvow-Reason"] == "hard_deny"
+
+
+def test_first_refusal_is_recorded_and_stops_the_stages(engine: Engine) -> None:
+    gates = Recording(refuse={"repo_filter", "body"})
+    decision = engine.decide(req("PUT"), AGENT, gates)
+    assert decision.reason == "repo_not_in_config"
+    assert gates.ran == ["run_state", "write_surface", "repo_filter"]
+    assert [v.code for v in gates.recorded] == ["repo_not_in_config"]
+
+
+def test_budget_is_a_429_with_retry_after(engine: Engine) -> None:
+    decision = engine.decide(req("PUT"), AGENT, Recording(refuse={"budget"}))
+    assert decision.action is Action.THROTTLE and decision.status == 429
+    assert decision.headers["Retry-After"] == "30"
+
+
+def test_internal_caller_skips_the_agent_gates_but_not_the_body_gates(engine: Engine) -> None:
+    internal = Caller("control-plane", Grant(Mode.ADVISORY), internal=True)
+    gates = Recording(refuse={"run_state"})
+    assert engine.decide(req("POST"), internal, gates).action is Action.FORWARD
+    assert gates.ran == ["body", "credential"]
+    assert engine.decide(req("POST"), internal, Recording(refuse={"body"})).reason == "canary_egress"
+
+
+def test_internal_caller_still_cannot_send_what_no_adapter_understands(engine: Engine) -> None:
+    internal = Caller("control-plane", internal=True)
+    assert engine.decide(req("BREW"), internal, Recording()).reason == "mode_denied"
+
+
+@pytest.mark.parametrize("stage", ["run_state", "write_surface", "repo_filter", "body", "credential"])
+def test_an_exception_in_any_stage_is_a_deny_never_a_forward(engine: Engine, stage: str) -> None:
+    decision = engine.decide(req("PUT"), AGENT, Recording(raise_in=stage))
+    assert decision.action is Action.DENY and decision.reason == "internal_error"
+    assert decision.message is not None and stage in decision.message
+    assert "broke" not in decision.message and "vault" not in decision.message
+
+
+def test_an_adapter_that_raises_is_a_deny_naming_it(engine: Engine, caplog: pytest.LogCaptureFixture) -> None:
+    decision = engine.decide(req("POST", "/boom"), AGENT, Recording())
+    assert decision.action is Action.DENY and decision.reason == "internal_error"
+    assert "adapter 'forge' failed" in (decision.message or "")
+    assert "forge" in caplog.text and "adapter bug" in caplog.text
+
+
+def test_no_credential_means_no_authorization_header(engine: Engine) -> None:
+    assert engine.decide(req("PUT"), AGENT, Recording(token=None)).headers == {}

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import base64
+import gzip
+
+import pytest
+
+from gitvow.errors import PluginError
+from gitvow.request import ZERO_OID, Request
+from gitvow_gitsmart import PktLineError, classify_git, read_ref_updates
+from gitvow_gitsmart.plugin import GitSmartAdapter, pkt, push_body
+
+A, B = "a" * 40, "b" * 40
+
+
+def post(path: str, body: bytes, **headers: str) -> Request:
+    return Request.from_url("POST", f"https://git.example.test{path}", body=body, headers=headers)
+
+
+def test_push_commands_carry_created_updated_and_deleted_refs() -> None:
+    body = push_body((ZERO_OID, B, "refs/heads/new"), (A, B, "refs/heads/main"), (A, ZERO_OID, "refs/tags/old"))
+    got = classify_git(post("/team/app.git/git-receive-pack", body))
+    assert got is not None and got.operations == ("git.push",) and got.repo == "team/app"
+    assert [(r.ref, r.kind) for r in got.refs] == [("refs/heads/new", "create"), ("refs/heads/main", "update"), ("refs/tags/old", "delete")]
+
+
+def test_shallow_lines_are_skipped_and_sha256_ids_accepted() -> None:
+    sha256 = "c" * 64
+    body = pkt(b"shallow " + A.encode() + b"\n") + pkt(f"{ZERO_OID} {sha256} refs/heads/x\0caps\n".encode()) + b"0000"
+    assert [r.new for r in read_ref_updates(body)] == [sha256]
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (b"", "truncated"),
+        (b"00", "truncated"),
+        (b"zzzz", "bad pkt-line length"),
+        (b"0003", "bad pkt-line length"),
+        (b"0100short", "bad pkt-line length"),
+        (pkt(b"not a command\n") + b"0000", "not a ref-update command"),
+        (pkt(f"{A} {B}\n".encode()) + b"0000", "not a ref-update command"),
+        (pkt(f"{A} {B} refs/heads/main\n".encode()), "truncated"),
+    ],
+)
+def test_unreadable_commands_raise(body: bytes, error: str) -> None:
+    with pytest.raises(PktLineError, match=error):
+        read_ref_updates(body)
+
+
+def test_commands_beyond_the_limit_are_refused_not_truncated() -> None:
+    body = push_body(*[(A, B, f"refs/heads/b{i}") for i in range(100)])
+    assert len(read_ref_updates(body)) == 100
+    with pytest.raises(PktLineError, match="exceed 1000 bytes"):
+        read_ref_updates(body, limit=1000)
+    got = classify_git(post("/r.git/git-receive-pack", body), limit=1000)
+    assert got is not None and got.operations == ("unknown",) and "exceed" in got.note
+
+
+def test_gzip_encoded_push_is_inflated_within_bounds() -> None:
+    body = gzip.compress(push_body((A, B, "refs/heads/main")))
+    got = classify_git(post("/r.git/git-receive-pack", body, **{"Content-Encoding": "gzip"}))
+    assert got is not None and [r.ref for r in got.refs] == ["refs/heads/main"]
+    broken = classify_git(post("/r.git/git-receive-pack", b"not gzip", **{"Content-Encoding": "gzip"}))
+    assert broken is not None and broken.operations == ("unknown",)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "ops", "repo"),
+    [
+        ("GET", "/o/r.git/info/refs?service=git-upload-pack", ("git.fetch",), "o/r"),
+        ("GET", "/o/r/info/refs?service=git-receive-pack", ("git.push",), "o/r"),
+        ("POST", "/group/sub/proj.git/git-upload-pack", ("git.fetch",), "group/sub/proj"),
+        ("GET", "/o/r.git/info/refs", ("unknown",), "o/r"),
+        ("GET", "/o/r.git/info/refs?service=git-upload-pack&service=git-receive-pack", ("unknown",), "o/r"),
+        ("GET", "/o/r.git/git-receive-pack", ("unknown",), "o/r"),
+        ("GET", "/o/r.git/HEAD", ("unknown",), "o/r"),
+        ("PUT", "/o/r.git/info/refs?service=git-upload-pack", ("unknown",), "o/r"),
+    ],
+)
+def test_paths_and_services(method: str, path: str, ops: tuple[str, ...], repo: str) -> None:
+    got = classify_git(Request.from_url(method, f"https://h.test{path}"))
+    assert got is not None and (got.operations, got.repo) == (ops, repo)
+
+
+def test_non_git_paths_are_not_claimed() -> None:
+    assert classify_git(Request.from_url("POST", "https://h.test/repos/o/r/pulls")) is None
+
+
+def test_mount_prefix_is_stripped_when_configured() -> None:
+    adapter = GitSmartAdapter()
+    adapter.configure({"strip_prefix": "/git/"})
+    got = adapter.classify(Request.from_url("GET", "https://h.test/git/o/r.git/info/refs?service=git-upload-pack"))
+    assert got.repo == "o/r"
+
+
+def test_unknown_options_are_named() -> None:
+    with pytest.raises(PluginError, match="strip_prefx"):
+        GitSmartAdapter().configure({"strip_prefx": "/git"})
+
+
+def test_credentials_are_basic_auth_and_keep_a_given_user() -> None:
+    adapter = GitSmartAdapter()
+    req = Request.from_url("GET", "https://h.test/o/r.git/info/refs?service=git-upload-pack")
+    assert base64.b64decode(adapter.credential_headers(req, "tok")["authorization"][6:]) == b"x-access-token:tok"
+    assert base64.b64decode(adapter.credential_headers(req, "bob:pw")["authorization"][6:]) == b"bob:pw"
+
+
+@pytest.mark.parametrize(
+    ("argv", "ops", "summary"),
+    [
+        (["git", "push", "origin", "main"], ("git.push",), "git push"),
+        (["git", "-C", "repo", "push", "--force", "origin", "main"], ("git.push",), "git push (force)"),
+        (["git", "push", "origin", "+main"], ("git.push",), "git push (force)"),
+        (["git", "push", "origin", ":old"], ("git.push",), "git push (deletes a ref)"),
+        (["/usr/bin/git", "push", "--delete", "origin", "x"], ("git.push",), "git push (deletes a ref)"),
+        (["git", "fetch", "--all"], ("git.fetch",), "git fetch"),
+        (["git", "clone", "https://x/y"], ("git.fetch",), "git clone"),
+    ],
+)
+def test_git_command_lines(argv: list[str], ops: tuple[str, ...], summary: str) -> None:
+    got = GitSmartAdapter().classify_command(argv)
+    assert got is not None and (got.operations, got.summary) == (ops, summary)
+
+
+@pytest.mark.parametrize("argv", [["git", "status"], ["git", "commit", "-m", "push"], ["gitk"], ["echo", "git", "push"], ["git"]])
+def test_local_git_commands_are_not_forge_operations(argv: list[str]) -> None:
+    assert GitSmartAdapter().classify_command(argv) is None

@@ -1,0 +1,122 @@
+"""A small, correct toy adapter and one broken variant per contract check.
+
+``test_kit_catches_broken_adapters.py`` runs the kit on each variant and asserts the kit
+fails exactly the check the variant breaks: proof that no check is vacuous.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from collections.abc import Mapping, Sequence
+
+from gitvow.adapter import Adapter
+from gitvow.request import Classification, Fixture, Request
+from gitvow.vocabulary import OPERATIONS
+
+HOST = "https://toy.example.test"
+_ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/pulls$"), "pr.create"),
+    ("PUT", re.compile(r"^/repos/([^/]+/[^/]+)/pulls/\d+/merge$"), "pr.merge"),
+    ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/issues$"), "issue.create"),
+    ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/labels$"), "label.manage"),
+)
+_COVERED = {"read", "pr.create", "pr.merge", "issue.create", "label.manage", "unknown"}
+
+
+class ToyAdapter(Adapter):
+    """Correct: the kit passes it (the control in the test)."""
+
+    name = "toy"
+
+    def classify(self, request: Request) -> Classification:
+        if request.method in ("GET", "HEAD"):
+            return Classification(("read",))
+        for method, pattern, op in _ROUTES:
+            match = pattern.match(request.path)
+            if match and request.method == method:
+                return Classification((op,), repo=match.group(1))
+        return Classification.unknown("not a toy route")
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return (
+            Fixture("GET", f"{HOST}/repos/o/r", ("read",)),
+            Fixture("POST", f"{HOST}/repos/o/r/pulls", ("pr.create",), repo="o/r"),
+            Fixture("PUT", f"{HOST}/repos/o/r/pulls/1/merge", ("pr.merge",), repo="o/r"),
+            Fixture("POST", f"{HOST}/repos/o/r/issues", ("issue.create",), repo="o/r"),
+            Fixture("POST", f"{HOST}/repos/o/r/labels", ("label.manage",), repo="o/r", near_miss=True),
+        )
+
+    def fail_closed_fixtures(self) -> Sequence[Fixture]:
+        return (Fixture("POST", f"{HOST}/repos/o/r/pulls/1/explode", ("unknown",)),)
+
+    def unsupported(self) -> Mapping[str, str]:
+        return {op: "the toy forge has no such thing" for op in OPERATIONS if op not in _COVERED}
+
+
+class Incomplete(ToyAdapter):
+    """Breaks completeness: issue.create has neither a fixture nor an unsupported entry."""
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return [f for f in super().fixtures() if f.operations != ("issue.create",)]
+
+
+class Misclassifies(ToyAdapter):
+    """Breaks the round trip: issues are classified as issue.edit."""
+
+    def classify(self, request: Request) -> Classification:
+        got = super().classify(request)
+        return Classification(("issue.edit",), repo=got.repo) if got.operations == ("issue.create",) else got
+
+
+class NoNearMiss(ToyAdapter):
+    """Breaks near misses: ships none (its look-alike is not marked as one)."""
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return [replace(f, near_miss=False) for f in super().fixtures()]
+
+
+class UnrelayedMerge(ToyAdapter):
+    """Breaks relay coverage: a merge arrives as a plain pull-request edit."""
+
+    def classify(self, request: Request) -> Classification:
+        got = super().classify(request)
+        return Classification(("pr.edit",), repo=got.repo) if got.operations == ("pr.merge",) else got
+
+
+class FailsOpen(ToyAdapter):
+    """Breaks fail closed: an unmatched write is waved through as a read."""
+
+    def classify(self, request: Request) -> Classification:
+        got = super().classify(request)
+        return Classification(("read",)) if got.is_unknown else got
+
+
+class Raises(ToyAdapter):
+    """Breaks never-raise: odd input crashes it."""
+
+    def classify(self, request: Request) -> Classification:
+        if request.path == "/":
+            raise RuntimeError("boom")
+        return super().classify(request)
+
+
+class CodelessDenial(ToyAdapter):
+    """Breaks the denial line: unknown requests carry no reason code."""
+
+    def classify(self, request: Request) -> Classification:
+        got = super().classify(request)
+        return Classification(("unknown",), unknown_code="", note="") if got.is_unknown else got
+
+
+#: variant → the contract checks it must fail (and no others).
+EXPECTED_FAILURES: dict[str, set[str]] = {
+    "ToyAdapter": set(),
+    "Incomplete": {"test_completeness"},
+    "Misclassifies": {"test_round_trip"},
+    "NoNearMiss": {"test_near_misses"},
+    "UnrelayedMerge": {"test_round_trip", "test_relay_coverage"},
+    "FailsOpen": {"test_fail_closed"},
+    "Raises": {"test_classify_never_raises"},
+    "CodelessDenial": {"test_denial_line", "test_unknown_is_denied_with_a_code"},
+}
