@@ -162,3 +162,17 @@ def test_documents_are_cached_by_content(adapter: GitHubAdapter) -> None:
     one = adapter.reader.operation(query)
     adapter.reader.operation("{ viewer { login } }")
     assert adapter.reader.operation(query) is not one  # evicted: the cache is bounded
+
+
+def test_whole_bodies_are_cached_and_bounded(adapter: GitHubAdapter) -> None:
+    body = gql("mutation { addComment(input: {}) { clientMutationId } }", {"n": 1})
+    first = classify(adapter, body)
+    assert classify(adapter, body) is first  # same content, same answer, no decode
+    assert classify(adapter, gql("mutation { addComment(input: {}) { clientMutationId } }", {"n": 2})) is not first
+    adapter.documents.size = 3
+    for n in range(10):
+        classify(adapter, gql("{ viewer { login } }", {"n": n}))
+    assert len(adapter.documents) == 3
+    big = gql("{ viewer { login } }" + " " * adapter.documents.max_body)
+    classify(adapter, big)
+    assert len(adapter.documents) == 3 and classify(adapter, big) is not classify(adapter, big)

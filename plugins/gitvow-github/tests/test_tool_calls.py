@@ -85,7 +85,7 @@ def test_gh_api_agrees_with_the_wire(adapter: GitHubAdapter) -> None:
         assert call is not None and (call.operations, call.repo) == (wire.operations, wire.repo)
 
 
-MCP = [
+MCP: list[tuple[str, dict[str, object], tuple[str, ...], str | None]] = [
     ("create_pull_request", {"owner": "octo", "repo": "app"}, ("pr.create",), "octo/app"),
     ("merge_pull_request", {"owner": "octo", "repo": "app", "pullNumber": 1}, ("pr.merge",), "octo/app"),
     ("mcp__github__merge_pull_request", {}, ("pr.merge",), None),

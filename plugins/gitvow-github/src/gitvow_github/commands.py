@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 from gitvow.graphql import GraphQLReader
 from gitvow.request import ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
-
 from gitvow_github.graphql import classify_graphql
 from gitvow_github.rest import classify_rest
 
@@ -80,17 +79,16 @@ def _option(args: Sequence[str], *names: str) -> str | None:
 
 
 def _repo_arg(value: str | None) -> str | None:
-    """``[HOST/]OWNER/REPO`` or a github URL → ``owner/repo``."""
+    """``[HOST/]OWNER/REPO`` → ``owner/repo``; a github URL (``https://github.com/o/r/pull/1``) → ``o/r``."""
     if not value:
         return None
     if "://" in value:
-        parts = [p for p in urlsplit(value).path.split("/") if p]
+        parts = [p for p in urlsplit(value).path.split("/") if p][:2]
     else:
-        parts = [p for p in value.split("/") if p]
-    if len(parts) >= 2:
-        owner, name = (parts[-2], parts[-1]) if "://" not in value else (parts[0], parts[1])
-        return f"{owner}/{name.removesuffix('.git')}"
-    return None
+        parts = [p for p in value.split("/") if p][-2:]
+    if len(parts) != 2:
+        return None
+    return f"{parts[0]}/{parts[1].removesuffix('.git')}"
 
 
 def _summary(argv: Sequence[str], n: int = 3) -> str:

@@ -10,13 +10,15 @@ that cannot be read is ``unknown`` with ``graphql_denied``: never forwarded.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
+from threading import Lock
+from types import MappingProxyType
 from typing import Any
 
 from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
 from gitvow.request import Classification
 from gitvow.vocabulary import READ, UNKNOWN
-
 from gitvow_github.inventory import Rule, graphql_operations
 
 ADAPTER = "github"
@@ -57,7 +59,7 @@ def classify_operation(
             (READ,),
             repo=_repository(operation, variables),
             adapter=ADAPTER,
-            details={"graphql": operation.kind, "fields": tuple(f.name for f in operation.fields)},
+            details=MappingProxyType({"graphql": operation.kind, "fields": tuple(f.name for f in operation.fields)}),
         )
     rules = graphql_operations() if mapping is None else mapping
     operations: list[str] = []
@@ -83,7 +85,7 @@ def classify_operation(
         unknown_code=GRAPHQL_MUTATION,
         mode_code=GRAPHQL_MUTATION,
         note="; ".join(notes),
-        details={"graphql": "mutation", "fields": tuple(f.name for f in operation.fields)},
+        details=MappingProxyType({"graphql": "mutation", "fields": tuple(f.name for f in operation.fields)}),
     )
 
 
@@ -105,3 +107,41 @@ def classify_graphql(method: str, body: bytes, reader: GraphQLReader, *, content
 
 def _denied(note: str) -> Classification:
     return Classification((UNKNOWN,), adapter=ADAPTER, unknown_code=GRAPHQL_DENIED, mode_code=GRAPHQL_DENIED, note=note)
+
+
+class DocumentCache:
+    """Classifications of whole GraphQL bodies, by content, in a bounded LRU.
+
+    The reader already caches parsed documents by their text, but a repeated request still
+    pays a JSON decode and the field mapping. Agents resend identical bodies (the same
+    query, the same variables) all the time, so the finished classification is kept too.
+    Only small bodies are kept (``max_body`` bytes), so the cache's memory stays bounded by
+    ``size * max_body`` whatever agents send. A classification depends only on the body and
+    the reader's limits, and the cache belongs to one reader, so an entry is never stale.
+    """
+
+    def __init__(self, reader: GraphQLReader, *, size: int = 512, max_body: int = 8 * 1024) -> None:
+        self.reader = reader
+        self.size = size
+        self.max_body = max_body
+        self._entries: OrderedDict[bytes, Classification] = OrderedDict()
+        self._lock = Lock()
+
+    def classify(self, method: str, body: bytes, *, content_encoding: str = "") -> Classification:
+        if method != "POST" or content_encoding or len(body) > self.max_body:
+            return classify_graphql(method, body, self.reader, content_encoding=content_encoding)
+        entries = self._entries
+        with self._lock:
+            hit = entries.get(body)
+            if hit is not None:
+                entries.move_to_end(body)
+                return hit
+        result = classify_graphql(method, body, self.reader)
+        with self._lock:
+            entries[body] = result
+            if len(entries) > self.size:
+                entries.popitem(last=False)
+        return result
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -11,15 +11,14 @@ from gitvow.graphql import BODY_LIMIT, CACHE_SIZE, FIELD_LIMIT, TOKEN_LIMIT, Gra
 from gitvow.hookspecs import hookimpl
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
-from gitvow_gitsmart import classify_git, is_git_path
-
 from gitvow_github.commands import classify_gh
 from gitvow_github.fixtures import FAIL_CLOSED, FIXTURES, UNSUPPORTED
-from gitvow_github.graphql import classify_graphql
+from gitvow_github.graphql import DocumentCache
 from gitvow_github.hosts import DEFAULT_HOSTS, LOGIN_PATHS, Surface, route
 from gitvow_github.inventory import READ_METHODS
 from gitvow_github.mcp import classify_mcp
 from gitvow_github.rest import classify_rest
+from gitvow_gitsmart import classify_git, is_git_path
 
 #: ``[adapters.github]`` options → (GraphQLReader argument, default).
 OPTIONS: Mapping[str, tuple[str, int]] = {
@@ -52,6 +51,7 @@ class GitHubAdapter(Adapter):
 
     def __init__(self) -> None:
         self.reader = GraphQLReader()
+        self.documents = DocumentCache(self.reader)
 
     def configure(self, options: Mapping[str, object]) -> None:
         """``graphql_body_limit`` (bytes), ``graphql_token_limit``, ``graphql_field_limit``,
@@ -66,14 +66,15 @@ class GitHubAdapter(Adapter):
                 raise PluginError(self.name, f"{key} must be a positive integer, got {value!r}")
             kwargs[argument] = value
         self.reader = GraphQLReader(**kwargs)
+        self.documents = DocumentCache(self.reader)
 
     def classify(self, request: Request) -> Classification:
         target = route(request.host, request.path)
         if target.surface is Surface.REST:
             return classify_rest(request.method, target.path)
         if target.surface is Surface.GRAPHQL:
-            return classify_graphql(
-                request.method, request.body, self.reader, content_encoding=request.header("content-encoding")
+            return self.documents.classify(
+                request.method.upper(), request.body, content_encoding=request.header("content-encoding")
             )
         return self._web(request)
 

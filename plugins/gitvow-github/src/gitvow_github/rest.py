@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from gitvow.request import Classification
 from gitvow.vocabulary import READ, UNKNOWN
-
 from gitvow_github.inventory import READ_METHODS
 from gitvow_github.routes import RouteTrie, trie
 

@@ -13,8 +13,7 @@ would serve, and ``branches/feature%2Fx/protection`` finds its branch.
 from __future__ import annotations
 
 import re
-
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from urllib.parse import unquote
@@ -133,16 +132,37 @@ class RouteTrie:
         """The route ``method path`` is, or None. A read method matches any route at the path."""
         if "%" in path:
             path = unquote(path)
-        segments = [s for s in path.split("/") if s]
-        if len(segments) > MAX_SEGMENTS or "." in segments or ".." in segments:
+        segments = path.split("/")
+        lowered = path.lower().split("/")
+        if "" in segments:
+            segments = [s for s in segments if s]
+            lowered = [s for s in lowered if s]
+        if len(segments) > MAX_SEGMENTS or len(lowered) != len(segments) or "." in segments or ".." in segments:
             return None
-        lowered = [s.lower() for s in segments]
+        # Fast path: literal where there is one, else the one-segment wildcard. It is the
+        # first branch the full search would try, so when it ends on a route it is the answer.
+        node = self._root
         values: list[str] = []
-        spans: list[int] = []
-        endpoint = self._walk(self._root, segments, lowered, 0, method, values, spans)
-        if endpoint is None:
+        for i, low in enumerate(lowered):
+            child = node.literals.get(low)
+            if child is not None:
+                node = child
+                continue
+            param = node.param
+            if param is None:
+                break
+            values.append(segments[i])
+            node = param
+        else:
+            endpoint = self._accept(node, method, ())
+            if endpoint is not None:
+                return Match(endpoint, tuple(values))
+        # Full search: backtracking, multi-segment values for the parameters that allow them.
+        values = []
+        found = self._walk(self._root, segments, lowered, 0, method, values, [])
+        if found is None:
             return None
-        return Match(endpoint, tuple(values))
+        return Match(found, tuple(values))
 
     def _walk(
         self,
@@ -176,7 +196,7 @@ class RouteTrie:
         return None
 
     @staticmethod
-    def _accept(node: _Node, method: str, spans: list[int]) -> Endpoint | None:
+    def _accept(node: _Node, method: str, spans: Sequence[int]) -> Endpoint | None:
         methods = node.methods
         if not methods:
             return None
@@ -185,7 +205,7 @@ class RouteTrie:
             if method not in READ_METHODS:
                 return None
             endpoint = methods.get("GET") or next(iter(methods.values()))
-        if max(spans, default=1) > 1:
+        if spans and max(spans) > 1:
             # A multi-segment value is only acceptable for a parameter that may hold slashes.
             for name, span in zip(endpoint.params, spans, strict=True):
                 if span > 1 and not _is_tail(name):
