@@ -7,8 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from gitvow.modes import MODE_NAMES
 
 Run = Callable[..., Any]

@@ -80,7 +80,7 @@ def test_json_syntax_error_names_line_and_column(tmp_path: Path) -> None:
 
 
 def test_unsupported_extension_and_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(PolicyError, match="expected a .toml or .json file"):
+    with pytest.raises(PolicyError, match=r"expected a \.toml or \.json file"):
         load_policy(write(tmp_path, "p.yaml", "hosts: {}"))
     with pytest.raises(PolicyError, match="cannot read"):
         load_policy(tmp_path / "missing.toml")

@@ -7,8 +7,8 @@ fails exactly the check the variant breaks: proof that no check is vacuous.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from gitvow.adapter import Adapter
 from gitvow.request import Classification, Fixture, Request

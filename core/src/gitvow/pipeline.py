@@ -2,7 +2,7 @@
 
     0 host → adapter          no adapter: tunnel untouched
     1 classify                unreadable: ``unknown``
-      internal caller         skips 2–5
+      internal caller         skips 2-5
     2 run-state gates         repo_paused / agent_repo_scope / repo_auto_merge_disabled
     3 write surface           write_surface_enforce
     4 policy                  relay → hard_deny; mode_denied / graphql_* / linear_policy
@@ -74,9 +74,9 @@ class Decision:
 
 _NO_HEADERS: Mapping[str, str] = MappingProxyType({})
 _TUNNEL = Decision(Action.TUNNEL, stage="host")
-_AGENT_STAGES = ("run_state", "write_surface", "policy", "repo_filter", "body")
-_INTERNAL_STAGES = ("body",)
-_INTERNAL_UNKNOWN_STAGES = ("policy", "body")
+_AGENT_STAGES: tuple[str, ...] = ("run_state", "write_surface", "policy", "repo_filter", "body")
+_INTERNAL_STAGES: tuple[str, ...] = ("body",)
+_INTERNAL_UNKNOWN_STAGES: tuple[str, ...] = ("policy", "body")
 
 
 class Engine:

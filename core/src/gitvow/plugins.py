@@ -114,8 +114,8 @@ def load(
 
     collect(pm.hook.register_adapters, accept_adapter)
     collect(pm.hook.register_relays, accept_relay)
-    for name, (dist, version) in sources.items():
-        result.infos.append(PluginInfo(name, dist, version, tuple(registered.get(name, ()))))
+    for name, (dist_name, version) in sources.items():
+        result.infos.append(PluginInfo(name, dist_name, version, tuple(registered.get(name, ()))))
     return result
 
 

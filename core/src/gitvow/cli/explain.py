@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         request = Request.from_url(args.method, args.url, headers=_headers(args.header), body=_body(args.data))
         answer = explain(eng, request, grant_for(eng, args.agent, args.mode, args.capability))
     except (GitvowError, ValueError) as exc:
-        return error(exc)
+        return error(str(exc))
     if args.json:
         print_json(answer)
         return 0

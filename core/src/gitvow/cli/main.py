@@ -30,7 +30,7 @@ class Subcommand(Protocol):
 
 
 def _load(name: str) -> Subcommand:
-    module: Subcommand = importlib.import_module(COMMANDS[name][0])  # type: ignore[assignment]
+    module: Subcommand = importlib.import_module(COMMANDS[name][0])
     return module
 
 

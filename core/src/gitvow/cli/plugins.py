@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from gitvow.cli.common import print_json
 from gitvow.plugins import installed
@@ -12,29 +13,31 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def run(args: argparse.Namespace) -> int:
+def report() -> dict[str, Any]:
     found = installed()
-    rows = []
-    for info in sorted(found.infos, key=lambda i: i.name):
-        rows.append(
-            {
-                "name": info.name,
-                "distribution": info.distribution,
-                "version": info.version,
-                "adapters": [
-                    {"name": a, "hosts": list(found.adapters[a].default_hosts)} for a in info.adapters
-                ],
-            }
-        )
+    plugins = [
+        {
+            "name": info.name,
+            "distribution": info.distribution,
+            "version": info.version,
+            "adapters": [{"name": a, "hosts": list(found.adapters[a].default_hosts)} for a in info.adapters],
+        }
+        for info in sorted(found.infos, key=lambda i: i.name)
+    ]
     failures = [{"plugin": f.plugin, "error": str(f)} for f in found.failures]
+    return {"plugins": plugins, "failures": failures}
+
+
+def run(args: argparse.Namespace) -> int:
+    data = report()
     if args.json:
-        print_json({"plugins": rows, "failures": failures})
+        print_json(data)
     else:
-        for row in rows:
-            print(f"{row['name']}  ({row['distribution']} {row['version']})")
-            for adapter in row["adapters"]:  # type: ignore[attr-defined]
+        for plugin in data["plugins"]:
+            print(f"{plugin['name']}  ({plugin['distribution']} {plugin['version']})")
+            for adapter in plugin["adapters"]:
                 hosts = ", ".join(adapter["hosts"]) or "(hosts from [hosts] only)"
                 print(f"    adapter {adapter['name']}: {hosts}")
-        for failure in failures:
+        for failure in data["failures"]:
             print(f"FAILED  {failure['error']}")
-    return 1 if failures else 0
+    return 1 if data["failures"] else 0

@@ -97,8 +97,8 @@ def compile_policy(
 ) -> Policy:
     """Validate cross-references (operations, relays) and build the table."""
     templates: dict[str, RelayTemplate] = dict(relays or {})
-    for command, rule in model.relays.items():
-        templates[command] = RelayTemplate(command, rule.usage, rule.what)
+    for command, relay_rule in model.relays.items():
+        templates[command] = RelayTemplate(command, relay_rule.usage, relay_rule.what)
     rows: dict[str, PolicyRow] = {}
     for name, rule in model.operations.items():
         if rule.relay is not None and rule.relay not in templates:

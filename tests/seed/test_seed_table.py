@@ -1,0 +1,133 @@
+"""``gitvow explain`` against every row of seed 003's table, at every mode, with and without ``converse``.
+
+Each row names the adapter that serves it; rows whose adapter is not installed in this tox
+environment are skipped (the ``all`` environments install every plugin and run them all).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from gitvow.modes import MODE_NAMES
+from gitvow.plugins import installed
+
+GH = "https://api.github.com"
+GQL = f"{GH}/graphql"
+LINEAR = "https://api.linear.app/graphql"
+A, B = "a" * 40, "b" * 40
+
+
+def pkt(line: bytes) -> bytes:
+    return b"%04x" % (len(line) + 4) + line
+
+
+PUSH_BODY = (pkt(f"{A} {B} refs/heads/main\0report-status\n".encode()) + b"0000PACK").decode("latin-1")
+
+
+def gql(query: str, **variables: Any) -> str:
+    return json.dumps({"query": query, "variables": variables})
+
+
+# (operation, adapter, method, url, body, default rule as `gitvow ops` prints it)
+ROWS: list[tuple[str, str, str, str, str, str]] = [
+    ("read", "github", "GET", f"{GH}/repos/o/r/pulls", "", "advisory"),
+    ("read", "github", "POST", GQL, gql("query { viewer { login } }"), "advisory"),
+    ("auth.login", "github", "POST", "https://github.com/login/device/code", "client_id=x", "advisory"),
+    ("auth.login", "github", "POST", "https://github.com/login/oauth/access_token", "", "advisory"),
+    ("git.fetch", "github", "POST", "https://github.com/o/r.git/git-upload-pack", "0000", "advisory"),
+    ("git.push", "github", "POST", "https://github.com/o/r.git/git-receive-pack", PUSH_BODY, "issues_and_prs"),
+    ("git.push", "github", "GET", "https://github.com/o/r.git/info/refs?service=git-receive-pack", "", "issues_and_prs"),
+    ("ref.write", "github", "POST", f"{GH}/repos/o/r/git/refs", "{}", "issues_and_prs"),
+    ("ref.write", "github", "POST", f"{GH}/repos/o/r/git/commits", "{}", "issues_and_prs"),
+    ("ref.write", "github", "DELETE", f"{GH}/repos/o/r/git/refs/heads/x", "", "issues_and_prs"),
+    ("ref.write", "github", "POST", GQL, gql('mutation { createRef(input: {repositoryId: "R", name: "refs/heads/x", oid: "a"}) { clientMutationId } }'), "issues_and_prs"),
+    ("branch.protect", "github", "POST", GQL, gql('mutation { createBranchProtectionRule(input: {repositoryId: "R", pattern: "main"}) { clientMutationId } }'), "issues_and_prs"),
+    ("issue.create", "github", "POST", f"{GH}/repos/o/r/issues", "{}", "issues_only"),
+    ("issue.edit", "github", "PATCH", f"{GH}/repos/o/r/issues/1", "{}", "issues_only"),
+    ("issue.comment", "github", "POST", f"{GH}/repos/o/r/issues/1/comments", "{}", "issues_only or converse"),
+    ("issue.comment", "github", "POST", GQL, gql('mutation { addComment(input: {subjectId: "I", body: "hi"}) { clientMutationId } }'), "issues_only or converse"),
+    ("label.add", "github", "POST", f"{GH}/repos/o/r/issues/1/labels", "{}", "issues_only"),
+    ("issue.relate", "github", "POST", f"{GH}/repos/o/r/issues/1/sub_issues", "{}", "issues_only"),
+    ("issue.relate", "github", "POST", f"{GH}/repos/o/r/issues/1/dependencies/blocked_by", "{}", "issues_only"),
+    ("pr.create", "github", "POST", f"{GH}/repos/o/r/pulls", "{}", "relay(hive-open-pr)"),
+    ("pr.create", "github", "POST", GQL, gql('mutation { createPullRequest(input: {repositoryId: "R", baseRefName: "main", headRefName: "x", title: "t"}) { clientMutationId } }'), "relay(hive-open-pr)"),
+    ("pr.edit", "github", "PATCH", f"{GH}/repos/o/r/pulls/1", "{}", "issues_and_prs"),
+    ("pr.edit", "github", "POST", GQL, gql('mutation { markPullRequestReadyForReview(input: {pullRequestId: "P"}) { clientMutationId } }'), "issues_and_prs"),
+    ("pr.edit", "github", "POST", GQL, gql('mutation { convertPullRequestToDraft(input: {pullRequestId: "P"}) { clientMutationId } }'), "issues_and_prs"),
+    ("pr.review", "github", "POST", f"{GH}/repos/o/r/pulls/1/reviews", "{}", "issues_and_prs or converse"),
+    ("pr.review", "github", "POST", GQL, gql('mutation { addPullRequestReview(input: {pullRequestId: "P"}) { clientMutationId } }'), "issues_and_prs or converse"),
+    ("pr.review", "github", "POST", GQL, gql('mutation { submitPullRequestReview(input: {event: COMMENT}) { clientMutationId } }'), "issues_and_prs or converse"),
+    ("pr.update_branch", "github", "PUT", f"{GH}/repos/o/r/pulls/1/update-branch", "{}", "issues_prs_merge"),
+    ("pr.merge", "github", "PUT", f"{GH}/repos/o/r/pulls/1/merge", "{}", "relay(hive-merge)"),
+    ("pr.merge", "github", "POST", GQL, gql('mutation { mergePullRequest(input: {pullRequestId: "P"}) { clientMutationId } }'), "relay(hive-merge)"),
+    ("pr.merge", "github", "POST", GQL, gql('mutation { mergeBranch(input: {repositoryId: "R", base: "main", head: "x"}) { clientMutationId } }'), "relay(hive-merge)"),
+    ("pr.merge", "github", "POST", GQL, gql('mutation { enablePullRequestAutoMerge(input: {pullRequestId: "P"}) { clientMutationId } }'), "relay(hive-merge)"),
+    ("unknown", "github", "POST", f"{GH}/repos/o/r/no-such-route", "{}", "deny"),
+    ("unknown", "github", "POST", GQL, gql('mutation { noSuchMutation(input: {}) { clientMutationId } }'), "deny"),
+    ("read", "linear", "POST", LINEAR, gql("query { viewer { id } }"), "advisory"),
+    ("issue.create", "linear", "POST", LINEAR, gql('mutation { issueCreate(input: {teamId: "T", title: "t"}) { success } }'), "issues_only"),
+    ("issue.relate", "linear", "POST", LINEAR, gql('mutation { issueCreate(input: {teamId: "T", title: "t", parentId: "P"}) { success } }'), "issues_only"),
+    ("issue.edit", "linear", "POST", LINEAR, gql('mutation { issueUpdate(id: "I", input: {title: "t"}) { success } }'), "issues_only"),
+    ("issue.comment", "linear", "POST", LINEAR, gql('mutation { commentCreate(input: {issueId: "I", body: "b"}) { success } }'), "issues_only or converse"),
+    ("issue.relate", "linear", "POST", LINEAR, gql('mutation { issueRelationCreate(input: {issueId: "I", relatedIssueId: "J", type: blocks}) { success } }'), "issues_only"),
+    ("issue.relate", "linear", "POST", LINEAR, gql('mutation { projectCreate(input: {name: "p", teamIds: []}) { success } }'), "issues_only"),
+    ("issue.relate", "linear", "POST", LINEAR, gql('mutation { projectUpdate(id: "P", input: {name: "p"}) { success } }'), "issues_only"),
+    ("agent.session", "linear", "POST", LINEAR, gql('mutation { agentActivityCreate(input: {agentSessionId: "S", content: {}}) { success } }'), "advisory or converse"),
+    ("agent.session", "linear", "POST", LINEAR, gql('mutation { agentSessionUpdate(id: "S", input: {}) { success } }'), "advisory or converse"),
+    ("attachment.link", "linear", "POST", LINEAR, gql('mutation { attachmentCreate(input: {issueId: "I", url: "https://x", title: "t"}) { success } }'), "issues_and_prs"),
+    ("unknown", "linear", "POST", LINEAR, gql('mutation { issueDelete(id: "I") { success } }'), "deny"),
+    ("inference.call", "inference", "POST", "https://api.githubcopilot.com/chat/completions", "{}", "advisory"),
+]
+
+RELAY_CODES = {"relay(hive-open-pr)": "hive-open-pr", "relay(hive-merge)": "hive-merge"}
+
+
+def expected(rule: str, mode: str, converse: bool) -> tuple[str, str | None]:
+    if rule in RELAY_CODES:
+        return "relay", "hard_deny"
+    if rule == "deny":
+        return "deny", None
+    needs, _, capability = rule.partition(" or ")
+    if MODE_NAMES.index(mode) >= MODE_NAMES.index(needs) or (capability == "converse" and converse):
+        return "allow", None
+    return "deny", None
+
+
+def _explain(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    result = subprocess.run(
+        [sys.executable, "-m", "gitvow.cli.main", "explain", "--jsonl"],
+        input=stdin, capture_output=True, text=True, env=dict(os.environ), timeout=120, check=True,
+    )
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+@pytest.mark.parametrize(("op", "adapter", "method", "url", "body", "rule"), ROWS, ids=[f"{r[0]}-{r[1]}-{r[2]}-{i}" for i, r in enumerate(ROWS)])
+def test_seed_row_at_every_mode(op: str, adapter: str, method: str, url: str, body: str, rule: str) -> None:
+    if adapter not in installed().adapters:
+        pytest.skip(f"adapter {adapter!r} is not installed in this environment")
+    grants = [(mode, converse) for mode in MODE_NAMES for converse in (False, True)]
+    lines = [
+        {"method": method, "url": url, "body": body, "mode": mode, "capabilities": ["converse"] if converse else []}
+        for mode, converse in grants
+    ]
+    answers = _explain(lines)
+    assert len(answers) == len(grants)
+    for (mode, converse), answer in zip(grants, answers, strict=True):
+        where = f"{method} {url} at {mode}{' +converse' if converse else ''}: {answer}"
+        assert answer["adapter"] == adapter, where
+        assert answer["operations"] == [op], where
+        verdict, code = expected(rule, mode, converse)
+        assert answer["verdict"] == verdict, where
+        if verdict == "relay":
+            assert answer["reason"] == "hard_deny" and answer["relay"] == RELAY_CODES[rule], where
+        elif verdict == "deny":
+            assert answer["reason"] and answer["message"].endswith(f"reason={answer['reason']}"), where
+        if "/repos/o/r/" in url or "github.com/o/r.git" in url:
+            assert answer["repo"] == "o/r", where
