@@ -27,8 +27,11 @@ import pytest
 
 pytest.importorskip("gitvow_github")
 
+from graphql import parse
+
 from gitvow.evaluator import Grant
 from gitvow.gates import Caller
+from gitvow.graphql import TOKEN_LIMIT
 from gitvow.modes import Mode
 from gitvow.pipeline import Engine
 from gitvow.plugins import installed
@@ -85,6 +88,9 @@ def main() -> int:
     it = iter(fresh)
     first = per_call(lambda: engine.decide(next(it), CALLER), number=2000, repeat=5)
     print(f"GraphQL first-seen small mutation: {first * 1e6:.2f} µs")
+    texts = (SMALL_MUTATION.format(alias=f"p{n}") for n in itertools.count())
+    parse_only = per_call(lambda: parse(next(texts), no_location=True, max_tokens=TOKEN_LIMIT), number=2000)
+    print(f"  of which graphql-core parse alone: {parse_only * 1e6:.2f} µs")
     cached = Request.from_url("POST", GRAPHQL_URL, body=CACHED)
     engine.decide(cached, CALLER)
     print(f"GraphQL cached document: {per_call(lambda: engine.decide(cached, CALLER), number=5000) * 1e6:.2f} µs")
