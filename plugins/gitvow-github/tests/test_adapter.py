@@ -127,3 +127,15 @@ def test_reads_outside_the_inventory_are_reads(adapter: GitHubAdapter) -> None:
     assert (got.operations, got.repo) == (("read",), "octo/app")
     deep = adapter.classify(Request.from_url("PUT", "https://api.github.com/repos/o/r/contents/" + "d/" * 100))
     assert deep.operations == ("unknown",)
+
+
+def test_host_names_are_case_insensitive(adapter: GitHubAdapter) -> None:
+    request = Request("PUT", "API.GitHub.com", "/repos/octo/app/pulls/1/merge")
+    assert adapter.classify(request).operations == ("pr.merge",)
+
+
+def test_backtracking_is_bounded(adapter: GitHubAdapter) -> None:
+    """A deep path under a slash-carrying parameter is still matched (or refused) promptly."""
+    deep = "/repos/octo/app/branches/" + "a/" * 40 + "protection"
+    got = adapter.classify(Request.from_url("PUT", "https://api.github.com" + deep))
+    assert (got.operations, got.repo) == (("branch.protect",), "octo/app")

@@ -176,3 +176,9 @@ def test_whole_bodies_are_cached_and_bounded(adapter: GitHubAdapter) -> None:
     big = gql("{ viewer { login } }" + " " * adapter.documents.max_body)
     classify(adapter, big)
     assert len(adapter.documents) == 3 and classify(adapter, big) is not classify(adapter, big)
+
+
+def test_notes_quote_at_most_a_short_field_name(adapter: GitHubAdapter) -> None:
+    long_name = "x" * 500
+    got = classify(adapter, gql(f"mutation {{ {long_name}(input: {{}}) {{ ok }} }}"))
+    assert got.operations == ("unknown",) and len(got.note) < 150

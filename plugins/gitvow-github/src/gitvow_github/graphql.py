@@ -24,6 +24,8 @@ from gitvow_github.inventory import Rule, graphql_operations
 ADAPTER = "github"
 GRAPHQL_DENIED = "graphql_denied"
 GRAPHQL_MUTATION = "graphql_mutation"
+#: Longest field name quoted in a note; GraphQL names are identifiers, this keeps notes short.
+NAME_LIMIT = 64
 
 
 def _repository(operation: GraphQLOperation, variables: Mapping[str, Any]) -> str | None:
@@ -67,11 +69,13 @@ def classify_operation(
     for field in operation.fields:
         rule = rules.get(field.name)
         if rule is None:
-            op, why = UNKNOWN, f"mutation {field.name} is not in GitHub's schema inventory"
+            # The name comes from the agent: shown, but never more than a short identifier.
+            name = field.name if len(field.name) <= NAME_LIMIT else field.name[:NAME_LIMIT] + "…"
+            op, why = UNKNOWN, f"mutation {name} is not in GitHub's schema inventory"
         else:
-            op, why = rule.operation, rule.reason
+            op, why = rule.operation, f"mutation {field.name}: {rule.reason}"
         if op == UNKNOWN:
-            notes.append(why if rule is None else f"mutation {field.name}: {why}")
+            notes.append(why)
         if op not in operations:
             operations.append(op)
     if not operations:

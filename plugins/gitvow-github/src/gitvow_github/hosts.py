@@ -49,6 +49,7 @@ def _strip(path: str, prefix: str) -> str | None:
 
 def route(host: str, path: str) -> Target:
     """Where ``path`` on ``host`` goes."""
+    host = host.lower()
     if host in (API_HOST, UPLOADS_HOST):
         if path.rstrip("/") == "/graphql" and host == API_HOST:
             return Target(Surface.GRAPHQL, path)

@@ -35,7 +35,7 @@ def classify_rest(method: str, path: str, routes: RouteTrie | None = None) -> Cl
             (UNKNOWN,),
             repo=_repo_from_prefix(path),
             adapter=ADAPTER,
-            note=f"{method} on this path is not a GitHub REST route",
+            note="no GitHub REST route takes this method on this path",
         )
     endpoint = match.endpoint
     if endpoint.operation == UNKNOWN:
