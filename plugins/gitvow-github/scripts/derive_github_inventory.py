@@ -79,11 +79,9 @@ def rest_routes(openapi_dir: Path) -> tuple[list[str], list[tuple[str, str, str,
                 operation = item.get(method)
                 if operation is None:
                     continue
-                key = (method.upper(), template)
-                op_id, plans = rows.setdefault(key, (operation["operationId"], set()))
-                if op_id != operation["operationId"]:
-                    # The newest description read wins only for dotcom; otherwise keep the first.
-                    pass
+                # The first description that has the route names it: api.github.com's
+                # operationId wins over an older GHES spelling of the same route.
+                _, plans = rows.setdefault((method.upper(), template), (operation["operationId"], set()))
                 plans.add(label)
     ordered = sorted(rows.items(), key=lambda kv: (kv[0][1], METHODS.index(kv[0][0].lower())))
     out = [(m, p, op_id, ",".join(sorted(plans))) for (m, p), (op_id, plans) in ordered]

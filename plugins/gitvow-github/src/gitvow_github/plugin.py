@@ -84,11 +84,8 @@ class GitHubAdapter(Adapter):
         if git is not None:
             return git
         method = request.method.upper()
-        if request.path.rstrip("/") in LOGIN_PATHS:
-            if method == "POST":
-                return Classification(("auth.login",), adapter=self.name)
-            if method in READ_METHODS:
-                return Classification((READ,), adapter=self.name)
+        if method == "POST" and request.path.rstrip("/") in LOGIN_PATHS:
+            return Classification(("auth.login",), adapter=self.name)
         if method in READ_METHODS:
             return Classification((READ,), adapter=self.name)
         return Classification(
