@@ -61,7 +61,8 @@ def test_ghes_host_from_the_policy(tmp_path: Path) -> None:
         assert (decision.adapter, decision.reason) == ("github", "hard_deny")
         assert decision.classification is not None and decision.classification.repo == "o/r"
     assert engine.hosts.intercepts("ghe.corp.test") and engine.hosts.intercepts("uploads.github.com")
-    assert plugins.adapter("github").reader.body_limit == 2048  # type: ignore[attr-defined]
+    assert engine.adapters["github"].reader.body_limit == 2048  # type: ignore[attr-defined]
+    assert plugins.adapter("github").reader.body_limit != 2048, "the shared instance is left as discovered"  # type: ignore[attr-defined]
 
 
 def test_credentials_replace_whatever_the_agent_sent(engine: Engine) -> None:

@@ -60,7 +60,7 @@ def test_a_refused_mutation_gets_one_line_with_linear_policy() -> None:
 
 def test_options_from_the_policy_file_reach_the_adapter() -> None:
     eng = engine("[adapters.linear]\nbody_limit = 2048\nfield_limit = 2\n")
-    adapter = eng.plugins.adapters["linear"]
+    adapter = eng.adapters["linear"]
     assert isinstance(adapter, LinearAdapter)
     assert (adapter.body_limit, adapter.field_limit) == (2048, 2)
     decision = eng.decide(post("query { a: viewer { id } b: viewer { id } c: viewer { id } }"),
