@@ -21,15 +21,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from threading import Lock
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
-
-from graphql import ObjectValueNode, StringValueNode, ValueNode, VariableNode
 
 from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
 from gitvow.request import Classification, Request
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitlab.rest import ADAPTER, unknown
+
+if TYPE_CHECKING:
+    from graphql import ValueNode
 
 GRAPHQL_DENIED = "graphql_denied"
 GRAPHQL_MUTATION = "graphql_mutation"
@@ -201,6 +202,8 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
 def _project_path(node: ValueNode | None, variables: Mapping[str, Any]) -> str | None:
     """``input.projectPath`` of a mutation field, literal or from variables, without converting
     the whole input (that costs more than the rest of classification)."""
+    from graphql import ObjectValueNode, StringValueNode, VariableNode  # imported on first use: it is slow to import
+
     value: object = None
     if isinstance(node, VariableNode):
         given = variables.get(node.name.value)

@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphql.pyutils import Undefined
-
 from gitvow.graphql import TopField
 
 #: Exact mutation field names and the operations they perform.
@@ -50,6 +48,8 @@ _PARENTING = frozenset({"issueCreate", "issueUpdate"})
 
 
 def _sets_parent(field: TopField, variables: Mapping[str, Any]) -> bool:
+    from graphql.pyutils import Undefined  # imported on first use: graphql-core is slow to import
+
     value = field.argument("input", variables)
     if not isinstance(value, Mapping):
         return False
