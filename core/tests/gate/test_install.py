@@ -97,3 +97,22 @@ def test_a_config_that_is_not_json_is_left_alone(repo: Path, cli: Callable[..., 
     answer = cli("install", "--agent", "claude", cwd=repo)
     assert answer.code == 1 and "not valid JSON" in answer.stderr
     assert path.read_text(encoding="utf-8") == "{ not json"
+
+
+def test_install_replaces_the_old_tools_pre_tool_entry_and_uninstall_puts_it_back(
+        repo: Path, cli: Callable[..., Hooked]) -> None:
+    path = repo / ".claude/settings.json"
+    path.parent.mkdir()
+    old = {"hooks": {
+        "PreToolUse": [{"matcher": "Bash|Edit|Write|MultiEdit|NotebookEdit|mcp__.*",
+                        "hooks": [{"type": "command", "command": "/opt/old/bin/gitvow hook PreToolUse"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "/opt/old/bin/gitvow hook Stop"}]}],
+    }}
+    original = json.dumps(old, indent=1) + "\n"
+    path.write_text(original, encoding="utf-8")
+    cli("install", "--agent", "claude", cwd=repo)
+    config = json.loads(path.read_text())
+    pre = [h["command"] for e in config["hooks"]["PreToolUse"] for h in e["hooks"]]
+    assert pre == ["gitvow hook --agent claude PreToolUse"]  # one gate, not two
+    cli("uninstall", "--agent", "claude", cwd=repo)
+    assert path.read_text(encoding="utf-8") == original

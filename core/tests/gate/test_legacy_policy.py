@@ -149,3 +149,23 @@ def test_an_edit_that_breaks_a_cached_policy_takes_effect_at_once(repo: Path, wr
     write_policy(repo, {"bash_deny": [{"pattern": "make clean", "reason": "keeps the build", "whn": "x"}]})
     broken = hook("claude", "PreToolUse", claude("ls", repo))
     assert decision(broken) == "deny" and "bash_deny.0.whn: unknown key" in broken.stdout
+
+
+def test_old_cache_entries_are_pruned_when_a_new_one_is_written(tmp_path: Path, env: dict[str, str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import time
+
+    cache = tmp_path / "own-cache"
+    monkeypatch.setenv("GITVOW_CACHE_DIR", str(cache))
+    cache.mkdir()
+    stale, fresh = cache / "00000000-1.json", cache / "00000000-2.json"
+    for entry in (stale, fresh):
+        entry.write_text("{}", encoding="utf-8")
+    old = time.time() - gate_policy.CACHE_MAX_AGE - 60
+    os.utime(stale, (old, old))
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"mcp_deny": ["mcp__x__.*"]}', encoding="utf-8")
+    assert gate_policy.load_file(str(policy)).mcp_deny == ("mcp__x__.*",)
+    names = sorted(p.name for p in cache.iterdir())
+    assert stale.name not in names and fresh.name in names and len(names) == 2

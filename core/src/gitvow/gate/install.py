@@ -23,7 +23,9 @@ from typing import Any
 from gitvow.errors import GitvowError
 from gitvow.gate import agents, record
 
-_OURS = re.compile(r"(^|[\s/\\])gitvow(\.exe)?\s+hook\s+--agent\s|-m\s+gitvow\s+hook\s+--agent\s")
+# ``gitvow hook --agent NAME EVENT`` as this gitvow writes it, and ``gitvow hook EVENT`` as
+# gitvow 0.42 wrote Claude Code's: install replaces the old tool's entries rather than run both.
+_OURS = re.compile(r"(^|[\s/\\])gitvow(\.exe)?\s+hook\s|-m\s+gitvow\s+hook\s")
 
 
 class InstallError(GitvowError):
@@ -108,6 +110,26 @@ def install(agent: str, *, user: bool, repo: str, home: str, env: Mapping[str, s
     return f"{path}: installed gitvow's {agent} hooks"
 
 
+def strip(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without gitvow's hook entries, events left empty, or a ``hooks`` left empty."""
+    out = dict(data)
+    hooks = out.get("hooks")
+    if isinstance(hooks, dict):
+        kept_hooks: dict[str, Any] = {}
+        for event, entries in hooks.items():
+            if isinstance(entries, list):
+                kept = [e for e in entries if not is_ours(e)]
+                if kept:
+                    kept_hooks[event] = kept
+            else:
+                kept_hooks[event] = entries
+        if kept_hooks:
+            out["hooks"] = kept_hooks
+        else:
+            del out["hooks"]
+    return out
+
+
 def uninstall(agent: str, *, user: bool, repo: str, home: str, env: Mapping[str, str] | None = None) -> str:
     adapter = agents.get(agent)
     path = config_path(agent, user=user, repo=repo, home=home)
@@ -116,47 +138,30 @@ def uninstall(agent: str, *, user: bool, repo: str, home: str, env: Mapping[str,
     if raw is None:
         state.unlink(missing_ok=True)
         return f"{path}: nothing to remove"
-    hooks = data.get("hooks")
-    if isinstance(hooks, dict):
-        for event in list(hooks):
-            if isinstance(hooks[event], list):
-                kept = [e for e in hooks[event] if not is_ours(e)]
-                if kept:
-                    hooks[event] = kept
-                else:
-                    del hooks[event]
-    original: dict[str, Any] | None = None
+    stripped = strip(data)
     try:
-        original = json.loads(state.read_text(encoding="utf-8"))
+        original: dict[str, Any] | None = json.loads(state.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         original = None
-    if original is not None:
-        if not original.get("existed"):
-            leftover = {k: v for k, v in data.items() if not (k == "hooks" and v == {})}
-            if leftover in ({}, adapter.config_defaults()):
-                path.unlink()
-                state.unlink(missing_ok=True)
-                return f"{path}: removed (gitvow had created it)"
-        else:
-            content = str(original.get("content", ""))
-            try:
-                before = json.loads(content) if content.strip() else {}
-            except ValueError:
-                before = None
-            if isinstance(before, dict):
-                for key, value in adapter.config_defaults().items():
-                    if key not in before and data.get(key) == value:
-                        del data[key]  # added by install
-            if before == data or (isinstance(before, dict) and _without_empty_hooks(data) == before):
-                path.write_text(content, encoding="utf-8")
-                state.unlink(missing_ok=True)
-                return f"{path}: restored as it was before install"
-    if isinstance(data.get("hooks"), dict) and not data["hooks"]:
-        del data["hooks"]
-    _write(path, data)
     state.unlink(missing_ok=True)
+    if original is not None:
+        # "Nothing else changed" means: apart from gitvow's entries (ours, or an older gitvow's
+        # that install replaced) and the keys install adds, the file is what it was.
+        content = str(original.get("content", ""))
+        try:
+            before = json.loads(content) if original.get("existed") and content.strip() else {}
+        except ValueError:
+            before = None
+        if isinstance(before, dict):
+            comparable = dict(stripped)
+            for key, value in adapter.config_defaults().items():
+                if key not in before and comparable.get(key) == value:
+                    del comparable[key]
+            if strip(before) == comparable:
+                if not original.get("existed"):
+                    path.unlink()
+                    return f"{path}: removed (gitvow had created it)"
+                path.write_text(content, encoding="utf-8")
+                return f"{path}: restored as it was before install"
+    _write(path, stripped)
     return f"{path}: removed gitvow's {agent} hooks"
-
-
-def _without_empty_hooks(data: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in data.items() if not (k == "hooks" and v == {})}

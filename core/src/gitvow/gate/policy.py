@@ -274,7 +274,26 @@ def _write_cache(entry: str, policy: GatePolicy, content: bytes) -> None:
             json.dump({**policy.to_json(), "content": content.decode("utf-8", "replace")}, fh)
         os.replace(tmp, entry)
     except OSError:
-        pass  # a cache that cannot be written costs speed, never correctness
+        return  # a cache that cannot be written costs speed, never correctness
+    _prune(os.path.dirname(entry), keep=entry)
+
+
+#: Entries older than this are removed when a new one is written (an entry still in use is
+#: simply validated and written again).
+CACHE_MAX_AGE = 30 * 24 * 3600
+
+
+def _prune(directory: str, *, keep: str) -> None:
+    import time
+
+    cutoff = time.time() - CACHE_MAX_AGE
+    try:
+        with os.scandir(directory) as entries:
+            for item in entries:
+                if item.path != keep and item.name.endswith(".json") and item.stat().st_mtime < cutoff:
+                    os.unlink(item.path)
+    except OSError:
+        pass
 
 
 def parse_document(path: str, content: bytes) -> dict[str, Any]:
