@@ -129,3 +129,28 @@ def test_a_broken_plugin_fails_closed_by_name(repo: Path, forge_policy: Path, mo
     decision = decide(gate_policy.load(str(repo)), GateCall.shell("git push origin x", str(repo)), "claude")
     assert decision.outcome == "deny" and "plugin 'gitvow-bitbucket'" in decision.reason
     assert decision.reason.endswith("reason=internal_error")
+
+
+@gitsmart
+def test_the_policys_own_table_and_relays_apply(repo: Path, write_policy: Callable[..., Path],
+                                                hook: Callable[..., Hooked]) -> None:
+    policy = write_policy(repo, """
+[relays.ship-it]
+usage = "ship-it BRANCH"
+what = "pushing a branch"
+
+[operations."git.push"]
+relay = "ship-it"
+
+[operations."git.fetch"]
+min_mode = "issues_only"
+
+[agents.claude]
+mode = "issues_prs_merge"
+autonomy = { "team/app" = "advisory" }
+""", name="policy.toml")
+    pushed = hook("claude", "PreToolUse", claude("git push origin x", repo), cwd=repo)
+    reason = pushed.json()["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == proxy_line(policy, "claude", ("git.push",), "gitsmart", "git push")
+    assert "use `ship-it BRANCH`" in reason and reason.endswith("reason=hard_deny")
+    assert hook("claude", "PreToolUse", claude("git fetch", repo), cwd=repo) == Hooked(0, "", "")

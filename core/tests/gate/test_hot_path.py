@@ -38,6 +38,7 @@ def test_plain_command_with_a_cached_policy_imports_nothing_heavy(repo: Path, en
     assert again == {"code": 0, "loaded": []}
     # git that never talks to a remote does not load plugins either
     assert probe(repo, env, "git status && git diff --stat") == {"code": 0, "loaded": []}
-    # a forge CLI with an [agents.claude] entry is where plugins load
+    # a forge CLI with an [agents.claude] entry is where plugins load; the policy model still does not
     forge = probe(repo, env, "git push")
     assert "gitvow.plugins" in forge["loaded"]  # type: ignore[operator]
+    assert not {"pydantic", "gitvow.policy.model", "gitvow.pipeline", "mitmproxy"} & set(forge["loaded"])  # type: ignore[arg-type]

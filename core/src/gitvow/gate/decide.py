@@ -155,7 +155,7 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
         from gitvow.gate import forge
 
         if forge.may_be_forge(call, commands):
-            verdict = forge.evaluate(call, commands, agent, policy.source)
+            verdict = forge.evaluate(call, commands, agent, policy)
             if not verdict.allowed:
                 return GateDecision(DENY, verdict.message, "forge", observed=tuple(observed),
                                     operations=verdict.operations)

@@ -7,8 +7,8 @@ evaluator, the table and the message are :class:`gitvow.pipeline.Engine`'s.
 
 This stage applies only when the policy names the hook's agent in ``[agents.NAME]``: with no
 entry the gate behaves as gitvow 0.42 did. It is also the only stage that imports the
-plugin machinery, and only for a call that may be a forge operation (a forge CLI in command
-position, or an MCP tool), so a plain shell command never pays for plugin discovery.
+plugin machinery, and only for a call that may be a forge operation (a forge CLI talking to
+a remote, or an MCP tool), so a plain shell command never pays for plugin discovery.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitvow.gate.call import GateCall
+from gitvow.gate.policy import GatePolicy
 from gitvow.gate.shell import Command
 
 log = logging.getLogger("gitvow.gate.forge")
@@ -65,30 +66,62 @@ def may_be_forge(call: GateCall, commands: Sequence[Command] | None) -> bool:
     return False
 
 
-def evaluate(
-    call: GateCall, commands: Sequence[Command] | None, agent: str, policy_source: str
-) -> ForgeVerdict:
-    """Classify the call with every installed adapter and evaluate each operation for ``agent``."""
-    from gitvow.pipeline import Engine
-    from gitvow.plugins import installed
-    from gitvow.policy.load import load_policy
-    from gitvow.request import Classification, ToolCall
+def _refused(message: str) -> ForgeVerdict:
+    return ForgeVerdict(False, message=f"gitvow refused the call: {message}. reason=internal_error", code="internal_error")
 
+
+def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, policy: GatePolicy) -> ForgeVerdict:
+    """Classify the call with every installed adapter and evaluate each operation for ``agent``.
+
+    The table, grant and relays are rebuilt from the policy's cached plain form — the same
+    rows :func:`gitvow.policy.load.compile_policy` builds — so this path imports neither
+    pydantic nor the pipeline; the verdict is :func:`gitvow.evaluator.evaluate`'s and the
+    line :func:`gitvow.denial.render`'s, with the adapter's hints, as ``Engine.message``.
+    """
+    from types import MappingProxyType
+
+    from gitvow import denial
+    from gitvow.evaluator import Grant
+    from gitvow.evaluator import evaluate as evaluate_operations
+    from gitvow.modes import Mode
+    from gitvow.plugins import installed
+    from gitvow.policy.table import PolicyRow, PolicyTable
+    from gitvow.relay import RelayTemplate
+    from gitvow.request import Classification, ToolCall
+    from gitvow.verdict import Outcome
+
+    forge = policy.forge
+    rule = forge["agents"].get(agent)
+    if rule is None:
+        return ForgeVerdict(True)
     plugins = installed()
     if plugins.failures:
         # the operation may be one the broken plugin would have refused: fail closed, by name
-        failure = plugins.failures[0]
-        return ForgeVerdict(
-            False,
-            message=f"gitvow refused the call: forge operations cannot be checked because {failure}; "
-            "fix or uninstall the plugin. reason=internal_error",
-            code="internal_error",
-        )
-    policy = load_policy(policy_source, relays=plugins.relays)
-    engine = Engine(policy, plugins)
-    grant = policy.grant_for(agent)
-    if grant is None:
-        return ForgeVerdict(True)
+        return _refused(f"forge operations cannot be checked because {plugins.failures[0]}; fix or uninstall it")
+    for name, options in forge["adapters"].items():
+        configured = plugins.adapters.get(name)
+        if configured is None:
+            return _refused(f"the policy configures adapter {name!r}, which is not installed")
+        try:
+            configured.configure(options)
+        except Exception as exc:
+            return _refused(f"adapter {name!r} rejected its options ({exc})")
+    table = PolicyTable(
+        {
+            name: PolicyRow(min_mode=Mode.parse(mode), capability=capability, relay=relay, deny=deny)
+            for name, (mode, capability, relay, deny) in forge["operations"].items()
+        },
+        source=policy.source,
+    )
+    mode, capabilities, autonomy = rule
+    grant = Grant(
+        mode=Mode.parse(mode),
+        capabilities=frozenset(capabilities),
+        autonomy=MappingProxyType({repo.lower(): Mode.parse(m) for repo, m in autonomy.items()}),
+    )
+    relays = {**plugins.relays}
+    relays.update({command: RelayTemplate(command, usage, what) for command, (usage, what) in forge["relays"].items()})
+
     found: list[str] = []
     for adapter in plugins.adapters.values():
         calls: list[tuple[ToolCall | None, str]] = []
@@ -101,28 +134,26 @@ def evaluate(
                         calls.append((adapter.classify_command(command.argv), command.program))
         except Exception as exc:
             log.error("adapter %r raised classifying a tool call: %s: %s", adapter.name, type(exc).__name__, exc)
-            return ForgeVerdict(
-                False,
-                message=f"gitvow refused the call: adapter {adapter.name!r} failed to classify it "
-                f"({type(exc).__name__}); ask a human. reason=internal_error",
-                code="internal_error",
-            )
+            return _refused(f"adapter {adapter.name!r} failed to classify it ({type(exc).__name__}); ask a human")
         for tool_call, what in calls:
             if tool_call is None:
                 continue
             classification = Classification(
                 operations=tool_call.operations, repo=tool_call.repo, adapter=tool_call.adapter or adapter.name
             )
-            verdict = engine.evaluate(classification, grant)
-            if not verdict.allowed:
-                target = tool_call.summary or what
-                return ForgeVerdict(
-                    False,
-                    operations=tool_call.operations,
-                    message=engine.message(verdict, classification, adapter, target),
-                    code=verdict.code,
-                )
-            found.extend(tool_call.operations)
+            verdict = evaluate_operations(classification, grant, table=table)
+            if verdict.allowed:
+                found.extend(tool_call.operations)
+                continue
+            hints: tuple[str, ...] = ()
+            if verdict.outcome is Outcome.RELAY and verdict.relay:
+                try:
+                    hints = tuple(adapter.relay_hints(verdict.relay))
+                except Exception:
+                    log.exception("adapter %r raised in relay_hints", adapter.name)
+            message = denial.render(verdict, target=tool_call.summary or what, repo=classification.repo,
+                                    relays=relays, hints=hints)
+            return ForgeVerdict(False, operations=tool_call.operations, message=message, code=verdict.code)
     return ForgeVerdict(True, operations=tuple(dict.fromkeys(found)))
 
 

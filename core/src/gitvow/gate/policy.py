@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
 WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
 #: Bumped whenever the cached form changes, so an old cache entry is never misread.
-CACHE_SCHEMA = 2
+CACHE_SCHEMA = 3
 DEFAULT_POLICY = os.path.join(os.path.dirname(__file__), "default_policy.json")
 POLICY_NAMES: tuple[str, ...] = ("policy.json", "policy.toml")
 
@@ -93,6 +93,9 @@ class Classifier:
     timeout: float = 30.0
 
 
+_NO_FORGE: Mapping[str, Any] = {"operations": {}, "relays": {}, "agents": {}, "adapters": {}}
+
+
 @record
 class GatePolicy:
     """What the gate needs of a policy, as plain data."""
@@ -107,6 +110,11 @@ class GatePolicy:
     classifier: Classifier | None = None
     agents: frozenset[str] = frozenset()
     ignored: tuple[str, ...] = ()
+    #: What the forge stage needs, as JSON: ``operations`` (name → [min_mode, capability,
+    #: relay, deny]), ``relays`` (command → [usage, what]), ``agents`` (name → [mode,
+    #: capabilities, autonomy]) and ``adapters`` (name → options). Plain data, so the forge
+    #: stage never needs the pydantic model either.
+    forge: Mapping[str, Any] = _NO_FORGE
 
     # -- the cached form ----------------------------------------------------------------
 
@@ -123,6 +131,7 @@ class GatePolicy:
             "classifier": [list(self.classifier.argv), self.classifier.timeout] if self.classifier else None,
             "agents": sorted(self.agents),
             "ignored": list(self.ignored),
+            "forge": dict(self.forge),
         }
 
     @classmethod
@@ -139,6 +148,7 @@ class GatePolicy:
             classifier=Classifier(tuple(classifier[0]), float(classifier[1])) if classifier else None,
             agents=frozenset(data["agents"]),
             ignored=tuple(data["ignored"]),
+            forge=data["forge"],
         )
 
 
@@ -326,10 +336,25 @@ def validate(path: str, content: bytes) -> GatePolicy:
 
     data = parse_document(path, content)
     policy = parse_policy(data, source=path, relays=installed().relays)
-    return compile_gate(policy.model, source=path, ignored=ignored_keys(data))
+    model = policy.model
+    forge = {
+        "operations": {
+            name: [row.min_mode.label, row.capability, row.relay, row.deny]
+            for name in model.operations
+            for row in (policy.table[name],)
+        },
+        "relays": {command: [rule.usage, rule.what] for command, rule in model.relays.items()},
+        "agents": {
+            name: [rule.mode, list(rule.capabilities), dict(rule.autonomy)] for name, rule in model.agents.items()
+        },
+        "adapters": {name: dict(options) for name, options in model.adapters.items()},
+    }
+    return compile_gate(model, source=path, ignored=ignored_keys(data), forge=forge)
 
 
-def compile_gate(model: Any, *, source: str, ignored: list[str] | None = None) -> GatePolicy:
+def compile_gate(
+    model: Any, *, source: str, ignored: list[str] | None = None, forge: Mapping[str, Any] | None = None
+) -> GatePolicy:
     """Build the gate's plain form from a validated :class:`~gitvow.policy.model.PolicyFile`."""
     import shlex
 
@@ -366,4 +391,5 @@ def compile_gate(model: Any, *, source: str, ignored: list[str] | None = None) -
         ),
         agents=frozenset(model.agents),
         ignored=tuple(ignored or ()),
+        forge=forge if forge is not None else _NO_FORGE,
     )
