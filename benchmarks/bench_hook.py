@@ -16,7 +16,7 @@ our policy cache). Reported: median and 90th percentile wall time per hook call,
 ratio ours / old (goal: at most 0.5).
 
 A third line times this gitvow on ``git push origin feature`` in a repository whose policy
-has ``[agents.claude]``: the forge stage, which loads the plugins and the full policy model
+has ``[agents.claude]``: the forge stage, which loads the plugins
 (the old tool has no such stage, so it has no counterpart).
 """
 
@@ -125,7 +125,7 @@ def main() -> int:
         print(json.dumps({"runs": args.runs, "figures": figures, "ratio": ratio}, indent=2))
         return 0
     print(f"hook on a plain shell command (`ls -la`), {args.runs} runs each, alternating;")
-    print("'this, forge' is `git push origin feature` with [agents.claude] (plugins + policy model loaded)")
+    print("'this, forge' is `git push origin feature` with [agents.claude] (the forge stage: plugins loaded)")
     for name, f in figures.items():
         print(f"  {name:14} median {f['median_ms']:7.1f} ms   p90 {f['p90_ms']:7.1f} ms")
     print(f"  ratio this / 0.42: {ratio:.2f} (goal <= 0.50)")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 PROBE = """
 import io, json, sys
@@ -19,13 +20,13 @@ print(json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules]
 """
 
 
-def probe(repo: Path, env: dict[str, str], command: str) -> dict[str, object]:
+def probe(repo: Path, env: dict[str, str], command: str) -> dict[str, Any]:
     env = {**env, "GITVOW_CACHE_DIR": str(repo.parent / "own-cache")}
     payload = json.dumps({"cwd": str(repo), "permission_mode": "default", "tool_name": "Bash",
                           "tool_input": {"command": command}})
     done = subprocess.run([sys.executable, "-c", PROBE, payload], capture_output=True, text=True, env=env,
                           cwd=repo, check=False)
-    result: dict[str, object] = json.loads(done.stderr.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stderr.strip().splitlines()[-1])
     return result
 
 
@@ -33,12 +34,12 @@ def test_plain_command_with_a_cached_policy_imports_nothing_heavy(repo: Path, en
                                                                   write_policy: Callable[..., Path]) -> None:
     write_policy(repo, {"bash_deny": [{"pattern": "rm -rf /", "reason": "no"}], "agents": {"claude": {}}})
     first = probe(repo, env, "ls -la")  # validates the file once and caches it
-    assert "pydantic" in first["loaded"]  # type: ignore[operator]
+    assert "pydantic" in first["loaded"]
     again = probe(repo, env, "npm test && ls -la | wc -l")
     assert again == {"code": 0, "loaded": []}
     # git that never talks to a remote does not load plugins either
     assert probe(repo, env, "git status && git diff --stat") == {"code": 0, "loaded": []}
     # a forge CLI with an [agents.claude] entry is where plugins load; the policy model still does not
     forge = probe(repo, env, "git push")
-    assert "gitvow.plugins" in forge["loaded"]  # type: ignore[operator]
-    assert not {"pydantic", "gitvow.policy.model", "gitvow.pipeline", "mitmproxy"} & set(forge["loaded"])  # type: ignore[arg-type]
+    assert "gitvow.plugins" in forge["loaded"]
+    assert not {"pydantic", "gitvow.policy.model", "gitvow.pipeline", "mitmproxy"} & set(forge["loaded"])
