@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from gitvow.errors import PolicyError
     from gitvow.gate import policy as gate_policy
     from gitvow.gate import providers
+    from gitvow.gate.paths import relative
 
     cwd = os.getcwd()
     try:
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     repo = gate_policy.find_repo_root(cwd) or cwd
     path = args.path or (args.subject if args.question == "gate_bearing" else "")
-    question = providers.Question(args.question, args.subject, providers.relative(path, repo))
+    question = providers.Question(args.question, args.subject, relative(path, repo))
     answers = providers.ask(policy.providers, [question], repo, "Edit")
     if not answers:
         print(f"gitvow: no configured provider answers {args.question}", file=sys.stderr)

@@ -53,17 +53,6 @@ class GateCall:
     arguments: Mapping[str, Any] = _EMPTY
     tool_input: Mapping[str, Any] = _EMPTY
 
-    @property
-    def subject(self) -> str:
-        """What the call is about, for messages: the command, the files or the MCP tool."""
-        if self.kind == "shell":
-            return self.command
-        if self.kind == "edit":
-            return ", ".join(e.path for e in self.edits)
-        if self.kind == "mcp":
-            return self.mcp_tool
-        return self.tool
-
     @classmethod
     def shell(cls, command: str, cwd: str, tool: str = "Bash") -> GateCall:
         return cls("shell", tool, cwd, command=command, tool_input={"command": command})

@@ -132,7 +132,7 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
         for edit in call.edits:
             spellings = [edit.path]
             if edit.path.startswith("/"):
-                from gitvow.gate.providers import relative, repo_of
+                from gitvow.gate.paths import relative, repo_of
 
                 repo = repo or repo_of(call)
                 spellings.append(relative(edit.path, repo))
@@ -169,8 +169,9 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
     answers: tuple[Answer, ...] = ()
     if call.kind == "edit" and policy.providers and call.edits:
         from gitvow.gate import providers
+        from gitvow.gate.paths import repo_of
 
-        repo = providers.repo_of(call)
+        repo = repo_of(call)
         questions = providers.questions_for_call(call, repo)
         if len(questions) > providers.MAX_QUESTIONS:
             return GateDecision(

@@ -13,16 +13,22 @@ a remote, or an MCP tool), so a plain shell command never pays for plugin discov
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
 
 from gitvow.gate.call import GateCall
 from gitvow.gate.policy import GatePolicy
+from gitvow.gate.records import record
 from gitvow.gate.shell import Command
 
-log = logging.getLogger("gitvow.gate.forge")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _log_error(message: str, *args: object) -> None:
+    import logging  # only when an adapter misbehaves
+
+    logging.getLogger("gitvow.gate.forge").error(message, *args)
 
 #: Programs whose commands adapters classify (git, GitHub, GitLab, Gitea/Forgejo CLIs).
 FORGE_PROGRAMS = frozenset({"git", "gh", "glab", "tea", "hub", "fj", "berg"})
@@ -48,7 +54,7 @@ def _may_reach_forge(command: Command) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ForgeVerdict:
     """``allowed`` with the operations found, or a refusal with the proxy's one-line denial."""
 
@@ -133,7 +139,7 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
                     if _may_reach_forge(command):
                         calls.append((adapter.classify_command(command.argv), command.program))
         except Exception as exc:
-            log.error("adapter %r raised classifying a tool call: %s: %s", adapter.name, type(exc).__name__, exc)
+            _log_error("adapter %r raised classifying a tool call: %s: %s", adapter.name, type(exc).__name__, exc)
             return _refused(f"adapter {adapter.name!r} failed to classify it ({type(exc).__name__}); ask a human")
         for tool_call, what in calls:
             if tool_call is None:
@@ -149,8 +155,8 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
             if verdict.outcome is Outcome.RELAY and verdict.relay:
                 try:
                     hints = tuple(adapter.relay_hints(verdict.relay))
-                except Exception:
-                    log.exception("adapter %r raised in relay_hints", adapter.name)
+                except Exception as exc:
+                    _log_error("adapter %r raised in relay_hints: %s: %s", adapter.name, type(exc).__name__, exc)
             message = denial.render(verdict, target=tool_call.summary or what, repo=classification.repo,
                                     relays=relays, hints=hints)
             return ForgeVerdict(False, operations=tool_call.operations, message=message, code=verdict.code)

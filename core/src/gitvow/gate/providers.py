@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from gitvow.gate import process
 from gitvow.gate.call import FileEdit, GateCall
-from gitvow.gate.policy import Provider, find_repo_root
+from gitvow.gate.paths import relative
+from gitvow.gate.policy import Provider
 
 PROTOCOL = 1
 ANSWERS = frozenset({"yes", "no", "unknown"})
@@ -92,14 +93,6 @@ def route_literals(text: str) -> list[str]:
     return out
 
 
-def relative(path: str, repo: str) -> str:
-    """``path`` relative to the repository when it lies inside it, else as given."""
-    if path and os.path.isabs(path):
-        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(repo))
-        return path if rel.startswith("..") else rel
-    return path
-
-
 def _current(path: str, repo: str) -> str:
     full = path if os.path.isabs(path) else os.path.join(repo, path)
     try:
@@ -120,21 +113,6 @@ def questions_for(edit: FileEdit, repo: str) -> list[Question]:
     found += [Question("route_gate", r, path) for r in after if r not in before]
     found += [Question("route_callers", r, path) for r in before if r not in after]
     return found
-
-
-def repo_of(call: GateCall) -> str:
-    """The repository a call is about: the top level above its first file, else above its cwd."""
-    start = call.cwd or os.getcwd()
-    if call.edits:
-        first = call.edits[0].path
-        full = first if os.path.isabs(first) else os.path.join(start, first)
-        directory = os.path.dirname(full)
-        while directory and not os.path.isdir(directory):
-            parent = os.path.dirname(directory)
-            directory = "" if parent == directory else parent
-        if directory:
-            start = directory
-    return find_repo_root(start) or os.path.abspath(call.cwd or os.getcwd())
 
 
 def ask_one(provider: Provider, question: Question, repo: str, tool: str) -> Answer:
