@@ -84,6 +84,8 @@ def test_codex(repo: Path, policy: Path, hook: Callable[..., Hooked]) -> None:
     patched = hook("codex", "PreToolUse", {**base, "tool_name": "apply_patch", "tool_input": {"command": patch}})
     assert patched.code == 2
     assert "edits CI definitions: .github/workflows/x.yml [file: .github/workflows/x.yml]" in patched.stderr
+    garbled = hook("codex", "PreToolUse", {**base, "tool_name": "apply_patch", "tool_input": {"input": "*** Begin Pa"}})
+    assert garbled.code == 2 and "an edit whose files the gate cannot read" in garbled.stderr
     piped = hook("codex", "PreToolUse", {**base, "tool_name": "Bash",
                                          "tool_input": {"command": ["bash", "-lc", f"apply_patch <<'EOF'\n{patch}\nEOF"]}})
     assert piped.code == 2 and ".github/workflows/x.yml" in piped.stderr

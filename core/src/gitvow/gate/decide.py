@@ -128,6 +128,9 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
                 if script:
                     observed.append(f"{INDIRECT}: {script}")
     elif call.kind == "edit":
+        if not call.edits:
+            # an edit (an apply_patch body, say) whose files cannot be read is asked about
+            pending = GateDecision(CONFIRM, "an edit whose files the gate cannot read", "edit")
         repo = None
         for edit in call.edits:
             spellings = [edit.path]

@@ -52,7 +52,7 @@ class Codex(AgentAdapter):
         cwd = cwd_of(payload) or text(tool_input.get("workdir"))
         if tool == "apply_patch":
             calls = patch_calls(_patch_text(tool_input), cwd)
-            # a patch the gate cannot read is still an edit: judged with no file rather than allowed unseen
+            # a patch the gate cannot read is still an edit, and an edit of unknown files is confirmed
             return calls or [GateCall("edit", "Edit", cwd, tool_input=dict(tool_input))]
         if tool in SHELL_TOOLS:
             command = command_text(tool_input.get("command"))
