@@ -258,3 +258,21 @@ def test_check_path_json_carries_each_answer(repo: Path, facts_policy: Path, cli
     (answer,) = data["answers"]
     assert answer["provider"] == "topology" and answer["question"] == "gate_bearing" and answer["answer"] == "yes"
     assert answer["evidence"][0] == "gate-bearing file (auth/*)"
+
+
+def test_notebook_cell_replacement_asks_about_the_routes_it_removes(
+        repo: Path, tmp_path: Path, scripts: Callable[[str, str], str], write_policy: Callable[..., Path],
+        hook: Callable[..., Hooked]) -> None:
+    record = tmp_path / "requests.jsonl"
+    write_policy(repo, {"providers": [{"name": "rec", "command": scripts("rec", RECORDER),
+                                       "questions": ["route_gate", "route_callers"]}]})
+    notebook = {"cells": [{"id": "c1", "cell_type": "code", "source": ['requests.get(BASE + "/v1/old")\n']}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (repo / "nb.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    payload = {"cwd": str(repo), "permission_mode": "default", "tool_name": "NotebookEdit",
+               "tool_input": {"notebook_path": str(repo / "nb.ipynb"), "cell_id": "c1",
+                              "new_source": 'requests.get(BASE + "/v2/new")', "edit_mode": "replace"}}
+    assert hook("claude", "PreToolUse", payload, cwd=repo, extra_env={"RECORD": str(record)}).code == 0
+    asked = sorted((json.loads(x)["request"]["question"], json.loads(x)["request"]["subject"])
+                   for x in record.read_text().splitlines())
+    assert asked == [("route_callers", "/v1/old"), ("route_gate", "/v2/new")]

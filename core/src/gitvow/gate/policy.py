@@ -19,6 +19,7 @@ import json
 import os
 import zlib
 from collections.abc import Mapping
+from types import MappingProxyType
 
 from gitvow import __version__
 from gitvow.errors import PolicyError
@@ -93,7 +94,7 @@ class Classifier:
     timeout: float = 30.0
 
 
-_NO_FORGE: Mapping[str, Any] = {"operations": {}, "relays": {}, "agents": {}, "adapters": {}}
+_NO_FORGE: Mapping[str, Any] = MappingProxyType({"operations": {}, "relays": {}, "agents": {}, "adapters": {}})
 
 
 @record

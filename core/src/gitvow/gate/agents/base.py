@@ -118,13 +118,36 @@ def edit_call(tool: str, tool_input: Mapping[str, Any], cwd: str) -> GateCall:
         content = tool_input.get("content", tool_input.get("file_text", tool_input.get("new_content")))
         edit = FileEdit(path, "", text(content), replaces_file=True)
     elif tool == "NotebookEdit":
-        edit = FileEdit(path, "", text(tool_input.get("new_source")))
+        mode = text(tool_input.get("edit_mode")) or "replace"
+        old = "" if mode == "insert" else notebook_cell(path, cwd, text(tool_input.get("cell_id")))
+        edit = FileEdit(path, old, "" if mode == "delete" else text(tool_input.get("new_source")))
     else:
         old = tool_input.get("old_string", tool_input.get("old_str"))
         new = tool_input.get("new_string", tool_input.get("new_str"))
         edit = FileEdit(path, text(old), text(new))
     normalized = {"file_path": path, **{k: v for k, v in tool_input.items() if k != "file_path"}}
     return GateCall("edit", tool, cwd, edits=(edit,) if path else (), tool_input=normalized)
+
+
+def notebook_cell(path: str, cwd: str, cell_id: str) -> str:
+    """The current source of one notebook cell, so a replaced or deleted cell's routes count as removed."""
+    if not path or not cell_id:
+        return ""
+    full = path if path.startswith("/") else f"{cwd}/{path}"
+    try:
+        import os
+
+        if os.path.getsize(full) > 4 * 1024 * 1024:
+            return ""
+        with open(full, encoding="utf-8") as fh:
+            notebook = json.load(fh)
+        for cell in notebook.get("cells", []):
+            if isinstance(cell, dict) and cell.get("id") == cell_id:
+                source = cell.get("source", "")
+                return "".join(source) if isinstance(source, list) else text(source)
+    except (OSError, ValueError, AttributeError, TypeError):
+        return ""
+    return ""
 
 
 def patch_calls(patch: str, cwd: str, tool: str = "apply_patch") -> list[GateCall]:
