@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -201,3 +202,17 @@ def test_observe_tier_allows_and_records_without_the_command(repo: Path, write_p
     entry = json.loads(line)
     assert entry["observed"] == "pushing to a remote" and entry["agent"] == "claude" and entry["tool"] == "Bash"
     assert "s3cr3t" not in line
+
+
+def test_an_edit_in_another_repository_is_judged_by_that_repositorys_policy(
+        repo: Path, tmp_path: Path, write_policy: Callable[..., Path], hook: Callable[..., Hooked]) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    write_policy(repo, {"path_confirm": []})
+    write_policy(other, {"path_confirm": [{"pattern": "secrets/", "reason": "edits secrets", "when": "immediate"}]})
+    payload = claude("Edit", {"file_path": str(other / "secrets" / "k.txt"), "old_string": "a", "new_string": "b"},
+                     repo)
+    answer = hook("claude", "PreToolUse", payload, cwd=repo)
+    assert answer.json()["hookSpecificOutput"]["permissionDecision"] == "ask"
+    assert "edits secrets: secrets/k.txt" in answer.json()["hookSpecificOutput"]["permissionDecisionReason"]

@@ -51,14 +51,24 @@ def run(agent: str, event: str, stdin: str, env: Mapping[str, str] | None = None
         from gitvow.gate import policy as gate_policy
 
         cwd = calls[0].cwd or os.getcwd()
-        try:
-            policy = gate_policy.load(cwd, env=env)
-        except PolicyError as exc:
-            return _blocked(
-                adapter, f"the policy cannot be loaded: {exc}; every tool call is refused until it is fixed", payload
-            )
+        policies: dict[str, gate_policy.GatePolicy] = {}
         decisions = []
         for call in calls:
+            # An edit is judged by the policy of the repository the file is in, as gitvow 0.42
+            # did: a session opened in one checkout may edit another.
+            where = cwd
+            if call.edits:
+                from gitvow.gate.paths import repo_of
+
+                where = repo_of(call)
+            try:
+                policy = policies.get(where) or gate_policy.load(where, env=env)
+            except PolicyError as exc:
+                return _blocked(
+                    adapter, f"the policy cannot be loaded: {exc}; every tool call is refused until it is fixed",
+                    payload,
+                )
+            policies[where] = policy
             decision = decide(policy, call, agent)
             if decision.blocks and len(calls) > 1 and call.edits:
                 decision = GateDecision(decision.outcome, f"{decision.reason} [file: {call.edits[0].path}]",
