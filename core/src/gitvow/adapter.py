@@ -26,7 +26,11 @@ class Adapter(ABC):
     default_hosts: ClassVar[tuple[str, ...]] = ()
 
     def configure(self, options: Mapping[str, object]) -> None:
-        """Apply ``[adapters.NAME]`` options from the policy file; unknown keys are an error."""
+        """Apply ``[adapters.NAME]`` options from the policy file; unknown keys are an error.
+
+        The engine calls this on a shallow copy of the discovered instance, so assign new
+        attributes (a new reader, a new limit) rather than mutating shared ones.
+        """
         if options:
             raise PluginError(self.name, f"takes no options, got {', '.join(sorted(options))}")
 

@@ -5,6 +5,9 @@ the one operation a request selects, with aliases resolved and fragments followe
 is the expensive part, so parsed documents are kept in a bounded LRU keyed by their text:
 an agent that sends the same document again pays a JSON decode and a dictionary lookup.
 
+graphql-core itself is imported on the first parse, not with this module: importing it
+costs a quarter of a second, which the agent hook must not pay for a plain shell command.
+
 A request that cannot be read within the limits raises :class:`GraphQLRefused` with a
 short note; adapters turn that into ``unknown`` with their own reason code.
 """
@@ -16,22 +19,10 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from threading import Lock
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphql import (
-    DocumentNode,
-    FieldNode,
-    FragmentDefinitionNode,
-    FragmentSpreadNode,
-    GraphQLError,
-    InlineFragmentNode,
-    OperationDefinitionNode,
-    OperationType,
-    SelectionSetNode,
-    ValueNode,
-    parse,
-)
-from graphql.utilities import value_from_ast_untyped
+if TYPE_CHECKING:
+    from graphql import DocumentNode, FragmentDefinitionNode, SelectionSetNode, ValueNode
 
 BODY_LIMIT = 64 * 1024
 TOKEN_LIMIT = 10_000
@@ -56,6 +47,8 @@ class TopField:
         node = self.arguments.get(name)
         if node is None:
             return None
+        from graphql.utilities import value_from_ast_untyped
+
         return value_from_ast_untyped(node, dict(variables or {}))
 
 
@@ -77,6 +70,8 @@ class GraphQLRequest:
 def _top_fields(
     selection_set: SelectionSetNode, fragments: Mapping[str, FragmentDefinitionNode], seen: frozenset[str]
 ) -> list[TopField]:
+    from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode
+
     out: list[TopField] = []
     for selection in selection_set.selections:
         if isinstance(selection, FieldNode):
@@ -104,6 +99,8 @@ def _top_fields(
 
 def select_operation(document: DocumentNode, operation_name: str | None, *, field_limit: int) -> GraphQLOperation:
     """The one operation a request runs, per the GraphQL spec's operationName rules."""
+    from graphql import FragmentDefinitionNode, OperationDefinitionNode, OperationType
+
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
     fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
     if not operations:
@@ -185,6 +182,8 @@ class GraphQLReader:
         return cached
 
     def _parse(self, query: str, operation_name: str | None) -> GraphQLOperation | GraphQLRefused:
+        from graphql import GraphQLError, parse
+
         try:
             document = parse(query, no_location=True, max_tokens=self.token_limit)
         except GraphQLError as exc:

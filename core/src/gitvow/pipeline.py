@@ -20,6 +20,7 @@ crash, never a forward.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -85,14 +86,18 @@ class Engine:
     def __init__(self, policy: Policy, plugins: Plugins) -> None:
         self.policy = policy
         self.plugins = plugins
+        adapters = dict(plugins.adapters)
         for name, options in policy.adapter_options.items():
-            if name not in plugins.adapters:
+            if name not in adapters:
                 raise PolicyError(f"adapter {name!r} is not installed", source=policy.source, key=f"adapters.{name}")
+            # A configured copy: the discovered instance is shared by every engine in the process.
+            adapters[name] = configured = copy.copy(adapters[name])
             try:
-                plugins.adapters[name].configure(options)
+                configured.configure(options)
             except PluginError as exc:
                 raise PolicyError(str(exc), source=policy.source, key=f"adapters.{name}") from None
-        self.hosts = HostRegistry(plugins.adapters, policy.hosts, source=policy.source)
+        self.adapters = adapters
+        self.hosts = HostRegistry(adapters, policy.hosts, source=policy.source)
         self.relays: dict[str, RelayTemplate] = {**plugins.relays, **policy.relays}
 
     # -- pieces the agent gate and `gitvow explain` reuse --------------------------------

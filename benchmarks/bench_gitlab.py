@@ -1,0 +1,93 @@
+"""What the GitLab adapter adds per request: classify, and classify + evaluate through the Engine.
+
+Run: ``pytest benchmarks/bench_gitlab.py --benchmark-only`` (figures in
+the plugin README). Timings are measured here and never asserted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from importlib.resources import files
+from typing import Any
+
+import pytest
+
+from gitvow.evaluator import Grant
+from gitvow.gates import Caller
+from gitvow.modes import Mode
+from gitvow.pipeline import Engine
+from gitvow.plugins import Plugins
+from gitvow.policy.load import Policy
+from gitvow.relay import MERGE, OPEN_PR
+from gitvow.request import Request
+
+gitlab_plugin = pytest.importorskip("gitvow_gitlab.plugin")
+GitLabAdapter = gitlab_plugin.GitLabAdapter
+
+CALLER = Caller("bench", Grant(Mode.ISSUES_AND_PRS))
+GRAPHQL = "https://gitlab.com/api/graphql"
+
+
+def inventory_requests() -> list[Request]:
+    """One request per route of the committed inventory (reads and writes)."""
+    out = []
+    for line in files("gitvow_gitlab").joinpath("data/rest_routes.tsv").read_text().splitlines():
+        if line.startswith("#"):
+            continue
+        method, template, _ = line.split("\t")
+        parts = template.strip("/").split("/")
+        path = "/".join(
+            ("group%2Fproj" if i == 1 and parts[0] == "projects" else "7") if s.startswith(":") else s
+            for i, s in enumerate(parts)
+        )
+        out.append(Request.from_url(method, f"https://gitlab.com/api/v4/{path}", body=b'{"title": "t"}',
+                                    headers={"content-type": "application/json"}))
+    return out
+
+
+@pytest.fixture(scope="module")
+def adapter() -> Any:
+    return GitLabAdapter()
+
+
+@pytest.fixture(scope="module")
+def engine(adapter: Any) -> Engine:
+    plugins = Plugins(adapters={adapter.name: adapter}, relays={t.command: t for t in (OPEN_PR, MERGE)})
+    return Engine(Policy(), plugins)
+
+
+def test_classify_rest_full_inventory(benchmark, adapter: Any) -> None:  # type: ignore[no-untyped-def]
+    requests = itertools.cycle(inventory_requests())
+    benchmark(lambda: adapter.classify(next(requests)))
+
+
+def test_decide_rest_full_inventory(benchmark, engine: Engine) -> None:  # type: ignore[no-untyped-def]
+    requests = itertools.cycle(inventory_requests())
+    benchmark(lambda: engine.decide(next(requests), CALLER))
+
+
+def test_decide_rest_merge_relay(benchmark, engine: Engine) -> None:  # type: ignore[no-untyped-def]
+    request = Request.from_url("PUT", "https://gitlab.com/api/v4/projects/group%2Fproj/merge_requests/7/merge", body=b"{}")
+    decision = benchmark(engine.decide, request, CALLER)
+    assert decision.reason == "hard_deny"
+
+
+def _fresh_documents() -> Iterator[Request]:
+    for i in itertools.count():
+        query = (f'mutation Edit{i} {{ a{i}: mergeRequestUpdate(input: {{projectPath: "g/p", iid: "{i}", '
+                 f'title: "t"}}) {{ errors }} }}')
+        yield Request.from_url("POST", GRAPHQL, body=json.dumps({"query": query}).encode())
+
+
+def test_decide_graphql_first_seen(benchmark, engine: Engine) -> None:  # type: ignore[no-untyped-def]
+    documents = _fresh_documents()
+    benchmark(lambda: engine.decide(next(documents), CALLER))
+
+
+def test_decide_graphql_seen_before(benchmark, engine: Engine) -> None:  # type: ignore[no-untyped-def]
+    query = 'mutation { mergeRequestUpdate(input: {projectPath: "g/p", iid: "1", title: "t"}) { errors } }'
+    request = Request.from_url("POST", GRAPHQL, body=json.dumps({"query": query}).encode())
+    engine.decide(request, CALLER)
+    benchmark(engine.decide, request, CALLER)

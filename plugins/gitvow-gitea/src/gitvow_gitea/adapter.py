@@ -1,0 +1,173 @@
+"""The ``gitea`` adapter: Gitea and Forgejo, their REST API under ``/api/v1`` and git over HTTP.
+
+A request is one of three things, told apart by its path:
+
+* ``/api/v1/…`` — the REST API. ``GET``/``HEAD``/``OPTIONS`` are ``read``; every other
+  method is looked up in the segment trie built from :mod:`gitvow_gitea.routes`. A route
+  the table does not know is ``unknown``, denied.
+* a git smart-HTTP path (``/owner/repo.git/info/refs``, ``…/git-receive-pack``) — delegated
+  to ``gitvow_gitsmart.classify_git``, like every forge adapter.
+* anything else — the web UI: reads are ``read``, form posts are ``unknown`` (an agent uses
+  the API, where its writes can be classified).
+
+``codeberg.org`` (Forgejo) is served by default; other instances are mapped in ``[hosts]``.
+An instance mounted under a sub-path (``https://example.test/gitea/``) sets ``prefix``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from urllib.parse import unquote
+
+from gitvow.adapter import Adapter
+from gitvow.errors import PluginError
+from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitea import fixtures
+from gitvow_gitea.commands import classify_tea
+from gitvow_gitea.mcp import classify_gitea_tool
+from gitvow_gitea.routes import ROUTES, Route
+from gitvow_gitea.trie import ANY_METHOD, RouteTrie
+from gitvow_gitsmart import classify_git, is_git_path
+
+API = "/api/v1"
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_REPO_PAIRS = (("owner", "repo"), ("template_owner", "template_repo"), ("org", "repo"))
+_SETTINGS_BODY_LIMIT = 64 * 1024
+
+
+def build_trie(routes: Sequence[Route] = ROUTES) -> RouteTrie[Route]:
+    """The write-route trie; a refused route must say why."""
+    for route in routes:
+        if route.operation == UNKNOWN and not route.why:
+            raise ValueError(f"{route.method} {route.template} is refused without a reason")
+    return RouteTrie((route.method, route.template, route) for route in routes)
+
+
+TRIE = build_trie()
+
+
+def split_path(path: str) -> list[str]:
+    """Path segments, each percent-decoded *after* splitting so ``a%2Fb`` stays one segment."""
+    stripped = path.strip("/")
+    if not stripped:
+        return []
+    segments = stripped.split("/")
+    return [unquote(segment) for segment in segments] if "%" in stripped else segments
+
+
+def repo_of(params: Mapping[str, str]) -> str | None:
+    for owner, name in _REPO_PAIRS:
+        if owner in params and name in params:
+            return f"{params[owner]}/{params[name]}"
+    return None
+
+
+def read_repo(segments: Sequence[str]) -> str | None:
+    """The repository a read under ``/repos/{owner}/{repo}`` names (not ``/repos/issues/search``)."""
+    if len(segments) >= 3 and segments[0] == "repos" and (segments[1], segments[2]) != ("issues", "search"):
+        return f"{segments[1]}/{segments[2]}"
+    return None
+
+
+def _archives(request: Request) -> bool:
+    """Whether a repository-settings PATCH archives the repository (``"archived": true``)."""
+    if len(request.body) > _SETTINGS_BODY_LIMIT:
+        return True  # unread: assume the worst, it is denied either way by default
+    try:
+        payload = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(payload, dict) and payload.get("archived") is True
+
+
+class GiteaAdapter(Adapter):
+    """Gitea/Forgejo REST API v1 and git smart-HTTP."""
+
+    name = "gitea"
+    default_hosts = ("codeberg.org",)
+
+    def __init__(self) -> None:
+        self.prefix = ""
+
+    def configure(self, options: Mapping[str, object]) -> None:
+        """``prefix``: the sub-path the instance is served under (``/gitea``); default none."""
+        unknown = sorted(set(options) - {"prefix"})
+        if unknown:
+            raise PluginError(self.name, f"unknown option(s) {', '.join(unknown)}; expected prefix")
+        prefix = options.get("prefix", "")
+        if not isinstance(prefix, str) or (prefix and not prefix.startswith("/")):
+            raise PluginError(self.name, f"prefix must be a path starting with '/', got {prefix!r}")
+        self.prefix = prefix.rstrip("/")
+
+    def classify(self, request: Request) -> Classification:
+        path = request.path
+        if self.prefix:
+            if path != self.prefix and not path.startswith(self.prefix + "/"):
+                return self._web(request, "outside the configured prefix")
+            path = path[len(self.prefix) :] or "/"
+        if path == API or path.startswith(API + "/"):
+            return self._api(request, path[len(API) :])
+        if is_git_path(path):
+            result = classify_git(request, strip_prefix=self.prefix)
+            if result is not None:
+                return result
+        return self._web(request, "not an API or git path")
+
+    def _web(self, request: Request, where: str) -> Classification:
+        if request.method in READ_METHODS:
+            return Classification((READ,))
+        return Classification.unknown(f"{request.method} {where}: writes go through {API}, where they can be classified")
+
+    def _api(self, request: Request, path: str) -> Classification:
+        segments = split_path(path)
+        if request.method in READ_METHODS:
+            return Classification((READ,), repo=read_repo(segments))
+        if request.method == ANY_METHOD or not request.method.isalpha():
+            return Classification.unknown("not an HTTP method")
+        match = TRIE.match(request.method, segments)
+        if match is None:
+            return Classification.unknown(
+                f"{request.method} {API}/{'/'.join(segments)[:80]} is not a known Gitea API route", repo=read_repo(segments)
+            )
+        route = match.value
+        repo = repo_of(match.params)
+        if route.operation == UNKNOWN:
+            return Classification.unknown(route.why, repo=repo)
+        operations: tuple[str, ...] = (route.operation,)
+        if route.operation == "repo.admin" and route.template == "/repos/{owner}/{repo}" and _archives(request):
+            operations = ("repo.admin", "repo.delete")
+        return Classification(operations, repo=repo, details={"route": f"{route.method} {route.template}"})
+
+    def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
+        """``Authorization: token …`` for the API; Basic for git, where Gitea reads a token as
+        the user name when the password is ``x-oauth-basic`` (``user:token`` is kept as given)."""
+        path = request.path[len(self.prefix) :] if self.prefix and request.path.startswith(self.prefix) else request.path
+        if not (path == API or path.startswith(API + "/")) and is_git_path(path):
+            userpass = token if ":" in token else f"{token}:x-oauth-basic"
+            return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
+        return {"authorization": f"token {token}"}
+
+    def relay_hints(self, command: str) -> Sequence[str]:
+        if command == "hive-open-pr":
+            return ("tea pr create", f"POST {API}/repos/OWNER/REPO/pulls")
+        if command == "hive-merge":
+            return ("tea pr merge", f"POST {API}/repos/OWNER/REPO/pulls/N/merge")
+        return ()
+
+    def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
+        return classify_tea(argv)
+
+    def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
+        return classify_gitea_tool(tool, arguments)
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return fixtures.FIXTURES
+
+    def fail_closed_fixtures(self) -> Sequence[Fixture]:
+        return fixtures.FAIL_CLOSED
+
+    def unsupported(self) -> Mapping[str, str]:
+        return fixtures.UNSUPPORTED

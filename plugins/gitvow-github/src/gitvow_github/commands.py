@@ -1,0 +1,233 @@
+"""``gh`` command lines → the operations the requests they send would be classified as.
+
+``gh pr merge 12`` typed in an agent's shell and the ``PUT …/pulls/12/merge`` it sends get
+the same operation, so the agent gate and the proxy give the same verdict. ``gh api`` is
+classified by the same route trie and GraphQL mapping as the wire. A ``gh`` command that is
+not recognised is ``unknown`` (the gate refuses or asks), never silently allowed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from urllib.parse import urlsplit
+
+from gitvow.graphql import GraphQLReader
+from gitvow.request import ToolCall
+from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_github.graphql import classify_graphql
+from gitvow_github.rest import classify_rest
+
+ADAPTER = "github"
+R = READ
+
+#: group → subcommand → operation. Read-only subcommands are listed so they are not ``unknown``.
+SUBCOMMANDS: Mapping[str, Mapping[str, str]] = {
+    "pr": {
+        "create": "pr.create", "merge": "pr.merge", "review": "pr.review", "comment": "issue.comment",
+        "edit": "pr.edit", "ready": "pr.edit", "close": "pr.edit", "reopen": "pr.edit",
+        "lock": "issue.edit", "unlock": "issue.edit", "update-branch": "pr.update_branch", "revert": "pr.create",
+        "checkout": "git.fetch", "view": R, "list": R, "status": R, "diff": R, "checks": R,
+    },
+    "issue": {
+        "create": "issue.create", "comment": "issue.comment", "edit": "issue.edit", "close": "issue.edit",
+        "reopen": "issue.edit", "pin": "issue.edit", "unpin": "issue.edit", "lock": "issue.edit",
+        "unlock": "issue.edit", "develop": "ref.write", "delete": UNKNOWN, "transfer": UNKNOWN,
+        "view": R, "list": R, "status": R,
+    },
+    "label": {"create": "label.manage", "edit": "label.manage", "delete": "label.manage", "clone": "label.manage", "list": R},
+    "repo": {
+        "create": "repo.create", "delete": "repo.delete", "fork": "repo.fork", "archive": "repo.delete",
+        "unarchive": "repo.admin", "edit": "repo.admin", "rename": "repo.admin", "sync": "ref.write",
+        "clone": "git.fetch", "view": R, "list": R, "set-default": R, "gitignore": R, "license": R,
+    },
+    "release": {
+        "create": "release.write", "edit": "release.write", "delete": "release.write", "upload": "release.write",
+        "delete-asset": "release.write", "list": R, "view": R, "download": R, "verify": R, "verify-asset": R,
+    },
+    "gist": {"create": "gist.write", "edit": "gist.write", "delete": "gist.write", "rename": "gist.write", "clone": "git.fetch", "list": R, "view": R},
+    "workflow": {"run": "workflow.dispatch", "enable": "repo.admin", "disable": "repo.admin", "list": R, "view": R},
+    "run": {"rerun": "workflow.dispatch", "cancel": "workflow.dispatch", "delete": "repo.admin", "list": R, "view": R, "watch": R, "download": R},
+    "secret": {"set": "secret.write", "delete": "secret.write", "remove": "secret.write", "list": R},
+    "variable": {"set": "secret.write", "delete": "secret.write", "get": R, "list": R},
+    "cache": {"delete": "repo.admin", "list": R},
+    "ruleset": {"list": R, "view": R, "check": R},
+    "auth": {"login": "auth.login", "refresh": "auth.login", "status": R, "token": R, "logout": R, "setup-git": R, "switch": R},
+    "project": {
+        "item-add": "issue.relate", "item-create": "issue.relate", "item-edit": "issue.relate",
+        "list": R, "view": R, "field-list": R, "item-list": R,
+    },
+}
+#: Groups with no subcommand that only read or only touch local state.
+READ_GROUPS = frozenset({"search", "browse", "status", "help", "version", "completion", "--version", "--help", "-h"})
+#: Options of ``pr edit`` and ``issue edit`` that put labels on as well.
+_LABEL_OPTIONS = ("--add-label",)
+_API_VALUE_OPTIONS = frozenset({"-H", "--header", "-q", "--jq", "-t", "--template", "--hostname", "-p", "--preview", "--cache"})
+
+
+def _option(args: Sequence[str], *names: str) -> str | None:
+    """The value of the first of ``names`` (``-R x``, ``-Rx``, ``--repo=x``, ``--repo x``)."""
+    for i, arg in enumerate(args):
+        for name in names:
+            if arg == name and i + 1 < len(args):
+                return args[i + 1]
+            if name.startswith("--") and arg.startswith(name + "="):
+                return arg[len(name) + 1 :]
+            if not name.startswith("--") and arg.startswith(name) and len(arg) > len(name):
+                return arg[len(name) :]
+    return None
+
+
+def _repo_arg(value: str | None) -> str | None:
+    """``[HOST/]OWNER/REPO`` → ``owner/repo``; a github URL (``https://github.com/o/r/pull/1``) → ``o/r``."""
+    if not value:
+        return None
+    if "://" in value:
+        parts = [p for p in urlsplit(value).path.split("/") if p][:2]
+    else:
+        parts = [p for p in value.split("/") if p][-2:]
+    if len(parts) != 2:
+        return None
+    return f"{parts[0]}/{parts[1].removesuffix('.git')}"
+
+
+def _summary(argv: Sequence[str], n: int = 3) -> str:
+    return " ".join(["gh", *argv[1:n]])
+
+
+def classify_gh(argv: Sequence[str], reader: GraphQLReader) -> ToolCall | None:
+    """Operations of a ``gh`` argv (wrappers already removed), or None if it is not ``gh``."""
+    if not argv or argv[0].rsplit("/", 1)[-1] != "gh":
+        return None
+    args = list(argv[1:])
+    if not args or args[0] in READ_GROUPS:
+        return ToolCall((READ,), adapter=ADAPTER, summary=_summary(argv, 2))
+    group = args[0]
+    if group == "api":
+        return classify_gh_api(args[1:], reader)
+    table = SUBCOMMANDS.get(group)
+    sub = args[1] if len(args) > 1 else ""
+    if table is None or sub not in table:
+        if sub in ("--help", "-h", "help", ""):
+            return ToolCall((READ,), adapter=ADAPTER, summary=_summary(argv))
+        return ToolCall((UNKNOWN,), adapter=ADAPTER, summary=f"{_summary(argv)}: not a recognised gh command")
+    rest = args[2:]
+    operation = table[sub]
+    operations = [operation]
+    if group == "pr" and sub == "merge" and "--disable-auto" in rest:
+        operations = ["pr.edit"]
+    if group in ("pr", "issue") and sub == "edit" and any(a == o or a.startswith(o + "=") for a in rest for o in _LABEL_OPTIONS):
+        operations.append("label.add")
+    repo = _repo_arg(_option(rest, "--repo", "-R"))
+    if repo is None:
+        urls = [a for a in rest if a.startswith(("https://", "http://"))]
+        repo = _repo_arg(urls[0]) if urls else None
+    return ToolCall(tuple(operations), repo=repo, adapter=ADAPTER, summary=_summary(argv))
+
+
+def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
+    """``gh api [-X METHOD] ENDPOINT [-f k=v] [-F k=v] [--input FILE]``."""
+    method: str | None = None
+    endpoint: str | None = None
+    raw: list[str] = []
+    typed: list[str] = []
+    has_input = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        value = args[i + 1] if i + 1 < len(args) else None
+        if arg in ("-X", "--method"):
+            method, i = value, i + 2
+        elif arg.startswith("--method="):
+            method, i = arg.split("=", 1)[1], i + 1
+        elif arg.startswith("-X") and len(arg) > 2:
+            method, i = arg[2:], i + 1
+        elif arg in ("-f", "--raw-field"):
+            raw.append(value or "")
+            i += 2
+        elif arg.startswith("--raw-field="):
+            raw.append(arg.split("=", 1)[1])
+            i += 1
+        elif arg.startswith("-f") and len(arg) > 2:
+            raw.append(arg[2:])
+            i += 1
+        elif arg in ("-F", "--field"):
+            typed.append(value or "")
+            i += 2
+        elif arg.startswith("--field="):
+            typed.append(arg.split("=", 1)[1])
+            i += 1
+        elif arg.startswith("-F") and len(arg) > 2:
+            typed.append(arg[2:])
+            i += 1
+        elif arg == "--input" or arg.startswith("--input="):
+            has_input = True
+            i += 2 if arg == "--input" else 1
+        elif arg in _API_VALUE_OPTIONS:
+            i += 2
+        elif arg.startswith("-") and arg != "-":
+            i += 1
+        else:
+            if endpoint is None:
+                endpoint = arg
+            i += 1
+    if endpoint is None:
+        return ToolCall((UNKNOWN,), adapter=ADAPTER, summary="gh api without an endpoint")
+    if method is None:
+        method = "POST" if (raw or typed or has_input) else "GET"
+    method = method.upper()
+    summary = f"gh api -X {method} {endpoint}"
+    path = endpoint
+    if "://" in path:
+        path = urlsplit(path).path
+        if path.startswith("/api/v3/"):
+            path = path[len("/api/v3") :]
+    path = "/" + path.split("?", 1)[0].lstrip("/")
+    if path in ("/graphql", "/api/graphql"):
+        body = _graphql_body(raw, typed, has_input)
+        if body is None:
+            return ToolCall((UNKNOWN,), adapter=ADAPTER, summary=f"{summary}: the document is not on the command line")
+        result = classify_graphql("POST", body, reader)
+    else:
+        result = classify_rest(method, path)
+    repo = result.repo
+    if repo is not None and ("{owner}" in repo or "{repo}" in repo or ":owner" in repo):
+        repo = None  # gh fills these from the current checkout, which the gate does not know
+    return ToolCall(result.operations, repo=repo, adapter=ADAPTER, summary=summary)
+
+
+def _graphql_body(raw: list[str], typed: list[str], has_input: bool) -> bytes | None:
+    """The JSON body ``gh api graphql`` would send, or None if part of it comes from a file."""
+    if has_input:
+        return None
+    payload: dict[str, object] = {}
+    variables: dict[str, object] = {}
+    for field, is_typed in [*((f, False) for f in raw), *((f, True) for f in typed)]:
+        key, sep, value = field.partition("=")
+        if not sep:
+            return None
+        if is_typed and value.startswith("@"):
+            return None
+        parsed: object = value
+        if is_typed:
+            parsed = _typed(value)
+        if key in ("query", "operationName"):
+            payload[key] = value
+        else:
+            variables[key] = parsed
+    if "query" not in payload:
+        return None
+    payload["variables"] = variables
+    return json.dumps(payload).encode()
+
+
+def _typed(value: str) -> object:
+    """gh's ``-F`` conversion: true/false/null and integers become JSON values."""
+    if value in ("true", "false"):
+        return value == "true"
+    if value == "null":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return value

@@ -1,0 +1,14 @@
+"""The contract kit, run on this plugin alone (a third party does the same for theirs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitvow.contract import AdapterContract
+from gitvow_github.plugin import GitHubAdapter
+
+
+class TestGitHubContract(AdapterContract):
+    @pytest.fixture
+    def adapter(self) -> GitHubAdapter:
+        return GitHubAdapter()

@@ -1,0 +1,222 @@
+"""GitLab GraphQL (``/api/graphql``): top-level mutation fields → operations.
+
+Parsing is the core's :class:`~gitvow.graphql.GraphQLReader` (graphql-core under body,
+token and field limits, parsed documents cached by text). What is GitLab's own:
+
+- Only the mutations of issue 6's list are mapped; every other mutation is ``unknown``
+  with reason ``graphql_mutation``. GitLab publishes its schema only from a running
+  instance (no registry package carries it), so there is no derived mutation inventory:
+  the mapped list is the issue's, and everything else is refused by construction.
+- Rails merges query-string parameters *over* body parameters, so ``POST
+  /api/graphql?query=mutation…`` with a harmless JSON body would run the URL's document:
+  GraphQL parameters in the URL of a POST are refused. A body with a ``_json`` key
+  (Rails' spelling of a batch, which GitLab runs as a multiplex) is refused, as are
+  batches themselves. Mutations over GET are refused too (GitLab refuses them as well).
+- The repository is the ``projectPath`` of the mutation's ``input`` when every field
+  names the same one; otherwise None (``createNote`` names a global id, not a project).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from threading import Lock
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
+
+from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
+from gitvow.request import Classification, Request
+from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitlab.rest import ADAPTER, unknown
+
+if TYPE_CHECKING:
+    from graphql import ValueNode
+
+GRAPHQL_DENIED = "graphql_denied"
+GRAPHQL_MUTATION = "graphql_mutation"
+
+#: Mutation field → operation (issue 6). ``mergeRequestSet*`` is matched by prefix.
+MUTATIONS: Mapping[str, str] = {
+    "mergeRequestCreate": "pr.create",
+    "mergeRequestAccept": "pr.merge",
+    "mergeRequestUpdate": "pr.edit",
+    "createIssue": "issue.create",
+    "updateIssue": "issue.edit",
+    "createNote": "issue.comment",
+}
+PREFIXES: tuple[tuple[str, str], ...] = (("mergeRequestSet", "pr.edit"),)
+#: A ``mergeRequestSet*`` that names one of these is not an edit (a future
+#: ``mergeRequestSetAutoMerge`` would arm a merge): it stays unmapped, so refused.
+_NOT_AN_EDIT = ("Merge", "Accept")
+_BODY_KEYS = frozenset({"query", "operationName", "variables", "extensions"})
+_URL_KEYS = frozenset({"query", "operationName", "variables", "extensions", "_json"})
+
+
+def mutation_operation(field: str) -> str | None:
+    """The operation a top-level mutation field performs, or None if it is not mapped."""
+    op = MUTATIONS.get(field)
+    if op is not None:
+        return op
+    for prefix, prefixed_op in PREFIXES:
+        suffix = field[len(prefix) :]
+        if field.startswith(prefix) and suffix and not any(word in suffix for word in _NOT_AN_EDIT):
+            return prefixed_op
+    return None
+
+
+def _denied(note: str) -> Classification:
+    return unknown(note, code=GRAPHQL_DENIED)
+
+
+class ResultCache:
+    """Classifications of POST bodies seen before, keyed by their exact bytes.
+
+    The core caches parsed documents by text; this caches the whole answer, so an agent that
+    repeats a request pays one hash of its body instead of a JSON decode and a walk of the
+    fields. Bounded (oldest out first) and only for small bodies; the result is a function
+    of the body alone once the URL has been checked, and classifications are immutable.
+    """
+
+    def __init__(self, size: int = 1024, max_body: int = 16 * 1024) -> None:
+        self.size = size
+        self.max_body = max_body
+        self._results: dict[bytes, Classification] = {}
+        self._lock = Lock()
+
+    def get(self, body: bytes) -> Classification | None:
+        return self._results.get(body) if len(body) <= self.max_body else None
+
+    def put(self, body: bytes, result: Classification) -> None:
+        if len(body) > self.max_body:
+            return
+        with self._lock:
+            if len(self._results) >= self.size:
+                self._results.pop(next(iter(self._results)))
+            self._results[body] = result
+
+
+def classify_graphql(request: Request, reader: GraphQLReader, cache: ResultCache | None = None) -> Classification:
+    """Classify one request to GitLab's GraphQL endpoint."""
+    url_params = parse_qs(request.query, keep_blank_values=True) if request.query else {}
+    if request.method in ("GET", "HEAD"):
+        return _classify_get(url_params, reader)
+    if request.method != "POST":
+        return _denied(f"GraphQL takes GET or POST, not {request.method}")
+    if _URL_KEYS & url_params.keys():
+        return _denied("GraphQL parameters in the URL of a POST are not allowed")
+    if cache is None:
+        return _classify_post(request.body, reader)
+    result = cache.get(request.body)
+    if result is None:
+        result = _classify_post(request.body, reader)
+        cache.put(request.body, result)
+    return result
+
+
+def _classify_post(body: bytes, reader: GraphQLReader) -> Classification:
+    if len(body) > reader.body_limit:
+        return _denied(f"body over the {reader.body_limit}-byte limit")
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return _denied("body is not JSON")
+    if not isinstance(payload, dict):
+        return _denied("body is not one GraphQL request object (batches are not allowed)")
+    extra = payload.keys() - _BODY_KEYS
+    if extra:
+        return _denied("body has keys other than query, operationName, variables, extensions")
+    query, name, variables = payload.get("query"), payload.get("operationName"), payload.get("variables")
+    if not isinstance(query, str):
+        return _denied("no query text (persisted queries are not allowed)")
+    if name is not None and not isinstance(name, str):
+        return _denied("operationName is not a string")
+    if variables is None:
+        variables = {}
+    elif not isinstance(variables, dict):
+        return _denied("variables is not an object")
+    try:
+        operation = reader.operation(query, name or None)
+    except GraphQLRefused as exc:
+        return _denied(str(exc))
+    return _classify_operation(operation, variables)
+
+
+def _classify_get(params: Mapping[str, list[str]], reader: GraphQLReader) -> Classification:
+    if "_json" in params:
+        return _denied("batched GraphQL is not allowed")
+    queries = params.get("query", [])
+    if not queries:
+        return Classification((READ,), adapter=ADAPTER, details={"api": "graphql"})
+    names = params.get("operationName", [])
+    if len(queries) > 1 or len(names) > 1:
+        return _denied("repeated GraphQL parameters in the URL")
+    if len(queries[0]) > reader.body_limit:
+        return _denied(f"query over the {reader.body_limit}-byte limit")
+    try:
+        operation = reader.operation(queries[0], names[0] if names else None)
+    except GraphQLRefused as exc:
+        return _denied(str(exc))
+    if operation.kind == "mutation":
+        return unknown("mutations are not allowed over GET", code=GRAPHQL_MUTATION)
+    return Classification((READ,), adapter=ADAPTER, details={"api": "graphql"})
+
+
+def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any]) -> Classification:
+    if operation.kind != "mutation":
+        return Classification((READ,), adapter=ADAPTER, details={"api": "graphql"})
+    if not operation.fields:
+        return _denied("a mutation with no fields")
+    operations: list[str] = []
+    unmapped: list[str] = []
+    repos: set[str | None] = set()
+    for field in operation.fields:
+        op = mutation_operation(field.name)
+        if op is None:
+            unmapped.append(field.name)
+            continue
+        if op not in operations:
+            operations.append(op)
+        repos.add(_project_path(field.arguments.get("input"), variables))
+    repo = repos.pop() if len(repos) == 1 else None
+    fields = tuple(f.name for f in operation.fields)
+    if unmapped:
+        return Classification(
+            (UNKNOWN,),
+            repo=repo,
+            adapter=ADAPTER,
+            unknown_code=GRAPHQL_MUTATION,
+            mode_code=GRAPHQL_MUTATION,
+            note=f"GraphQL mutation {', '.join(sorted(set(unmapped)))} is not an operation gitvow allows",
+            details={"api": "graphql", "fields": fields},
+        )
+    return Classification(
+        tuple(operations),
+        repo=repo,
+        adapter=ADAPTER,
+        unknown_code=GRAPHQL_MUTATION,
+        mode_code=GRAPHQL_MUTATION,
+        details={"api": "graphql", "fields": fields},
+    )
+
+
+def _project_path(node: ValueNode | None, variables: Mapping[str, Any]) -> str | None:
+    """``input.projectPath`` of a mutation field, literal or from variables, without converting
+    the whole input (that costs more than the rest of classification)."""
+    from graphql import ObjectValueNode, StringValueNode, VariableNode  # imported on first use: it is slow to import
+
+    value: object = None
+    if isinstance(node, VariableNode):
+        given = variables.get(node.name.value)
+        value = given.get("projectPath") if isinstance(given, dict) else None
+    elif isinstance(node, ObjectValueNode):
+        for field in node.fields:
+            if field.name.value == "projectPath":
+                inner = field.value
+                if isinstance(inner, StringValueNode):
+                    value = inner.value
+                elif isinstance(inner, VariableNode):
+                    value = variables.get(inner.name.value)
+                break
+    if isinstance(value, str) and value.strip("/"):
+        return value.strip("/")
+    return None

@@ -1,0 +1,123 @@
+"""GitLab MCP tool calls → operations, for the agent gate.
+
+Tool names come from the GitLab MCP servers agents actually install: the reference server
+(npm ``@modelcontextprotocol/server-gitlab``), the widely used ``@zereight/mcp-gitlab``, and
+GitLab's own built-in server. Agents see them as ``mcp__<server>__<tool>``; a call is this
+forge's when the server name contains ``gitlab``, or when a bare tool name is in the table.
+
+Fail closed: on a GitLab server, a tool that is neither in the table nor named like a read
+(``get_…``, ``list_…``, ``search_…``) is ``unknown``. ``execute_graphql`` is classified by
+the document it carries, through the same GraphQL code as the proxy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from gitvow.request import ToolCall
+from gitvow.vocabulary import READ, UNKNOWN
+
+_TOOLS: dict[str, tuple[str, ...]] = {
+    "pr.create": ("create_merge_request",),
+    "pr.merge": ("merge_merge_request", "accept_merge_request"),
+    "pr.edit": ("update_merge_request",),
+    "pr.review": (
+        "approve_merge_request", "unapprove_merge_request", "review_merge_request",
+        "create_merge_request_thread", "create_merge_request_discussion_note",
+        "update_merge_request_discussion_note", "resolve_merge_request_thread",
+        "create_draft_note", "update_draft_note", "delete_draft_note", "publish_draft_note",
+        "bulk_publish_draft_notes",
+    ),
+    "issue.comment": (
+        "create_note", "create_merge_request_note", "update_merge_request_note", "create_issue_note",
+        "update_issue_note", "create_work_item_note", "create_workitem_note",
+        "create_issue_emoji_reaction", "delete_issue_emoji_reaction",
+        "create_issue_note_emoji_reaction", "delete_issue_note_emoji_reaction",
+        "create_merge_request_emoji_reaction", "delete_merge_request_emoji_reaction",
+        "create_merge_request_note_emoji_reaction", "delete_merge_request_note_emoji_reaction",
+        "create_work_item_emoji_reaction", "delete_work_item_emoji_reaction",
+        "create_work_item_note_emoji_reaction", "delete_work_item_note_emoji_reaction",
+    ),
+    "issue.create": ("create_issue", "create_work_item", "create_workitem"),
+    "issue.edit": ("update_issue", "update_issue_description_patch", "update_work_item", "convert_work_item_type"),
+    "issue.relate": ("create_issue_link", "create_milestone", "edit_milestone", "create_group_milestone",
+                     "edit_group_milestone"),
+    "label.manage": ("create_label", "update_label", "delete_label"),
+    "ref.write": ("create_branch", "delete_branch", "create_tag", "delete_tag"),
+    "branch.protect": ("protect_branch", "unprotect_branch"),
+    "contents.write": ("create_or_update_file", "push_files", "create_wiki_page", "update_wiki_page",
+                       "delete_wiki_page", "create_group_wiki_page", "update_group_wiki_page",
+                       "delete_group_wiki_page"),
+    "attachment.link": ("upload_markdown",),
+    "repo.create": ("create_repository",),
+    "repo.fork": ("fork_repository",),
+    "repo.admin": ("update_project", "update_default_branch", "create_webhook", "update_webhook",
+                   "delete_webhook", "promote_milestone"),
+    "release.write": ("create_release", "update_release", "delete_release", "create_release_evidence"),
+    "workflow.dispatch": (
+        "create_pipeline", "retry_pipeline", "cancel_pipeline", "delete_pipeline", "play_pipeline_job",
+        "play_pipeline_jobs", "retry_pipeline_job", "cancel_pipeline_job", "erase_pipeline_job",
+        "trigger_pipeline", "create_pipeline_schedule", "update_pipeline_schedule", "delete_pipeline_schedule",
+        "play_pipeline_schedule", "take_ownership_pipeline_schedule", "create_deployment", "update_deployment",
+        "delete_deployment", "approve_deployment", "stop_environment", "stop_stale_environments",
+        "delete_environment", "update_environment", "delete_review_app_environments", "update_pipeline_metadata",
+    ),
+    "secret.write": (
+        "create_project_variable", "update_project_variable", "delete_project_variable",
+        "create_group_variable", "update_group_variable", "delete_group_variable",
+        "create_pipeline_schedule_variable", "update_pipeline_schedule_variable",
+        "delete_pipeline_schedule_variable", "create_pipeline_trigger", "update_pipeline_trigger",
+        "delete_pipeline_trigger",
+    ),
+    UNKNOWN: (
+        "delete_issue", "delete_issue_link", "delete_merge_request_note", "delete_merge_request_discussion_note",
+        "delete_milestone", "delete_group_milestone", "move_work_item", "mark_todo_done", "mark_all_todos_done",
+        "create_group", "create_commit_status", "confirm_vulnerability", "dismiss_vulnerability",
+        "triage_vulnerabilities", "create_timeline_event", "purge_dependency_proxy_cache",
+        "update_dependency_proxy_settings",
+    ),
+    READ: ("health_check", "whoami", "discover_tools", "verify_namespace", "my_issues", "mr_discussions",
+           "gitlab_search", "semantic_code_search", "get_mcp_server_version", "validate_ci_lint",
+           "validate_project_ci_lint"),
+}
+#: Tool name → operation, every GitLab MCP tool gitvow knows by name.
+TOOLS: Mapping[str, str] = {tool: op for op, tools in _TOOLS.items() for tool in tools}
+READ_PREFIXES = ("get_", "list_", "search_", "download_", "wait_for_")
+GRAPHQL_TOOLS = frozenset({"execute_graphql"})
+
+GraphQLClassifier = Callable[[str, object], tuple[tuple[str, ...], str | None]]
+
+
+def split_tool(tool: str) -> tuple[str, str]:
+    """``mcp__gitlab__create_issue`` → ``("gitlab", "create_issue")``; bare names have no server."""
+    if tool.startswith("mcp__"):
+        parts = tool.split("__")
+        if len(parts) >= 3:
+            return parts[1], "__".join(parts[2:])
+    return "", tool
+
+
+def _repo(arguments: Mapping[str, object]) -> str | None:
+    for key in ("project_id", "projectPath", "project_path", "project", "repo"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value and not value.isdigit():
+            return value.strip("/")
+    return None
+
+
+def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLClassifier) -> ToolCall | None:
+    """Operations a GitLab MCP tool call performs, or None if the tool is not GitLab's."""
+    server, name = split_tool(tool)
+    ours = "gitlab" in server.lower()
+    if server and not ours:
+        return None
+    repo = _repo(arguments)
+    if name in GRAPHQL_TOOLS and ours:
+        operations, found = graphql(str(arguments.get("query", "")), arguments.get("variables"))
+        return ToolCall(operations, repo=found or repo, adapter="gitlab", summary=f"MCP {name}")
+    op = TOOLS.get(name)
+    if op is None:
+        if not ours:
+            return None
+        op = READ if name.startswith(READ_PREFIXES) else UNKNOWN
+    return ToolCall((op,), repo=repo, adapter="gitlab", summary=f"MCP {name}")

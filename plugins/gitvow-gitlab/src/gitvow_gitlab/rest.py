@@ -1,0 +1,147 @@
+"""GitLab REST v4: method + decoded path segments → operations and the project they touch.
+
+The repository is the project's full path when the URL names it (``group%2Fsub%2Fproj`` →
+``group/sub/proj``). A numeric project id cannot be resolved without asking GitLab, so it
+gives ``repo=None`` and ``details["project_id"]``: gates that scope by repository must treat
+``None`` as "unknown repository" and fail closed (``repo_not_in_config``), never as "any".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from urllib.parse import parse_qsl
+
+from gitvow.request import Classification, Request
+from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitlab.routes import ROUTES, Route
+
+#: The adapter's name, set on every classification so the pipeline need not copy it in.
+ADAPTER = "gitlab"
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Headers Rack::MethodOverride and other front ends honour to turn a POST into another verb.
+OVERRIDE_HEADERS = ("x-http-method-override", "x-http-method", "x-method-override")
+_LABEL_KEYS = frozenset({"labels", "add_labels"})
+#: Only these add labels without being able to remove any (``labels`` replaces the whole set).
+_ADD_ONLY_KEYS = frozenset({"add_labels"})
+_IGNORED_KEYS = frozenset({"id", "iid", "merge_request_iid", "issue_iid", "epic_iid"})
+_NOT_PROJECTS = frozenset({"import", "remote-import", "remote-import-s3", "user"})
+# Bodies larger than this are not read for keys: the resolvers then assume the stricter reading.
+_BODY_READ_LIMIT = 256 * 1024
+
+
+def unknown(note: str, *, code: str = "mode_denied", repo: str | None = None,
+            details: Mapping[str, object] | None = None) -> Classification:
+    """``unknown`` from this adapter: denied at every mode, ``note`` shown to the agent."""
+    return Classification((UNKNOWN,), repo=repo, adapter=ADAPTER, unknown_code=code, note=note,
+                          details=details or {})
+
+
+def project_repo(ref: str) -> tuple[str | None, dict[str, object]]:
+    """``group/sub/proj`` → that path; ``123`` → None with ``project_id`` in the details."""
+    if ref.isascii() and ref.isdigit():
+        return None, {"project_id": int(ref)}
+    return ref.strip("/") or None, {}
+
+
+def param_keys(request: Request) -> frozenset[str] | None:
+    """Top-level parameter names of a request (query string and body), or None if unreadable.
+
+    GitLab (Grape) merges query-string and body parameters, so both count. Form keys such as
+    ``position[base_sha]`` count as ``position``.
+    """
+    keys = {_base_key(k) for k, _ in parse_qsl(request.query, keep_blank_values=True)}
+    body = request.body
+    if not body.strip():
+        return frozenset(keys)
+    if len(body) > _BODY_READ_LIMIT:
+        return None
+    content_type = request.header("content-type").split(";", 1)[0].strip().lower()
+    if content_type == "application/x-www-form-urlencoded":
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        keys.update(_base_key(k) for k, _ in parse_qsl(text, keep_blank_values=True))
+        return frozenset(keys)
+    if content_type.startswith("multipart/"):
+        return None
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(payload, dict):
+        return None
+    keys.update(_base_key(str(k)) for k in payload)
+    return frozenset(keys)
+
+
+def _base_key(key: str) -> str:
+    return key.split("[", 1)[0]
+
+
+def method_override(request: Request) -> str | None:
+    """Why the request's verb cannot be trusted, or None: an override header or ``_method``."""
+    for name in OVERRIDE_HEADERS:
+        if name in request.headers:
+            return f"the {name} header is not allowed"
+    # Cheap substring tests first; "method" also catches %5Fmethod and a JSON "\u005fmethod".
+    if "method" in request.query.lower():
+        keys = {k for k, _ in parse_qsl(request.query, keep_blank_values=True)}
+        if "_method" in keys:
+            return "a _method parameter is not allowed"
+    if b"method" in request.body.lower():
+        keys_in_body = param_keys(request)
+        if keys_in_body is None or "_method" in keys_in_body:
+            return "a _method parameter is not allowed"
+    return None
+
+
+def _resolve(route: Route, request: Request) -> tuple[str, ...]:
+    if not route.resolver:
+        return route.operations
+    keys = param_keys(request)
+    if route.resolver == "@mr_discussion":
+        # A discussion with a diff position is a review comment; unreadable → the stricter review.
+        return ("issue.comment",) if keys is not None and "position" not in keys else ("pr.review",)
+    edit = "pr.edit" if route.resolver == "@mr_update" else "issue.edit"
+    if keys is None:
+        return (edit, "label.add")
+    changed = keys - _IGNORED_KEYS
+    if changed and changed <= _ADD_ONLY_KEYS:
+        return ("label.add",)
+    if changed & _LABEL_KEYS:
+        return (edit, "label.add")
+    return (edit,)
+
+
+def classify_rest(request: Request, segments: list[str]) -> Classification:
+    """Classify a request whose path (after ``/api/v4``) is ``segments`` (decoded)."""
+    if request.method in READ_METHODS:
+        repo, details = _repo_of(segments)
+        return Classification((READ,), repo=repo, adapter=ADAPTER, details={"api": "rest", **details})
+    match = ROUTES.match(request.method, segments)
+    if match is None:
+        repo, details = _repo_of(segments)
+        return unknown(f"{request.method} /api/v4/{'/'.join(segments)} is not a GitLab route gitvow knows", repo=repo)
+    repo, details = _repo_from_params(match.params)
+    details = {"api": "rest", "route": match.template, **details}
+    route = match.value
+    if route.is_unknown:
+        return unknown(route.reason, repo=repo, details=details)
+    return Classification(_resolve(route, request), repo=repo, adapter=ADAPTER, details=details)
+
+
+def _repo_from_params(params: Mapping[str, str]) -> tuple[str | None, dict[str, object]]:
+    if "project" in params:
+        return project_repo(params["project"])
+    if "group" in params:
+        return None, {"group": params["group"]}
+    return None, {}
+
+
+def _repo_of(segments: list[str]) -> tuple[str | None, dict[str, object]]:
+    """The project of a path the route table does not cover (reads, unmatched writes)."""
+    if len(segments) >= 2 and segments[0] == "projects" and segments[1] not in _NOT_PROJECTS:
+        return project_repo(segments[1])
+    return None, {}

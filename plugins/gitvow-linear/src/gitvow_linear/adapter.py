@@ -1,0 +1,133 @@
+"""The ``linear`` adapter: Linear's GraphQL API on ``api.linear.app``.
+
+Linear has one endpoint, ``POST /graphql``; anything else on the host is refused. The body is
+read by the core's :class:`~gitvow.graphql.GraphQLReader` (graphql-core, never regexes) under
+Linear's own, tighter limits: 32 KiB and 32 top-level fields by default, the ceilings the
+legacy gate had (``linearBodyLimit``, ``linearMaxOperations``). The official SDK's largest
+document is under 9 KiB, so the limits cost real clients nothing.
+
+Every refusal on this host — unreadable, over a limit, an unmapped mutation *or* a mode
+denial — reports ``linear_policy``, as seed 003 keeps today's codes unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from gitvow.adapter import Adapter
+from gitvow.errors import PluginError
+from gitvow.graphql import TOKEN_LIMIT, GraphQLReader, GraphQLRefused
+from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_linear import fixtures
+from gitvow_linear.mcp import classify_linear_tool
+from gitvow_linear.mutations import mutation_operations
+
+LINEAR_POLICY = "linear_policy"
+HOST = "api.linear.app"
+ENDPOINT = "/graphql"
+BODY_LIMIT = 32 * 1024
+FIELD_LIMIT = 32
+_OPTIONS = ("body_limit", "field_limit")
+_NOTE_NAMES = 3
+
+
+def _unknown(note: str) -> Classification:
+    return Classification(
+        operations=(UNKNOWN,),
+        adapter="linear",
+        unknown_code=LINEAR_POLICY,
+        mode_code=LINEAR_POLICY,
+        note=note,
+    )
+
+
+class LinearAdapter(Adapter):
+    """Linear GraphQL: queries read, a fixed set of mutations map to operations."""
+
+    name = "linear"
+    default_hosts = (HOST,)
+
+    def __init__(self) -> None:
+        self.body_limit = BODY_LIMIT
+        self.field_limit = FIELD_LIMIT
+        self._reader = self._make_reader()
+
+    def _make_reader(self) -> GraphQLReader:
+        # The token limit only has to admit what fits in the body limit; graphql-core's lexer
+        # then stops early on a document built to be slow.
+        return GraphQLReader(
+            body_limit=self.body_limit,
+            field_limit=self.field_limit,
+            token_limit=max(TOKEN_LIMIT, self.body_limit // 2),
+        )
+
+    def configure(self, options: Mapping[str, object]) -> None:
+        """``body_limit`` (bytes) and ``field_limit`` (top-level fields per document); an option
+        left out is back at its default, so reconfiguring never keeps a stale limit."""
+        unknown = sorted(set(options) - set(_OPTIONS))
+        if unknown:
+            raise PluginError(self.name, f"unknown option(s) {', '.join(unknown)}; expected {', '.join(_OPTIONS)}")
+        body_limit = self._positive(options, "body_limit", BODY_LIMIT)
+        field_limit = self._positive(options, "field_limit", FIELD_LIMIT)
+        self.body_limit, self.field_limit = body_limit, field_limit
+        self._reader = self._make_reader()
+
+    def _positive(self, options: Mapping[str, object], key: str, default: int) -> int:
+        value = options.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise PluginError(self.name, f"{key} must be a positive integer, got {value!r}")
+        return value
+
+    def classify(self, request: Request) -> Classification:
+        if request.method != "POST" or request.path != ENDPOINT:
+            return _unknown(f"Linear's API is only POST {ENDPOINT}")
+        if request.query:
+            return _unknown(f"POST {ENDPOINT} takes no query string")
+        try:
+            graphql = self._reader.read(request.body)
+        except GraphQLRefused as exc:
+            return _unknown(str(exc))
+        fields = graphql.operation.fields
+        if graphql.operation.kind == "query":
+            return Classification((READ,), adapter=self.name, unknown_code=LINEAR_POLICY, mode_code=LINEAR_POLICY)
+        operations: list[str] = []
+        unmapped: list[str] = []
+        for field in fields:
+            mapped = mutation_operations(field, graphql.variables)
+            if mapped is None:
+                unmapped.append(field.name)
+                mapped = (UNKNOWN,)
+            operations.extend(op for op in mapped if op not in operations)
+        if not operations:
+            return _unknown("the mutation selects no field")
+        note = ""
+        if unmapped:
+            shown = list(dict.fromkeys(unmapped))
+            names = ", ".join(shown[:_NOTE_NAMES]) + (f" and {len(shown) - _NOTE_NAMES} more" if len(shown) > _NOTE_NAMES else "")
+            note = f"mutation {names} is not allowed through the Linear policy"
+        return Classification(
+            tuple(operations),
+            adapter=self.name,
+            unknown_code=LINEAR_POLICY,
+            mode_code=LINEAR_POLICY,
+            note=note,
+            details={"fields": tuple(f.name for f in fields)},
+        )
+
+    def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
+        """Linear takes a personal API key bare (``Authorization: lin_api_…``), not as a Bearer
+        token; an OAuth token configured as ``Bearer …`` is passed through as written."""
+        return {"authorization": token}
+
+    def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
+        return classify_linear_tool(tool, arguments)
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return fixtures.FIXTURES
+
+    def fail_closed_fixtures(self) -> Sequence[Fixture]:
+        return fixtures.fail_closed(self.body_limit, self.field_limit)
+
+    def unsupported(self) -> Mapping[str, str]:
+        return fixtures.UNSUPPORTED

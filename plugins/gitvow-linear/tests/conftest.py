@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+import pytest
+
+from gitvow_linear import LinearAdapter
+
+
+@pytest.fixture
+def linear() -> LinearAdapter:
+    return LinearAdapter()
