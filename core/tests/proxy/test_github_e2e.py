@@ -21,7 +21,17 @@ from pathlib import Path
 import httpx
 import pytest
 import trustme
-from proxy_support import GIT_TOKEN, GITVOW, SECRETS, ProxyProcess, Seen, Upstream, proxy_env, start_proxy, start_upstream
+from proxy_support import (
+    GIT_TOKEN,
+    GITVOW,
+    SECRETS,
+    ProxyProcess,
+    Seen,
+    Upstream,
+    proxy_env,
+    start_proxy,
+    start_upstream,
+)
 
 pytestmark = pytest.mark.e2e
 
