@@ -24,7 +24,8 @@ from typing import Any
 
 import trustme
 
-SECRETS = {"reader": "reader-secret-1", "coder": "coder-secret-2", "limited": "limited-secret-3", "hive": "hive-secret-4"}
+SECRETS = {"reader": "reader-secret-1", "coder": "coder-secret-2", "limited": "limited-secret-3", "hive": "hive-secret-4",
+           "talker": "talker-secret-5"}
 GIT_TOKEN = "ghs_upstreamtoken0123456789abcdef"
 
 BROKEN_PLUGIN = '''
@@ -376,6 +377,14 @@ def write_policy(path: Path, upstream: Upstream, ca_file: Path, workdir: Path, e
             mode = "issues_and_prs"
             secret_env = "GITVOW_TEST_LIMITED"
 
+            [agents.talker]
+            mode = "issues_and_prs"
+            secret_env = "GITVOW_TEST_TALKER"
+
+            [write_surface]
+            lanes = {{ talk = ["issue.*", "label.add"] }}
+            agents = {{ talker = "talk" }}
+
             [budget]
             window_seconds = 3600
             agents = {{ limited = {{ operations = {{ "git.push" = 1 }} }} }}
@@ -393,5 +402,6 @@ def proxy_env(plugin_path: Path) -> dict[str, str]:
         "GITVOW_TEST_CODER": SECRETS["coder"],
         "GITVOW_TEST_LIMITED": SECRETS["limited"],
         "GITVOW_TEST_HIVE": SECRETS["hive"],
+        "GITVOW_TEST_TALKER": SECRETS["talker"],
         "PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_path), os.environ.get("PYTHONPATH")])),
     }

@@ -40,6 +40,7 @@ def _secrets_env() -> dict[str, str]:
         "GITVOW_TEST_CODER": SECRETS["coder"],
         "GITVOW_TEST_LIMITED": SECRETS["limited"],
         "GITVOW_TEST_HIVE": SECRETS["hive"],
+        "GITVOW_TEST_TALKER": SECRETS["talker"],
         "GITVOW_TEST_GIT_TOKEN": GIT_TOKEN,
     }
 
@@ -121,6 +122,24 @@ def test_push_denied_at_advisory_never_arrives(proxy: ProxyProcess, upstream: Up
     assert_one_line_denial(r, "mode_denied")
     assert "git.push" in r.text
     assert reached(upstream, "receive-pack") == []
+
+
+def test_push_outside_the_write_surface_is_refused_at_info_refs(
+    proxy: ProxyProcess, upstream: Upstream, tmp_path: Path
+) -> None:
+    env = agent_env(proxy, "talker", tmp_path)  # issues_and_prs, but its lane is issues only
+    work = tmp_path / "app"
+    git("clone", "-q", upstream.url("/team/app.git"), str(work), cwd=tmp_path, env=env)  # git.fetch is exempt
+    (work / "y.txt").write_text("y\n")
+    git("add", "y.txt", cwd=work, env=env)
+    git("commit", "-q", "-m", "y", cwd=work, env=env)
+    upstream.clear()
+    result = git("push", "origin", "HEAD:refs/heads/lane", cwd=work, env=env, check=False)
+    assert result.returncode != 0 and "403" in result.stderr
+    assert reached(upstream, "receive-pack") == [], upstream.paths()  # not even the info/refs probe
+    refused = [line for line in proxy.audit_lines() if line["agent"] == "talker" and line["verdict"] == "deny"]
+    assert refused[-1]["reason"] == "write_surface_enforce" and refused[-1]["method"] == "GET"
+    assert refused[-1]["path"].endswith("/info/refs")
 
 
 def test_no_proxy_credentials_is_407_and_nothing_arrives(proxy: ProxyProcess, upstream: Upstream) -> None:

@@ -67,6 +67,27 @@ def test_reload_applies_edits_and_keeps_the_last_good_policy(
         assert proxy.stop() == 0
 
 
+def test_the_write_budget_survives_a_restart(
+    upstream: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
+) -> None:
+    policy = write_policy(tmp_path / "policy.toml", upstream, ca_file, tmp_path)
+    url = upstream.url("/team/app.git/git-receive-pack")
+    body = b"0000"  # a push with no commands: classified git.push, answered by git-http-backend
+    proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
+    try:
+        with client(proxy, "limited") as c:
+            assert c.post(url, content=body).headers.get("x-gitvow-reason") is None
+    finally:
+        assert proxy.stop() == 0
+    proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))  # same [proxy] state file
+    try:
+        with client(proxy, "limited") as c:
+            again = c.post(url, content=body)
+        assert again.status_code == 429 and again.headers["x-gitvow-reason"] == "write_budget"
+    finally:
+        assert proxy.stop() == 0
+
+
 def test_hosts_without_an_adapter_are_tunnelled_untouched_or_refused(
     upstream: Upstream, ca: trustme.CA, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
 ) -> None:
