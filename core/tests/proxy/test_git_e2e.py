@@ -253,7 +253,9 @@ def test_internal_identity_skips_agent_gates(proxy: ProxyProcess, upstream: Upst
 def test_injected_token_never_reaches_the_agent(proxy: ProxyProcess, upstream: Upstream) -> None:
     def echo(seen: Seen) -> tuple[int, dict[str, str], bytes]:
         auth = seen.headers.get("authorization", "")
-        return 302, {"Location": f"https://elsewhere.test/?t={auth}", "X-Echo": auth}, f"you sent {auth} / {GIT_TOKEN}".encode()
+        credential = auth.split(" ", 1)[-1]  # without its scheme, as an error page might quote it
+        return (302, {"Location": f"https://elsewhere.test/?t={credential}", "X-Echo": auth},
+                f"you sent {auth} / {GIT_TOKEN} / {credential}".encode())
 
     upstream.routes["/team/app.git/info/refs"] = echo
     try:

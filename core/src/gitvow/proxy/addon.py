@@ -266,7 +266,10 @@ class GitvowAddon:
             fields += [(name.encode(), value.encode()) for name, value in decision.headers.items()]
             flow.request.headers.fields = tuple(fields)
             if decision.headers:
-                flow.metadata[_SECRETS_KEY] = (*runtime.needles, *(v.encode() for v in decision.headers.values()))
+                # The token, each header value, and each value's credential part ("Basic <this>").
+                values = [v.encode() for v in decision.headers.values()]
+                parts = [v.split(b" ", 1)[1] for v in values if b" " in v]
+                flow.metadata[_SECRETS_KEY] = (*runtime.needles, *values, *parts)
         elif action is Action.TUNNEL:
             flow.request.headers.pop("proxy-authorization", None)
             if runtime.policy.model.proxy.other_hosts == "refuse":
