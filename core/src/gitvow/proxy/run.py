@@ -47,6 +47,12 @@ async def serve(options: ProxyOptions) -> int:
     from gitvow.proxy.addon import GitvowAddon
     from gitvow.proxy.agentenv import proxy_ca
 
+    # As mitmdump sets logging up: everything reaches mitmproxy's handler, which filters by
+    # termlog_verbosity (info by default), so "listening at" and "policy loaded" are shown.
+    logging.getLogger().setLevel(logging.DEBUG)
+    for noisy in ("tornado", "asyncio", "hpack", "quic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
     settings = load_policy(options.policy).model.proxy
     confdir = Path(options.confdir or settings.confdir).expanduser()
     proxy_ca(confdir)  # before listening: an agent that can connect can also find the CA
