@@ -8,6 +8,7 @@ lazily (a refused request never opens one), and SIGTERM/SIGINT shut it down clea
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import signal
 import sys
@@ -47,6 +48,9 @@ async def serve(options: ProxyOptions) -> int:
     from gitvow.proxy.addon import GitvowAddon
     from gitvow.proxy.agentenv import proxy_ca
 
+    # mitmproxy prints its log to stdout; a proxy's log must reach a file as it happens.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)
     # As mitmdump sets logging up: everything reaches mitmproxy's handler, which filters by
     # termlog_verbosity (info by default), so "listening at" and "policy loaded" are shown.
     logging.getLogger().setLevel(logging.DEBUG)
