@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import shutil
 import signal
@@ -53,7 +52,11 @@ REPLY = json.dumps([{"number": n, "title": f"pull request {n}"} for n in range(5
 
 # -- upstream (its own process) ------------------------------------------------------------
 
-def _serve_upstream(cert_dir: str, port_out: Any, seen_auth: Any) -> None:
+def serve_upstream(cert_dir: Path) -> None:
+    """The upstream: prints its port, then answers every GET and POST with the same JSON.
+    Touches ``cert_dir/auth-seen`` once it has seen the injected token."""
+    marker = cert_dir / "auth-seen"
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -69,8 +72,8 @@ def _serve_upstream(cert_dir: str, port_out: Any, seen_auth: Any) -> None:
             length = int(self.headers.get("content-length") or 0)
             if length:
                 self.rfile.read(length)
-            if self.headers.get("authorization") == f"Bearer {TOKEN}" or self.headers.get("authorization") == f"token {TOKEN}":
-                seen_auth.value = 1
+            if self.headers.get("authorization") == f"Bearer {TOKEN}" and not marker.exists():
+                marker.touch()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(REPLY)))
@@ -82,27 +85,28 @@ def _serve_upstream(cert_dir: str, port_out: Any, seen_auth: Any) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(f"{cert_dir}/server.pem")
+    context.load_cert_chain(str(cert_dir / "server.pem"))
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    port_out.value = server.server_address[1]
+    print(server.server_address[1], flush=True)
     server.serve_forever()
 
 
 # -- load generator (its own processes) ----------------------------------------------------
 
-def _client_worker(proxy: str | None, cafile: str, url: str, method: str, body: bytes, seconds: float,
-                   threads: int, ready: Any, go: Any, out: Any) -> None:
+def run_client(proxy: str, cafile: str, url: str, method: str, body: bytes, seconds: float, threads: int) -> None:
+    """One load-generating process: connects, prints ``ready``, waits for a line on stdin,
+    runs for ``seconds`` and prints ``<ok> <errors>``."""
     import httpx
 
     headers = {"Authorization": "token agent-placeholder", "Content-Type": "application/json"}
-    clients = [httpx.Client(proxy=proxy, verify=ssl.create_default_context(cafile=cafile), timeout=30)
+    clients = [httpx.Client(proxy=proxy or None, verify=ssl.create_default_context(cafile=cafile), timeout=30)
                for _ in range(threads)]
     for client in clients:  # connect (CONNECT + TLS) before the clock starts
         client.request(method, url, content=body or None, headers=headers).raise_for_status()
     done = [0] * threads
     errors = [0] * threads
-    ready.put(1)
-    go.wait()
+    print("ready", flush=True)
+    sys.stdin.readline()
     deadline = time.monotonic() + seconds
 
     def loop(i: int) -> None:
@@ -121,7 +125,11 @@ def _client_worker(proxy: str | None, cafile: str, url: str, method: str, body: 
         w.join()
     for client in clients:
         client.close()
-    out.put((sum(done), sum(errors)))
+    print(sum(done), sum(errors), flush=True)
+
+
+def _myself(*args: str) -> list[str]:
+    return [sys.executable, str(Path(__file__).resolve()), *args]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -134,20 +142,35 @@ def measure(proxy: str | None, cafile: str, url: str, method: str, body: bytes, 
             pid: int | None = None) -> tuple[float, float]:
     """Requests per second over ``seconds`` with ``clients`` processes of two threads each, and
     the CPU milliseconds process ``pid`` (the proxy) spent per request meanwhile."""
-    ctx = multiprocessing.get_context("spawn")
-    ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
-    procs = [ctx.Process(target=_client_worker, args=(proxy, cafile, url, method, body, seconds, 2, ready, go, out))
-             for _ in range(clients)]
-    for p in procs:
-        p.start()
-    for _ in procs:
-        ready.get(timeout=120)
-    cpu_before = cpu_seconds(pid) if pid else 0.0
-    go.set()
-    results = [out.get(timeout=seconds + 120) for _ in procs]
-    cpu = (cpu_seconds(pid) - cpu_before) if pid else 0.0
-    for p in procs:
-        p.join()
+    procs = [
+        subprocess.Popen(
+            _myself("--client", proxy or "", cafile, url, method, body.decode(), str(seconds), "2"),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        for _ in range(clients)
+    ]
+    try:
+        for p in procs:
+            assert p.stdout is not None
+            if p.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"a client could not connect through {proxy or 'no proxy'}")
+        cpu_before = cpu_seconds(pid) if pid else 0.0
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        results = []
+        for p in procs:
+            assert p.stdout is not None
+            ok, errors = p.stdout.readline().split()
+            results.append((int(ok), int(errors)))
+        cpu = (cpu_seconds(pid) - cpu_before) if pid else 0.0
+    finally:
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
     ok = sum(r[0] for r in results)
     errors = sum(r[1] for r in results)
     if errors:
@@ -198,19 +221,15 @@ class Proxy:
 
 
 @contextmanager
-def environment(workdir: Path) -> Iterator[tuple[str, dict[str, Proxy], Any]]:
+def environment(workdir: Path) -> Iterator[tuple[str, dict[str, Proxy], Path]]:
     import trustme
 
     ca = trustme.CA()
     ca.cert_pem.write_to_path(str(workdir / "upstream-ca.pem"))
     ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(workdir / "server.pem"))
-    ctx = multiprocessing.get_context("spawn")
-    port_value, seen_auth = ctx.Value("i", 0), ctx.Value("i", 0)
-    upstream = ctx.Process(target=_serve_upstream, args=(str(workdir), port_value, seen_auth), daemon=True)
-    upstream.start()
-    while not port_value.value:
-        time.sleep(0.02)
-    netloc = f"127.0.0.1:{port_value.value}"
+    upstream = subprocess.Popen(_myself("--serve-upstream", str(workdir)), stdout=subprocess.PIPE, text=True)
+    assert upstream.stdout is not None
+    netloc = f"127.0.0.1:{int(upstream.stdout.readline())}"
     policy = workdir / "policy.toml"
     policy.write_text(textwrap.dedent(f"""
         [hosts]
@@ -244,11 +263,12 @@ def environment(workdir: Path) -> Iterator[tuple[str, dict[str, Proxy], Any]]:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
             proxies[name] = Proxy(name, proc, port, confdir / "mitmproxy-ca-cert.pem")
             _wait(port, proc, proxies[name].ca)
-        yield netloc, proxies, seen_auth
+        yield netloc, proxies, workdir / "auth-seen"
     finally:
         for proxy in proxies.values():
             proxy.stop()
         upstream.terminate()
+        upstream.wait()
 
 
 def run(duration: float, rounds: int, clients: int, workdir: Path,
@@ -278,7 +298,7 @@ def run(duration: float, rounds: int, clients: int, workdir: Path,
             row["cpu_ratio"] = row["mitmdump_cpu_ms"] / row["gitvow_cpu_ms"]
             results[workload] = row
             samples_out[workload] = samples
-        if not seen_auth.value:
+        if not seen_auth.exists():
             raise RuntimeError("the upstream never saw the injected token: the pipeline did not run")
         audit = (workdir / "audit.jsonl").read_text().splitlines()
         if not audit or json.loads(audit[-1])["verdict"] != "allow":
@@ -287,6 +307,14 @@ def run(duration: float, rounds: int, clients: int, workdir: Path,
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--serve-upstream"]:
+        serve_upstream(Path(argv[1]))
+        return 0
+    if argv[:1] == ["--client"]:
+        proxy, cafile, url, method, body, seconds, threads = argv[1:8]
+        run_client(proxy, cafile, url, method, body.encode(), float(seconds), int(threads))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--duration", type=float, default=3.0, help="seconds per measurement")
     parser.add_argument("--rounds", type=int, default=6, help="alternating rounds per proxy (median reported)")
