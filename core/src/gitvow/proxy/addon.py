@@ -237,8 +237,9 @@ class GitvowAddon:
             host=req.host.lower(),
             path=path,
             query=query,
-            # From the raw fields: Headers.items() rescans every field for every name.
-            headers={k.decode("latin-1").lower(): v.decode("latin-1") for k, v in req.headers.fields},
+            # mitmproxy's Headers is a case-insensitive mapping: adapters look names up, so it is
+            # passed as it is rather than copied (decide runs before any header is rewritten).
+            headers=req.headers,
             body=req.raw_content or b"",
             port=req.port,
             scheme=req.scheme,
