@@ -53,6 +53,9 @@ class CanaryScanner:
             raw = token.encode()
             self._needles.append((raw, owner))
             self._needles.extend((spelling, owner) for spelling in _base64_spellings(raw))
+        self._owners = dict(self._needles)
+        # One pass over the text for every spelling of every token.
+        self._pattern = re.compile(b"|".join(re.escape(n) for n, _ in self._needles)) if self._needles else None
 
     def __bool__(self) -> bool:
         return bool(self._needles)
@@ -76,7 +79,7 @@ class CanaryScanner:
 
     def _views(self, body: bytes, budget: list[int], git_push: bool) -> Iterator[bytes]:
         yield body
-        if b"%" in body or b"+" in body:
+        if b"%" in body:
             yield unquote_to_bytes(body.replace(b"+", b" "))
         if b"\\u" in body:
             yield _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)).encode("utf-8", "replace"), body)
@@ -84,10 +87,8 @@ class CanaryScanner:
             yield from _pack_objects(body, budget)
 
     def _search(self, text: bytes) -> str | None:
-        for needle, owner in self._needles:
-            if needle in text:
-                return owner
-        return None
+        found = self._pattern.search(text) if self._pattern is not None else None
+        return self._owners[found.group()] if found is not None else None
 
 
 def _inflate(data: bytes | memoryview, budget: list[int], *, gzip: bool = False) -> bytes:
