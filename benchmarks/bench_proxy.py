@@ -282,6 +282,8 @@ def run(duration: float, rounds: int, clients: int, workdir: Path,
             samples: dict[str, list[float]] = {"direct": [], "mitmdump": [], "gitvow": [],
                                                "mitmdump_cpu_ms": [], "gitvow_cpu_ms": []}
             samples["direct"].append(measure(None, upstream_ca, url, method, body, duration, clients)[0])
+            for proxy in proxies.values():  # warm-up, not measured: caches filled, start-up work done
+                measure(proxy.url, str(proxy.ca), url, method, body, min(duration, 1.0), clients)
             for i in range(rounds):
                 # ABBA order: a drift in machine load hits both proxies alike.
                 for name in ("mitmdump", "gitvow") if i % 2 == 0 else ("gitvow", "mitmdump"):
