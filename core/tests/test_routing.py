@@ -3,11 +3,9 @@ parameters, backtracking, subtree claims, methods, and the tables it refuses."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pytest
 
-from gitvow.routing import ANY_METHOD, Entry, RouteTrie, TemplateError, template_params
+from gitvow.routing import ANY_METHOD, RouteTrie, TemplateError, template_params
 
 
 def trie(*routes: tuple[str, str], **options: object) -> RouteTrie[str]:
@@ -126,13 +124,13 @@ def test_methods_are_exact_and_a_wildcard_serves_the_rest() -> None:
     assert value(trie(("POST", "/a")), "post", "/a") is None
 
 
-def test_a_fallback_chooses_for_methods_without_their_own_route() -> None:
-    def reads(method: str, table: Mapping[str, Entry[str]]) -> Entry[str] | None:
-        return table.get("GET") or next(iter(table.values())) if method == "HEAD" else None
-
-    t = RouteTrie([("POST", "/a", "post a"), ("GET", "/b/{x}", "get b"), ("POST", "/b/{x}", "post b")], fallback=reads)
+def test_fallback_methods_take_the_route_another_method_has() -> None:
+    t = RouteTrie(
+        [("POST", "/a", "post a"), ("GET", "/b/{x}", "get b"), ("POST", "/b/{x}", "post b")], fallback_methods={"HEAD"}
+    )
     assert value(t, "HEAD", "/a") == "post a"
     assert value(t, "HEAD", "/b/1") == "get b"
+    assert value(t, "HEAD", "/b/1/") == "get b"  # the full walk chooses the same way
     assert t.match("PUT", "/a") is None
 
 

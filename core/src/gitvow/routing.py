@@ -40,7 +40,7 @@ stripping and no normalisation: that is the caller's policy, because forges diff
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 #: The method of a registration that serves every method (``("*", "/admin/**")``).
@@ -73,12 +73,13 @@ class Entry[T]:
     claim: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Match[T]:
     """A route matched by a concrete path: its entry and the parameter values it bound.
 
     ``values`` line up with ``entry.params``; a spanning value joins its segments with ``/``.
     What a subtree claim took is not captured (it is "the rest", by definition unreviewed).
+    Not frozen: one is built per request, and a frozen dataclass costs twice as much to build.
     """
 
     entry: Entry[T]
@@ -148,8 +149,9 @@ class RouteTrie[T]:
       appear in a template (GitHub's ``{path}``, ``{ref}``, ``{branch}``).
     - ``uniform_names``: one name per parameter position, so a table cannot call one
       segment ``:id`` in one row and ``:project`` in the next (GitLab's table).
-    - ``fallback``: what a method without its own registration at a matched place gets
-      (GitHub reads: any route at the path, ``GET`` first); the default is nothing.
+    - ``fallback_methods``: methods that, where they have no route of their own, take the
+      route another method has there: ``GET``'s if there is one, else the first registered
+      (GitHub treats every read alike, and wants the details of the route it reads).
     """
 
     __slots__ = ("_entries", "_fallback", "_fold_case", "_root", "_spanning", "_uniform_names")
@@ -161,14 +163,14 @@ class RouteTrie[T]:
         fold_case: bool = False,
         spanning: Callable[[str], bool] | None = None,
         uniform_names: bool = False,
-        fallback: Callable[[str, Mapping[str, Entry[T]]], Entry[T] | None] | None = None,
+        fallback_methods: Collection[str] = (),
     ) -> None:
         self._root: _Node[T] = _Node()
         self._entries: list[Entry[T]] = []
         self._fold_case = fold_case
         self._spanning = spanning
         self._uniform_names = uniform_names
-        self._fallback = fallback
+        self._fallback = frozenset(fallback_methods)
         for method, template, value in routes:
             self.add(method, template, value)
 
@@ -277,12 +279,14 @@ class RouteTrie[T]:
         which is split on ``/`` as it stands (outer slashes stripped, nothing decoded). An
         empty segment never matches: not as a literal, not as (part of) a parameter value.
         """
+        keys: Sequence[str]
         if isinstance(path, str):
             body = path.strip("/")
             segments: Sequence[str] = body.split("/") if body else []
+            keys = body.lower().split("/") if self._fold_case and body else segments
         else:
             segments = path
-        keys = [s.lower() for s in segments] if self._fold_case else segments
+            keys = _folded(segments) if self._fold_case else segments
         # Fast path: a literal where there is one, else the parameter for one segment. It is
         # the first branch the full search tries, so when it ends on a route it is the answer.
         node = self._root
@@ -296,19 +300,26 @@ class RouteTrie[T]:
                 values.append(segment)
             node = child
         else:
-            entry = self._resolve(node.methods, method)
-            if entry is not None:
-                return Match(entry, tuple(values))
+            methods = node.methods
+            if methods:
+                entry = methods.get(method) or methods.get(ANY_METHOD)
+                if entry is None and method in self._fallback:
+                    entry = methods.get("GET") or next(iter(methods.values()))
+                if entry is not None:
+                    return Match(entry, tuple(values))
         values = []
         found = self._walk(self._root, segments, keys, 0, method, values, [])
         return None if found is None else Match(found, tuple(values))
 
-    def _resolve(self, table: dict[str, Entry[T]], method: str) -> Entry[T] | None:
-        if not table:
-            return None
+    def _resolve(self, table: dict[str, Entry[T]], method: str, spans: list[int]) -> Entry[T] | None:
+        """The entry of a (non-empty) table that serves ``method``, if the spans fit it."""
         entry = table.get(method) or table.get(ANY_METHOD)
-        if entry is None and self._fallback is not None:
-            entry = self._fallback(method, table)
+        if entry is None:
+            if method not in self._fallback:
+                return None
+            entry = table.get("GET") or next(iter(table.values()))
+        if spans and max(spans) > 1 and not _fits(entry, spans):
+            return None
         return entry
 
     def _walk(
@@ -321,13 +332,16 @@ class RouteTrie[T]:
         values: list[str],
         spans: list[int],
     ) -> Entry[T] | None:
-        if i == len(segments):
-            entry = self._resolve(node.methods, method)
-            if entry is not None and _fits(entry, spans):
-                return entry
-            claim = self._resolve(node.claims, method)
-            if claim is not None and claim.claim == "*" and _fits(claim, spans):
-                return claim
+        n = len(segments)
+        if i == n:
+            if node.methods:
+                entry = self._resolve(node.methods, method, spans)
+                if entry is not None:
+                    return entry
+            if node.claims:
+                claim = self._resolve(node.claims, method, spans)
+                if claim is not None and claim.claim == "*":
+                    return claim
             return None
         child = node.literals.get(keys[i])
         if child is not None:
@@ -337,7 +351,7 @@ class RouteTrie[T]:
         param = node.param
         if param is not None:
             # Shortest value first; a spanning parameter then tries one more segment at a time.
-            end = len(segments) if param.spans else i + 1
+            end = n if param.spans else i + 1
             for j in range(i + 1, end + 1):
                 if not segments[j - 1]:
                     break
@@ -348,10 +362,15 @@ class RouteTrie[T]:
                     return found
                 values.pop()
                 spans.pop()
-        claim = self._resolve(node.claims, method)
-        if claim is not None and _fits(claim, spans):
-            return claim
+        if node.claims:
+            return self._resolve(node.claims, method, spans)
         return None
+
+
+def _folded(segments: Sequence[str]) -> Sequence[str]:
+    """Lower-cased segments: one ``lower()`` over the joined path when that keeps the split."""
+    keys = "/".join(segments).lower().split("/")
+    return keys if len(keys) == len(segments) else [s.lower() for s in segments]
 
 
 def _fits(entry: Entry[object], spans: Sequence[int]) -> bool:
@@ -360,6 +379,4 @@ def _fits(entry: Entry[object], spans: Sequence[int]) -> bool:
     Routes of different parameter names share a slot, so the walk may give several segments
     to a position that spans for one route and not for the one it reached.
     """
-    if not spans or max(spans) == 1:
-        return True
     return all(span == 1 or ok for span, ok in zip(spans, entry.spanning, strict=True))
