@@ -196,10 +196,13 @@ def test_registered_finds_the_slot_whatever_the_names() -> None:
     assert claim is not None and claim.claim == "**"
 
 
-def test_entries_are_listed_in_registration_order() -> None:
-    t = trie(("GET", "/a"), ("POST", "/a"), (ANY_METHOD, "/b/**"))
-    assert len(t) == 3
-    assert [(e.method, e.template) for e in t] == [("GET", "/a"), ("POST", "/a"), ("*", "/b/**")]
+def test_registrations_are_listed() -> None:
+    t = trie(("POST", "/b/**"), ("POST", "/a"), (ANY_METHOD, "/b/**"), ("GET", "/a"))
+    assert len(t) == 4
+    assert [(e.method, e.template) for e in t.entries()] == [
+        ("POST", "/b/**"), ("POST", "/a"), ("*", "/b/**"), ("GET", "/a")
+    ]
+    assert [(m, t) for m, t, _ in t.templates()] == [("GET", "/a"), ("POST", "/a"), ("*", "/b/**"), ("POST", "/b/**")]
 
 
 def test_template_params_names_the_parameters_in_order() -> None:

@@ -40,7 +40,7 @@ stripping and no normalisation: that is the caller's policy, because forges diff
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 #: The method of a registration that serves every method (``("*", "/admin/**")``).
@@ -177,9 +177,13 @@ class RouteTrie[T]:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __iter__(self) -> Iterator[Entry[T]]:
-        """Every registration, in the order it was added (for tests and ``gitvow explain``)."""
-        return iter(self._entries)
+    def entries(self) -> list[Entry[T]]:
+        """Every registration, in the order it was added."""
+        return list(self._entries)
+
+    def templates(self) -> list[tuple[str, str, T]]:
+        """Every ``(method, template, value)``, by template then method (for tests and ``gitvow explain``)."""
+        return sorted(((e.method, e.template, e.value) for e in self._entries), key=lambda row: (row[1], row[0]))
 
     # -- building -------------------------------------------------------------------------
 
