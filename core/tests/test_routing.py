@@ -125,13 +125,12 @@ def test_methods_are_exact_and_a_wildcard_serves_the_rest() -> None:
 
 
 def test_fallback_methods_take_the_route_another_method_has() -> None:
-    t = RouteTrie(
-        [("POST", "/a", "post a"), ("GET", "/b/{x}", "get b"), ("POST", "/b/{x}", "post b")], fallback_methods={"HEAD"}
-    )
+    routes = [("POST", "/a", "post a"), ("GET", "/b/{x}", "get b"), ("POST", "/b/{x}", "post b"), ("PUT", "/b/c/d", "")]
+    t = RouteTrie(routes, fallback_methods={"HEAD"})
     assert value(t, "HEAD", "/a") == "post a"
     assert value(t, "HEAD", "/b/1") == "get b"
-    assert value(t, "HEAD", "/b/1/") == "get b"  # the full walk chooses the same way
-    assert t.match("PUT", "/a") is None
+    assert value(t, "HEAD", "/b/c") == "get b"  # after the literal ``c`` dead-ends: the full walk
+    assert t.match("PUT", "/a") is None and t.match("PUT", "/b/1") is None
 
 
 def test_fold_case_compares_literals_not_values() -> None:
@@ -139,6 +138,8 @@ def test_fold_case_compares_literals_not_values() -> None:
     found = t.match("POST", "/REPOS/Octo/PULLS")
     assert found is not None and found.params == {"owner": "Octo"}
     assert value(trie(("POST", "/repos/{o}")), "POST", "/Repos/x") is None
+    listed = t.match("POST", ["Repos", "a/B", "Pulls"])  # decoded segments may hold a slash
+    assert listed is not None and listed.params == {"owner": "a/B"}
 
 
 # -- no match -----------------------------------------------------------------------------

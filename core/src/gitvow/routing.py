@@ -292,16 +292,29 @@ class RouteTrie[T]:
             segments = path
             keys = _folded(segments) if self._fold_case else segments
         # Fast path: a literal where there is one, else the parameter for one segment. It is
-        # the first branch the full search tries, so when it ends on a route it is the answer.
+        # the first branch the depth-first search tries, so when it ends on a route it is the
+        # answer. When it does not, the search resumes at the first place the fast path
+        # passed that offers another branch (a parameter beside the literal taken, a
+        # parameter that may span, a subtree claim); where there is none, nothing matches.
         node = self._root
         values: list[str] = []
-        for segment, key in zip(segments, keys, strict=False):
+        resume: tuple[_Node[T], int, int] | None = None
+        for i, key in enumerate(keys):
+            if resume is None and node.claims:
+                resume = (node, i, len(values))
             child = node.literals.get(key)
-            if child is None:
-                child = node.param
-                if child is None or not segment:
-                    break
-                values.append(segment)
+            if child is not None:
+                if resume is None and node.param is not None:
+                    resume = (node, i, len(values))
+                node = child
+                continue
+            child = node.param
+            segment = segments[i]
+            if child is None or not segment:
+                break
+            if resume is None and child.spans:
+                resume = (node, i, len(values))
+            values.append(segment)
             node = child
         else:
             methods = node.methods
@@ -311,18 +324,23 @@ class RouteTrie[T]:
                     entry = methods.get("GET") or next(iter(methods.values()))
                 if entry is not None:
                     return Match(entry, tuple(values))
-        values = []
-        found = self._walk(self._root, segments, keys, 0, method, values, [])
+            if resume is None and node.claims:
+                resume = (node, len(keys), len(values))
+        if resume is None:
+            return None
+        node, i, kept = resume
+        del values[kept:]
+        found = self._walk(node, segments, keys, i, method, values, [])
         return None if found is None else Match(found, tuple(values))
 
-    def _resolve(self, table: dict[str, Entry[T]], method: str, spans: list[int]) -> Entry[T] | None:
-        """The entry of a (non-empty) table that serves ``method``, if the spans fit it."""
+    def _resolve(self, table: dict[str, Entry[T]], method: str, wide: list[int]) -> Entry[T] | None:
+        """The entry of a (non-empty) table that serves ``method``, if the values fit it."""
         entry = table.get(method) or table.get(ANY_METHOD)
         if entry is None:
             if method not in self._fallback:
                 return None
             entry = table.get("GET") or next(iter(table.values()))
-        if spans and max(spans) > 1 and not _fits(entry, spans):
+        if wide and not _fits(entry, wide):
             return None
         return entry
 
@@ -334,40 +352,56 @@ class RouteTrie[T]:
         i: int,
         method: str,
         values: list[str],
-        spans: list[int],
+        wide: list[int],
     ) -> Entry[T] | None:
+        """Depth-first from ``node`` at ``segments[i]``; ``wide`` lists the positions (in
+        ``values``) of values that took several segments, which only spanning parameters may."""
         n = len(segments)
         if i == n:
             if node.methods:
-                entry = self._resolve(node.methods, method, spans)
+                entry = self._resolve(node.methods, method, wide)
                 if entry is not None:
                     return entry
             if node.claims:
-                claim = self._resolve(node.claims, method, spans)
+                claim = self._resolve(node.claims, method, wide)
                 if claim is not None and claim.claim == "*":
                     return claim
             return None
         child = node.literals.get(keys[i])
         if child is not None:
-            found = self._walk(child, segments, keys, i + 1, method, values, spans)
+            found = self._walk(child, segments, keys, i + 1, method, values, wide)
             if found is not None:
                 return found
         param = node.param
-        if param is not None:
-            # Shortest value first; a spanning parameter then tries one more segment at a time.
-            end = n if param.spans else i + 1
-            for j in range(i + 1, end + 1):
-                if not segments[j - 1]:
-                    break
-                values.append(segments[i] if j == i + 1 else "/".join(segments[i:j]))
-                spans.append(j - i)
-                found = self._walk(param, segments, keys, j, method, values, spans)
-                if found is not None:
-                    return found
-                values.pop()
-                spans.pop()
+        segment = segments[i]
+        if param is not None and segment:
+            values.append(segment)
+            found = self._walk(param, segments, keys, i + 1, method, values, wide)
+            if found is not None:
+                return found
+            values.pop()
+            if param.spans and i + 1 < n:
+                # Then one more segment at a time, shortest first. Below a node with nothing
+                # under it only the whole rest can complete a route: that alone is tried.
+                wide.append(len(values))
+                if param.literals or param.param is not None or param.claims:
+                    for j in range(i + 2, n + 1):
+                        if not segments[j - 1]:
+                            break
+                        values.append("/".join(segments[i:j]))
+                        found = self._walk(param, segments, keys, j, method, values, wide)
+                        if found is not None:
+                            return found
+                        values.pop()
+                elif all(segments[i + 1 : n]):
+                    values.append("/".join(segments[i:n]))
+                    found = self._walk(param, segments, keys, n, method, values, wide)
+                    if found is not None:
+                        return found
+                    values.pop()
+                wide.pop()
         if node.claims:
-            return self._resolve(node.claims, method, spans)
+            return self._resolve(node.claims, method, wide)
         return None
 
 
@@ -377,10 +411,11 @@ def _folded(segments: Sequence[str]) -> Sequence[str]:
     return keys if len(keys) == len(segments) else [s.lower() for s in segments]
 
 
-def _fits(entry: Entry[object], spans: Sequence[int]) -> bool:
+def _fits(entry: Entry[object], wide: Sequence[int]) -> bool:
     """Whether every multi-segment value went to a parameter of ``entry`` that may span.
 
     Routes of different parameter names share a slot, so the walk may give several segments
     to a position that spans for one route and not for the one it reached.
     """
-    return all(span == 1 or ok for span, ok in zip(spans, entry.spanning, strict=True))
+    spanning = entry.spanning
+    return all(spanning[k] for k in wide)
