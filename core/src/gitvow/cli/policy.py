@@ -26,4 +26,12 @@ def run(args: argparse.Namespace) -> int:
     except GitvowError as exc:
         return error(exc)
     print(f"{args.file}: ok")
+    from pathlib import Path
+
+    from gitvow.gate.schema import ignored_keys
+    from gitvow.policy.load import read_document
+
+    ignored = ignored_keys(read_document(Path(args.file)))
+    if ignored:
+        print(f"ignored (gitvow 0.42 keys accepted but not acted on, and comments): {', '.join(ignored)}")
     return 0

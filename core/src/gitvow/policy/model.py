@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gitvow.gate.schema import GateSections
+
 ModeName = Literal["advisory", "issues_only", "issues_and_prs", "issues_prs_merge"]
 
 
@@ -56,8 +58,12 @@ class AgentRule(StrictModel):
     secret_file: str | None = None
 
 
-class PolicyFile(StrictModel):
-    """The whole file. ``hosts`` maps host or host:port to an adapter name."""
+class PolicyFile(GateSections, StrictModel):
+    """The whole file. ``hosts`` maps host or host:port to an adapter name.
+
+    The agent gate's keys (``bash_deny`` … ``llm_classifier``) come from
+    :class:`gitvow.gate.schema.GateSections`, as the existing gitvow 0.42 wrote them.
+    """
 
     hosts: dict[str, str] = Field(default_factory=dict)
     operations: dict[str, OperationRule] = Field(default_factory=dict)

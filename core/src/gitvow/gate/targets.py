@@ -1,0 +1,144 @@
+"""What a command reaches, read from flags and local files before it runs.
+
+A rule on text cannot tell ``kubectl apply`` against a throwaway cluster from the same
+words against production; a ``target`` regex on the command's target can. Targets are read
+offline and only once a ``{program, verbs}`` rule with a ``target`` has matched: the kube
+context (``--context`` or the kubeconfig's ``current-context``) and namespace, the push
+remote's URL and destination branch, the terraform workspace.
+
+Each reader returns a short string such as ``context=prod namespace=billing`` or None when
+the target cannot be read. None matches every ``target`` rule: an action whose reach is
+unknown is asked about, never waved through.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+
+_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+_CURRENT_CONTEXT = re.compile(r"^current-context:\s*['\"]?([^'\"\s]+)")
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
+_PUSH_VALUE_OPTIONS = frozenset({"--repo", "-o", "--push-option", "--receive-pack", "--exec"})
+
+
+def flag(args: Sequence[str], *names: str) -> str | None:
+    """The value of ``--name v``, ``--name=v`` or ``-n v`` for the first of ``names`` present."""
+    for i, arg in enumerate(args):
+        for name in names:
+            if arg == name and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith(name + "="):
+                return arg[len(name) + 1 :]
+    return None
+
+
+def _current_context(explicit: str | None, env: Mapping[str, str]) -> str | None:
+    if explicit:
+        paths = [explicit]
+    else:
+        default = os.path.join(env.get("HOME", os.path.expanduser("~")), ".kube", "config")
+        paths = (env.get("KUBECONFIG") or default).split(os.pathsep)
+    for path in paths:
+        try:
+            with open(os.path.expanduser(path), encoding="utf-8") as fh:
+                for line in fh:
+                    match = _CURRENT_CONTEXT.match(line)
+                    if match:
+                        return match.group(1)
+        except OSError:
+            continue
+    return None
+
+
+def kube(args: Sequence[str], env: Mapping[str, str], context_flag: str) -> str | None:
+    context = flag(args, context_flag) or _current_context(flag(args, "--kubeconfig"), env)
+    if not context:
+        return None
+    namespace = flag(args, "--namespace", "-n")
+    return f"context={context}" + (f" namespace={namespace}" if namespace else "")
+
+
+def _git(args: Sequence[str], cwd: str) -> str | None:
+    import subprocess  # only once a push rule with a target has matched
+
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_push(args: Sequence[str], cwd: str | None) -> str | None:
+    """``remote=<url> branch=<name>``: the named remote (else ``origin``), the refspec's
+    destination (else the current branch)."""
+    positional: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in _PUSH_VALUE_OPTIONS:
+            skip = True
+            continue
+        if not arg.startswith("-"):
+            positional.append(arg)
+    remote = positional[0] if positional else "origin"
+    branch: str | None = None
+    if len(positional) > 1:
+        spec = positional[1].lstrip("+")
+        branch = spec.split(":", 1)[1] if ":" in spec else spec
+        branch = branch.removeprefix("refs/heads/")
+    if not cwd or not os.path.isdir(cwd):
+        return None
+    url = _git(["remote", "get-url", remote], cwd)
+    if url is None:
+        # a URL given in place of a remote name is its own target
+        if "://" in remote or "@" in remote or os.path.isdir(remote):
+            url = remote
+        else:
+            return None
+    url = _USERINFO.sub("", url)  # a token in the remote URL never reaches a message or a log
+    if not branch or branch == "HEAD":
+        branch = _git(["symbolic-ref", "-q", "--short", "HEAD"], cwd)
+    if not branch:
+        return None  # detached HEAD: where the push lands cannot be read
+    return f"remote={url} branch={branch}"
+
+
+def terraform(args: Sequence[str], cwd: str | None) -> str:
+    directory = flag(args, "-chdir") or "."
+    base = directory if os.path.isabs(directory) else os.path.join(cwd or ".", directory)
+    workspace = "default"
+    try:
+        with open(os.path.join(base, ".terraform", "environment"), encoding="utf-8") as fh:
+            workspace = fh.read().strip() or "default"
+    except OSError:
+        pass
+    return f"workspace={workspace} dir={os.path.normpath(directory)}"
+
+
+def resolve(program: str, args: Sequence[str], cwd: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """The target of ``program args``, or None when it cannot be read."""
+    env = os.environ if env is None else env
+    try:
+        if program == "kubectl":
+            return kube(args, env, "--context")
+        if program == "helm":
+            return kube(args, env, "--kube-context")
+        if program == "git":
+            i, repo_dir = 0, cwd
+            while i < len(args) and args[i].startswith("-"):
+                if args[i] == "-C" and i + 1 < len(args):
+                    given = args[i + 1]
+                    repo_dir = given if os.path.isabs(given) else os.path.join(cwd or ".", given)
+                i += 2 if args[i] in _GIT_VALUE_OPTIONS else 1
+            if i < len(args) and args[i] == "push":
+                return git_push(args[i + 1 :], repo_dir)
+            return None
+        if program in ("terraform", "tofu"):
+            return terraform(args, cwd)
+    except Exception:  # a target reader must never take the gate down; None asks
+        return None
+    return None

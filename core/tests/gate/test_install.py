@@ -1,0 +1,118 @@
+"""install writes each agent's hook configuration; twice equals once; uninstall restores the file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Hooked, gitvow_argv
+
+FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json", "cursor": ".cursor/hooks.json",
+         "gemini": ".gemini/settings.json", "copilot": ".github/hooks/gitvow.json"}
+USER_FILES = {**FILES, "copilot": ".copilot/hooks/gitvow.json"}
+
+
+def commands(config: dict[str, Any]) -> list[str]:
+    found: list[str] = []
+    for entries in config.get("hooks", {}).values():
+        for entry in entries:
+            found += [h["command"] for h in entry.get("hooks", [])]
+            found += [entry[k] for k in ("command", "bash") if k in entry]
+    return found
+
+
+@pytest.mark.parametrize("agent", sorted(FILES))
+def test_repository_install_is_idempotent_and_uninstall_restores(repo: Path, cli: Callable[..., Hooked],
+                                                                 agent: str) -> None:
+    path = repo / FILES[agent]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = '{\n    "theme": "dark",\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}\n}\n'
+    path.write_text(original, encoding="utf-8")
+    assert cli("install", "--agent", agent, cwd=repo).code == 0
+    once = path.read_text(encoding="utf-8")
+    config = json.loads(once)
+    assert config["theme"] == "dark" and "say done" in commands(config)
+    ours = [c for c in commands(config) if "hook --agent" in c]
+    assert ours and all(c.startswith(f"gitvow hook --agent {agent} ") for c in ours)
+    assert cli("install", "--agent", agent, str(repo)).code == 0
+    assert path.read_text(encoding="utf-8") == once
+    removed = cli("uninstall", "--agent", agent, cwd=repo)
+    assert removed.code == 0 and "restored" in removed.stdout
+    assert path.read_text(encoding="utf-8") == original
+
+
+def test_uninstall_removes_a_file_install_created(repo: Path, cli: Callable[..., Hooked]) -> None:
+    cli("install", "--agent", "cursor", cwd=repo)
+    config = json.loads((repo / ".cursor/hooks.json").read_text())
+    assert config["version"] == 1 and set(config["hooks"]) == {"beforeShellExecution", "beforeMCPExecution",
+                                                                 "preToolUse"}
+    cli("uninstall", "--agent", "cursor", cwd=repo)
+    assert not (repo / ".cursor/hooks.json").exists()
+
+
+def test_uninstall_keeps_what_the_user_added_since(repo: Path, cli: Callable[..., Hooked]) -> None:
+    cli("install", "--agent", "claude", cwd=repo)
+    path = repo / ".claude/settings.json"
+    config = json.loads(path.read_text())
+    config["model"] = "opus"
+    path.write_text(json.dumps(config))
+    cli("uninstall", "--agent", "claude", cwd=repo)
+    assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+def test_user_install_names_the_executable_by_absolute_path(env: dict[str, str], cli: Callable[..., Hooked]) -> None:
+    assert cli("install", "--agent", "claude", "--user").code == 0
+    config = json.loads(Path(env["HOME"], USER_FILES["claude"]).read_text())
+    (command,) = commands(config)
+    executable = command.split(" hook ")[0]
+    assert Path(executable.split()[0]).is_absolute()
+    assert command.endswith("hook --agent claude PreToolUse")
+    assert executable.split()[0] == gitvow_argv()[0]
+    cli("uninstall", "--agent", "claude", "--user")
+    assert not Path(env["HOME"], USER_FILES["claude"]).exists()
+
+
+def test_installed_command_gates(repo: Path, cli: Callable[..., Hooked], env: dict[str, str]) -> None:
+    """The command install wrote, run as the agent would, answers."""
+    import shlex
+    import subprocess
+
+    cli("install", "--agent", "gemini", "--user")
+    config = json.loads(Path(env["HOME"], USER_FILES["gemini"]).read_text())
+    (command,) = commands(config)
+    payload = {"cwd": str(repo), "tool_name": "run_shell_command", "tool_input": {"command": "git push --force"}}
+    done = subprocess.run(shlex.split(command), input=json.dumps(payload), capture_output=True, text=True,
+                          env=env, check=False)
+    assert json.loads(done.stdout)["decision"] == "deny"
+
+
+def test_a_config_that_is_not_json_is_left_alone(repo: Path, cli: Callable[..., Hooked]) -> None:
+    path = repo / ".claude/settings.json"
+    path.parent.mkdir()
+    path.write_text("{ not json", encoding="utf-8")
+    answer = cli("install", "--agent", "claude", cwd=repo)
+    assert answer.code == 1 and "not valid JSON" in answer.stderr
+    assert path.read_text(encoding="utf-8") == "{ not json"
+
+
+def test_install_replaces_the_old_tools_pre_tool_entry_and_uninstall_puts_it_back(
+        repo: Path, cli: Callable[..., Hooked]) -> None:
+    path = repo / ".claude/settings.json"
+    path.parent.mkdir()
+    old = {"hooks": {
+        "PreToolUse": [{"matcher": "Bash|Edit|Write|MultiEdit|NotebookEdit|mcp__.*",
+                        "hooks": [{"type": "command", "command": "/opt/old/bin/gitvow hook PreToolUse"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "/opt/old/bin/gitvow hook Stop"}]}],
+    }}
+    original = json.dumps(old, indent=1) + "\n"
+    path.write_text(original, encoding="utf-8")
+    cli("install", "--agent", "claude", cwd=repo)
+    config = json.loads(path.read_text())
+    pre = [h["command"] for e in config["hooks"]["PreToolUse"] for h in e["hooks"]]
+    assert pre == ["gitvow hook --agent claude PreToolUse"]  # one gate, not two
+    cli("uninstall", "--agent", "claude", cwd=repo)
+    assert path.read_text(encoding="utf-8") == original
