@@ -40,6 +40,7 @@ def test_colon_and_brace_parameters_are_the_same_thing() -> None:
     found = t.match("PUT", ["projects", "g/p", "issues", "3"])
     assert found is not None and found.params == {"project": "g/p", "iid": "3"}
     assert found.values == ("g/p", "3") and found.template == "/projects/:project/issues/{iid}"
+    assert (found.param("project"), found.param("iid"), found.param("id")) == ("g/p", "3", None)
 
 
 # -- backtracking -------------------------------------------------------------------------
@@ -172,6 +173,7 @@ def test_an_empty_segment_is_never_a_parameter_value() -> None:
         ((("GET", "/a/*/b"),), {}, "must end"),
         ((("GET", "a/b"),), {}, "must start with '/'"),
         ((("GET", "/a//b"),), {}, "empty segment"),
+        ((("GET", "/a/{x}/b/:x"),), {}, "named twice"),
         ((("GET", "/a/:x"), ("POST", "/a/:y/b")), {"uniform_names": True}, "where other routes have 'x'"),
     ],
 )

@@ -95,8 +95,13 @@ class Match[T]:
 
     @property
     def params(self) -> dict[str, str]:
-        """Parameter values by name (a name used twice keeps its last value)."""
-        return dict(zip(self.entry.params, self.values, strict=True))
+        """Parameter values by name, built on each access: read it once, or use :meth:`param`."""
+        return dict(zip(self.entry.params, self.values, strict=False))
+
+    def param(self, name: str) -> str | None:
+        """One parameter's value, or None if the route has no such parameter (no dict built)."""
+        names = self.entry.params
+        return self.values[names.index(name)] if name in names else None
 
 
 @dataclass(slots=True)
@@ -269,6 +274,8 @@ class RouteTrie[T]:
                 if not last:
                     raise TemplateError(template, f"{segment} takes the rest of the path and must end the template")
                 name = name[:-1]
+            if name in params:
+                raise TemplateError(template, f"parameter {name!r} is named twice")
             steps.append((None, name))
             params.append(name)
             spanning.append(rest or (self._spanning is not None and self._spanning(name)))
@@ -393,9 +400,9 @@ class RouteTrie[T]:
                         if found is not None:
                             return found
                         values.pop()
-                elif all(segments[i + 1 : n]):
+                elif param.methods and all(segments[i + 1 : n]):
                     values.append("/".join(segments[i:n]))
-                    found = self._walk(param, segments, keys, n, method, values, wide)
+                    found = self._resolve(param.methods, method, wide)
                     if found is not None:
                         return found
                     values.pop()
@@ -418,4 +425,7 @@ def _fits(entry: Entry[object], wide: Sequence[int]) -> bool:
     to a position that spans for one route and not for the one it reached.
     """
     spanning = entry.spanning
-    return all(spanning[k] for k in wide)
+    for k in wide:  # noqa: SIM110 - a loop, not all(<generator>): it runs per candidate route
+        if not spanning[k]:
+            return False
+    return True
