@@ -24,7 +24,7 @@ from urllib.parse import unquote
 from gitvow.adapter import Adapter
 from gitvow.errors import PluginError
 from gitvow.request import Classification, Fixture, Request, ToolCall
-from gitvow.routing import ANY_METHOD, RouteTrie
+from gitvow.routing import ANY_METHOD, Match, RouteTrie
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitea import fixtures
 from gitvow_gitea.commands import classify_tea
@@ -58,10 +58,14 @@ def split_path(path: str) -> list[str]:
     return [unquote(segment) for segment in segments] if "%" in stripped else segments
 
 
-def repo_of(params: Mapping[str, str]) -> str | None:
+def repo_of(match: Match[Route]) -> str | None:
+    """``owner/name`` from the first pair of parameters the matched route has."""
     for owner, name in _REPO_PAIRS:
-        if owner in params and name in params:
-            return f"{params[owner]}/{params[name]}"
+        owner_value = match.param(owner)
+        if owner_value is not None:
+            name_value = match.param(name)
+            if name_value is not None:
+                return f"{owner_value}/{name_value}"
     return None
 
 
@@ -133,7 +137,7 @@ class GiteaAdapter(Adapter):
                 f"{request.method} {API}/{'/'.join(segments)[:80]} is not a known Gitea API route", repo=read_repo(segments)
             )
         route = match.value
-        repo = repo_of(match.params)
+        repo = repo_of(match)
         if route.operation == UNKNOWN:
             return Classification.unknown(route.why, repo=repo)
         operations: tuple[str, ...] = (route.operation,)
