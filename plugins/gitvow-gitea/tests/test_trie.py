@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gitvow_gitea.trie import RouteTrie
+from gitvow.routing import RouteTrie
 
 
 def trie(*routes: tuple[str, str]) -> RouteTrie[str]:

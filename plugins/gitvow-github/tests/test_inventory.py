@@ -32,7 +32,7 @@ from gitvow_github.inventory import (
     source_header,
 )
 from gitvow_github.plugin import GitHubAdapter
-from gitvow_github.routes import TAIL_PARAMS, RouteTrie
+from gitvow_github.routes import TAIL_PARAMS, RestRoutes
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "derive_github_inventory.py"
 
@@ -140,7 +140,7 @@ def test_every_mutation_classifies_as_its_row(adapter: GitHubAdapter) -> None:
 def test_a_route_without_a_row_is_unknown() -> None:
     """What a refresh brings before anyone maps it: denied, naming the operationId."""
     fresh = Route("POST", "/repos/{owner}/{repo}/teleport", "repos/teleport", ("dotcom",))
-    trie = RouteTrie([*rest_routes(), fresh])
+    trie = RestRoutes([*rest_routes(), fresh])
     match = trie.match("POST", "/repos/octo/app/teleport")
     assert match is not None
     assert (match.endpoint.operation, match.repo) == (UNKNOWN, "octo/app")

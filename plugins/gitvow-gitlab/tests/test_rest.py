@@ -9,9 +9,9 @@ import pytest
 
 from gitvow.errors import PluginError
 from gitvow.request import Request
+from gitvow.routing import RouteTrie, TemplateError
 from gitvow_gitlab.plugin import GitLabAdapter
 from gitvow_gitlab.routes import REASONS, build
-from gitvow_gitlab.trie import SegmentTrie, TemplateError
 
 API = "https://gitlab.com/api/v4"
 P = f"{API}/projects/group%2Fsub%2Fproj"
@@ -227,7 +227,7 @@ def test_credential_headers_bearer_for_api_basic_for_git_none_for_oauth(adapter:
 
 
 def test_literal_beats_parameter_and_the_walk_backtracks() -> None:
-    trie: SegmentTrie[str] = SegmentTrie()
+    trie: RouteTrie[str] = RouteTrie()
     trie.add("POST", "/projects/import", "import")
     trie.add("POST", "/projects/:project/issues", "issues")
     trie.add("POST", "/projects/:project/*", "tail")

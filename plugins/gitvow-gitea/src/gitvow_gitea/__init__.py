@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from gitvow.routing import RouteTrie
 from gitvow_gitea.adapter import GiteaAdapter
 from gitvow_gitea.commands import classify_tea
 from gitvow_gitea.routes import ROUTES, Route
-from gitvow_gitea.trie import RouteTrie
 
 __all__ = ["ROUTES", "GiteaAdapter", "Route", "RouteTrie", "classify_tea"]

@@ -3,8 +3,8 @@
 A request is one of three things, told apart by its path:
 
 * ``/api/v1/…`` — the REST API. ``GET``/``HEAD``/``OPTIONS`` are ``read``; every other
-  method is looked up in the segment trie built from :mod:`gitvow_gitea.routes`. A route
-  the table does not know is ``unknown``, denied.
+  method is looked up in the core route trie (:mod:`gitvow.routing`) built from
+  :mod:`gitvow_gitea.routes`. A route the table does not know is ``unknown``, denied.
 * a git smart-HTTP path (``/owner/repo.git/info/refs``, ``…/git-receive-pack``) — delegated
   to ``gitvow_gitsmart.classify_git``, like every forge adapter.
 * anything else — the web UI: reads are ``read``, form posts are ``unknown`` (an agent uses
@@ -24,12 +24,12 @@ from urllib.parse import unquote
 from gitvow.adapter import Adapter
 from gitvow.errors import PluginError
 from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.routing import ANY_METHOD, Match, RouteTrie
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitea import fixtures
 from gitvow_gitea.commands import classify_tea
 from gitvow_gitea.mcp import classify_gitea_tool
 from gitvow_gitea.routes import ROUTES, Route
-from gitvow_gitea.trie import ANY_METHOD, RouteTrie
 from gitvow_gitsmart import classify_git, is_git_path
 
 API = "/api/v1"
@@ -58,10 +58,14 @@ def split_path(path: str) -> list[str]:
     return [unquote(segment) for segment in segments] if "%" in stripped else segments
 
 
-def repo_of(params: Mapping[str, str]) -> str | None:
+def repo_of(match: Match[Route]) -> str | None:
+    """``owner/name`` from the first pair of parameters the matched route has."""
     for owner, name in _REPO_PAIRS:
-        if owner in params and name in params:
-            return f"{params[owner]}/{params[name]}"
+        owner_value = match.param(owner)
+        if owner_value is not None:
+            name_value = match.param(name)
+            if name_value is not None:
+                return f"{owner_value}/{name_value}"
     return None
 
 
@@ -133,7 +137,7 @@ class GiteaAdapter(Adapter):
                 f"{request.method} {API}/{'/'.join(segments)[:80]} is not a known Gitea API route", repo=read_repo(segments)
             )
         route = match.value
-        repo = repo_of(match.params)
+        repo = repo_of(match)
         if route.operation == UNKNOWN:
             return Classification.unknown(route.why, repo=repo)
         operations: tuple[str, ...] = (route.operation,)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gitvow.request import Classification
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.inventory import READ_METHODS
-from gitvow_github.routes import RouteTrie, trie
+from gitvow_github.routes import RestRoutes, trie
 
 ADAPTER = "github"
 
@@ -18,7 +18,7 @@ def _repo_from_prefix(path: str) -> str | None:
     return None
 
 
-def classify_rest(method: str, path: str, routes: RouteTrie | None = None) -> Classification:
+def classify_rest(method: str, path: str, routes: RestRoutes | None = None) -> Classification:
     """Classify one REST call given its method and its path below the API root.
 
     GET/HEAD/OPTIONS are ``read`` whether or not the route is in the inventory (seed 003:

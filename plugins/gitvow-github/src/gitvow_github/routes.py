@@ -1,23 +1,24 @@
-"""Dispatch on method and path segments: a trie over every route of the REST inventory.
+"""GitHub's REST inventory as routes of the core trie (:mod:`gitvow.routing`).
 
-Matching walks one node per path segment: a literal child (compared case-insensitively)
-first, then the node's ``{param}`` wildcard, so the cost depends on the depth of the path,
-not on how many routes GitHub has. Parameters that GitHub lets carry slashes (``{path}`` of
-the contents API, ``{ref}`` of git refs, ``{branch}``, …) may span several segments; the
-walk backtracks to the shortest span that completes a route.
+Matching walks one trie node per path segment: a literal (compared case-insensitively, as
+GitHub does) before a ``{param}``, so the cost depends on the depth of the path, not on
+how many routes GitHub has. Parameters that GitHub lets carry slashes (``{path}`` of the
+contents API, ``{ref}`` of git refs, ``{branch}``, …) may span several segments; the walk
+backtracks to the shortest span that completes a route.
 
-Percent-escapes are decoded before matching, so ``/repos/o/r/pu%6Clls`` is the route GitHub
-would serve, and ``branches/feature%2Fx/protection`` finds its branch.
+Percent-escapes are decoded before splitting, so ``/repos/o/r/pu%6Clls`` is the route
+GitHub would serve, and ``branches/feature%2Fx/protection`` finds its branch.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from urllib.parse import unquote
 
+from gitvow.routing import RouteTrie, template_params
 from gitvow_github.inventory import READ_METHODS, Route, rest_operation, rest_routes
 
 #: Path parameters whose values may contain ``/``.
@@ -40,14 +41,6 @@ class Endpoint:
     details: Mapping[str, object]
 
 
-@dataclass(slots=True)
-class _Node:
-    literals: dict[str, _Node] = field(default_factory=dict)
-    param: _Node | None = None
-    tail: bool = False
-    methods: dict[str, Endpoint] = field(default_factory=dict)
-
-
 @dataclass(frozen=True, slots=True)
 class Match:
     """A route matched by a concrete path, with the repository it names (if any)."""
@@ -66,24 +59,12 @@ class Match:
         return f"{owner}/{name}"
 
 
-def split_template(path: str) -> list[str]:
-    return [segment for segment in path.split("/") if segment]
-
-
-def param_name(segment: str) -> str | None:
-    """The parameter a template segment stands for: ``{ref}`` → ``ref``; a compound segment
-    such as ``{base}...{head}`` is one wildcard named after its text (``base...head``)."""
-    if "{" not in segment:
-        return None
-    return segment.replace("{", "").replace("}", "")
-
-
 def _is_tail(name: str) -> bool:
     return name in TAIL_PARAMS or any(part in TAIL_PARAMS for part in re.split(r"[^a-z_]+", name))
 
 
 def _endpoint(route: Route) -> Endpoint:
-    params = tuple(name for name in map(param_name, split_template(route.path)) if name is not None)
+    params = template_params(route.path)
     repo_at = None
     for owner, name in REPO_PARAMS:
         if owner in params and name in params:
@@ -94,131 +75,50 @@ def _endpoint(route: Route) -> Endpoint:
     return Endpoint(route, rule.operation, rule.reason, params, repo_at, details)
 
 
-class RouteTrie:
+class RestRoutes:
     """Every route of an inventory, keyed by method then path segments."""
 
-    __slots__ = ("_root", "size")
+    __slots__ = ("_trie",)
 
     def __init__(self, routes: Iterable[Route]) -> None:
-        self._root = _Node()
-        self.size = 0
+        self._trie: RouteTrie[Endpoint] = RouteTrie(fold_case=True, spanning=_is_tail, fallback_methods=READ_METHODS)
         for route in routes:
             self._insert(route)
 
+    def __len__(self) -> int:
+        return len(self._trie)
+
     def _insert(self, route: Route) -> None:
-        node = self._root
-        for segment in split_template(route.path):
-            name = param_name(segment)
-            if name is not None:
-                if node.param is None:
-                    node.param = _Node()
-                node = node.param
-                if _is_tail(name):
-                    node.tail = True
-            else:
-                node = node.literals.setdefault(segment.lower(), _Node())
         endpoint = _endpoint(route)
-        existing = node.methods.get(route.method)
+        existing = self._trie.registered(route.method, route.path)
         if existing is not None:
             # Two spellings of one route (``{basehead}`` and ``{base}...{head}``): the first
             # stays, and they must agree on what the route does.
-            if existing.operation != endpoint.operation:
-                raise ValueError(f"{route.method} {route.path} and {existing.route.path} are one route mapped differently")
+            if existing.value.operation != endpoint.operation:
+                raise ValueError(f"{route.method} {route.path} and {existing.template} are one route mapped differently")
             return
-        node.methods[route.method] = endpoint
-        self.size += 1
+        self._trie.add(route.method, route.path, endpoint)
 
     def match(self, method: str, path: str) -> Match | None:
         """The route ``method path`` is, or None. A read method matches any route at the path."""
         if "%" in path:
             path = unquote(path)
-        segments = path.split("/")
-        lowered = path.lower().split("/")
-        if "" in segments:
-            segments = [s for s in segments if s]
-            lowered = [s for s in lowered if s]
-        if len(segments) > MAX_SEGMENTS or len(lowered) != len(segments) or "." in segments or ".." in segments:
-            return None
-        # Fast path: literal where there is one, else the one-segment wildcard. It is the
-        # first branch the full search would try, so when it ends on a route it is the answer.
-        node = self._root
-        values: list[str] = []
-        for i, low in enumerate(lowered):
-            child = node.literals.get(low)
-            if child is not None:
-                node = child
-                continue
-            param = node.param
-            if param is None:
-                break
-            values.append(segments[i])
-            node = param
-        else:
-            endpoint = self._accept(node, method, ())
-            if endpoint is not None:
-                return Match(endpoint, tuple(values))
-        # Full search: backtracking, multi-segment values for the parameters that allow them.
-        values = []
-        found = self._walk(self._root, segments, lowered, 0, method, values, [])
-        if found is None:
-            return None
-        return Match(found, tuple(values))
-
-    def _walk(
-        self,
-        node: _Node,
-        segments: list[str],
-        lowered: list[str],
-        i: int,
-        method: str,
-        values: list[str],
-        spans: list[int],
-    ) -> Endpoint | None:
-        if i == len(segments):
-            return self._accept(node, method, spans)
-        child = node.literals.get(lowered[i])
-        if child is not None:
-            found = self._walk(child, segments, lowered, i + 1, method, values, spans)
-            if found is not None:
-                return found
-        param = node.param
-        if param is None:
-            return None
-        last = len(segments) if param.tail else i + 1
-        for j in range(i + 1, last + 1):
-            values.append("/".join(segments[i:j]))
-            spans.append(j - i)
-            found = self._walk(param, segments, lowered, j, method, values, spans)
-            if found is not None:
-                return found
-            values.pop()
-            spans.pop()
-        return None
-
-    @staticmethod
-    def _accept(node: _Node, method: str, spans: Sequence[int]) -> Endpoint | None:
-        methods = node.methods
-        if not methods:
-            return None
-        endpoint = methods.get(method)
-        if endpoint is None:
-            if method not in READ_METHODS:
+        if "//" in path or "/." in path or path.startswith(".") or path.count("/") >= MAX_SEGMENTS:
+            # Rare, so checked apart: the common path goes to the trie as a string, split once.
+            segments = [segment for segment in path.split("/") if segment]
+            if len(segments) > MAX_SEGMENTS or "." in segments or ".." in segments:
                 return None
-            endpoint = methods.get("GET") or next(iter(methods.values()))
-        if spans and max(spans) > 1:
-            # A multi-segment value is only acceptable for a parameter that may hold slashes.
-            for name, span in zip(endpoint.params, spans, strict=True):
-                if span > 1 and not _is_tail(name):
-                    return None
-        return endpoint
+            path = "/".join(segments)
+        found = self._trie.match(method, path)
+        return None if found is None else Match(found.value, found.values)
 
 
-_TRIE: RouteTrie | None = None
+_TRIE: RestRoutes | None = None
 
 
-def trie() -> RouteTrie:
+def trie() -> RestRoutes:
     """The trie over the committed inventory, built on first use (a few milliseconds)."""
     global _TRIE
     if _TRIE is None:
-        _TRIE = RouteTrie(rest_routes())
+        _TRIE = RestRoutes(rest_routes())
     return _TRIE

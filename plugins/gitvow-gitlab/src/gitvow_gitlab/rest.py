@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from urllib.parse import parse_qsl
 
 from gitvow.request import Classification, Request
+from gitvow.routing import Match
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitlab.routes import ROUTES, Route
 
@@ -124,7 +125,7 @@ def classify_rest(request: Request, segments: list[str]) -> Classification:
     if match is None:
         repo, details = _repo_of(segments)
         return unknown(f"{request.method} /api/v4/{'/'.join(segments)} is not a GitLab route gitvow knows", repo=repo)
-    repo, details = _repo_from_params(match.params)
+    repo, details = _repo_from_params(match)
     details = {"api": "rest", "route": match.template, **details}
     route = match.value
     if route.is_unknown:
@@ -132,11 +133,13 @@ def classify_rest(request: Request, segments: list[str]) -> Classification:
     return Classification(_resolve(route, request), repo=repo, adapter=ADAPTER, details=details)
 
 
-def _repo_from_params(params: Mapping[str, str]) -> tuple[str | None, dict[str, object]]:
-    if "project" in params:
-        return project_repo(params["project"])
-    if "group" in params:
-        return None, {"group": params["group"]}
+def _repo_from_params(match: Match[Route]) -> tuple[str | None, dict[str, object]]:
+    project = match.param("project")
+    if project is not None:
+        return project_repo(project)
+    group = match.param("group")
+    if group is not None:
+        return None, {"group": group}
     return None, {}
 
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gitvow.routing import RouteTrie
 from gitvow.vocabulary import OPERATIONS, UNKNOWN
-from gitvow_gitlab.trie import SegmentTrie
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -472,9 +472,13 @@ def _parse_target(text: str, where: str) -> Route:
     return Route(operations)
 
 
-def build(table: str = TABLE) -> SegmentTrie[Route]:
-    """Parse the table into a trie; a malformed row raises naming the row."""
-    trie: SegmentTrie[Route] = SegmentTrie()
+def build(table: str = TABLE) -> RouteTrie[Route]:
+    """Parse the table into a trie; a malformed row raises naming the row.
+
+    One name per parameter position: Grape names a segment once (``:id`` is not ``:project``
+    one row later), so a second name there is a typo in the table.
+    """
+    trie: RouteTrie[Route] = RouteTrie(uniform_names=True)
     for number, line in enumerate(table.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
@@ -491,4 +495,4 @@ def build(table: str = TABLE) -> SegmentTrie[Route]:
     return trie
 
 
-ROUTES: SegmentTrie[Route] = build()
+ROUTES: RouteTrie[Route] = build()
