@@ -8,10 +8,7 @@ stand-in answers just enough JSON for the client to carry on; it never leaves 12
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -22,6 +19,7 @@ from gitvow.pipeline import Action, Engine
 from gitvow.plugins import installed
 from gitvow.policy.load import Policy
 from gitvow.request import Request
+from gitvow.testing import RecordingServer, Reply, Seen
 
 gitea = pytest.importorskip("gitea", reason="py-gitea is the real client this test drives")
 
@@ -31,59 +29,22 @@ REPO = {"id": 7, "name": "app", "full_name": "team/app", "owner": USER, "default
 ISSUE = {"id": 30, "number": 3, "title": "Crash", "body": "", "state": "open", "user": USER}
 
 
-@dataclass(frozen=True)
-class Seen:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-class Recorder(ThreadingHTTPServer):
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.seen: list[Seen] = []
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Recorder
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
-        self.server.seen.append(Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-        if self.path.endswith("/issues") and self.command == "POST":
-            payload: object = ISSUE
-        elif self.path.endswith("/topics") or self.command == "DELETE":
-            payload = {}
-        elif "/contents/" in self.path:
-            payload = {"content": {"path": "docs/a.md", "sha": "abc"}}
-        else:
-            payload = REPO
-        data = json.dumps(payload).encode()
-        self.send_response(201 if self.command == "POST" else 200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
+def respond(seen: Seen) -> Reply:
+    if seen.path.endswith("/issues") and seen.method == "POST":
+        payload: object = ISSUE
+    elif seen.path.endswith("/topics") or seen.method == "DELETE":
+        payload = {}
+    elif "/contents/" in seen.path:
+        payload = {"content": {"path": "docs/a.md", "sha": "abc"}}
+    else:
+        payload = REPO
+    return 201 if seen.method == "POST" else 200, {"content-type": "application/json"}, json.dumps(payload).encode()
 
 
 @pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    server = Recorder()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+def recorder() -> Iterator[RecordingServer]:
+    with RecordingServer(respond) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 class Recorded(Gates):
@@ -91,7 +52,7 @@ class Recorded(Gates):
         return TOKEN
 
 
-def test_what_py_gitea_sends_is_classified_and_decided(recorder: Recorder) -> None:
+def test_what_py_gitea_sends_is_classified_and_decided(recorder: RecordingServer) -> None:
     host, port = "127.0.0.1", recorder.server_address[1]
     client = gitea.Gitea(f"http://{host}:{port}", token_text=TOKEN)
     repo = gitea.Repository.request(client, "team", "app")
