@@ -7,86 +7,40 @@ GraphQL, its gql/httpx client) actually sends, classified as the proxy would cla
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from gitvow.request import Classification, Request
+from gitvow.testing import RecordingServer, Reply, Seen
 from gitvow_gitlab.plugin import GitLabAdapter
 
 gitlab = pytest.importorskip("gitlab")
 
 
-@dataclass(frozen=True)
-class Seen:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-class Recorder(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.seen: list[Seen] = []
-        self.lock = threading.Lock()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class Handler(BaseHTTPRequestHandler):
-    server: Recorder
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _handle(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
-        with self.server.lock:
-            self.server.seen.append(Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-        if self.path.startswith("/api/graphql"):
-            payload: object = {"data": {"result": {"errors": []}}}
-        elif self.command == "GET" and self.path.split("?")[0].endswith(("notes", "labels", "merge_requests")):
-            payload = []
-        else:
-            payload = {"id": 1, "iid": 7, "name": "bug", "title": "t", "labels": [], "state": "opened",
-                       "project_id": 1, "body": "x", "color": "#ff0000"}
-        data = json.dumps(payload).encode()
-        self.send_response(201 if self.command == "POST" else 200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+def respond(seen: Seen) -> Reply:
+    if seen.path.startswith("/api/graphql"):
+        payload: object = {"data": {"result": {"errors": []}}}
+    elif seen.method == "GET" and seen.route.endswith(("notes", "labels", "merge_requests")):
+        payload = []
+    else:
+        payload = {"id": 1, "iid": 7, "name": "bug", "title": "t", "labels": [], "state": "opened",
+                   "project_id": 1, "body": "x", "color": "#ff0000"}
+    return 201 if seen.method == "POST" else 200, {"content-type": "application/json"}, json.dumps(payload).encode()
 
 
 @pytest.fixture
-def server() -> Iterator[Recorder]:
-    recorder = Recorder()
-    thread = threading.Thread(target=recorder.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
+def server() -> Iterator[RecordingServer]:
+    with RecordingServer(respond) as recorder:
         yield recorder
-    finally:
-        recorder.shutdown()
-        recorder.server_close()
 
 
 @pytest.fixture
-def gl(server: Recorder) -> object:
+def gl(server: RecordingServer) -> object:
     return gitlab.Gitlab(server.url, private_token="glpat-test", retry_transient_errors=False)
 
 
-def classified(server: Recorder) -> list[tuple[str, str, Classification]]:
+def classified(server: RecordingServer) -> list[tuple[str, str, Classification]]:
     adapter = GitLabAdapter()
     out = []
     for seen in server.seen:
@@ -95,13 +49,13 @@ def classified(server: Recorder) -> list[tuple[str, str, Classification]]:
     return out
 
 
-def only(server: Recorder) -> Classification:
+def only(server: RecordingServer) -> Classification:
     found = classified(server)
     assert len(found) == 1, [f"{m} {p}" for m, p, _ in found]
     return found[0][2]
 
 
-def test_create_merge_request_by_full_path(server: Recorder, gl: object) -> None:
+def test_create_merge_request_by_full_path(server: RecordingServer, gl: object) -> None:
     project = gl.projects.get("group/sub/proj", lazy=True)  # type: ignore[attr-defined]
     project.mergerequests.create({"source_branch": "fix", "target_branch": "main", "title": "Fix"})
     got = only(server)
@@ -109,7 +63,7 @@ def test_create_merge_request_by_full_path(server: Recorder, gl: object) -> None
     assert (got.operations, got.repo) == (("pr.create",), "group/sub/proj")
 
 
-def test_merge_merge_request(server: Recorder, gl: object) -> None:
+def test_merge_merge_request(server: RecordingServer, gl: object) -> None:
     mr = gl.projects.get("group/proj", lazy=True).mergerequests.get(7, lazy=True)  # type: ignore[attr-defined]
     mr.merge(should_remove_source_branch=True, merge_when_pipeline_succeeds=True)
     got = only(server)
@@ -117,20 +71,20 @@ def test_merge_merge_request(server: Recorder, gl: object) -> None:
     assert (got.operations, got.repo) == (("pr.merge",), "group/proj")
 
 
-def test_notes_on_merge_requests_and_issues(server: Recorder, gl: object) -> None:
+def test_notes_on_merge_requests_and_issues(server: RecordingServer, gl: object) -> None:
     project = gl.projects.get("group/proj", lazy=True)  # type: ignore[attr-defined]
     project.mergerequests.get(7, lazy=True).notes.create({"body": "LGTM"})
     project.issues.get(3, lazy=True).notes.create({"body": "Thanks"})
     assert [c.operations for _, _, c in classified(server)] == [("issue.comment",), ("issue.comment",)]
 
 
-def test_project_label_is_label_manage_not_label_add(server: Recorder, gl: object) -> None:
+def test_project_label_is_label_manage_not_label_add(server: RecordingServer, gl: object) -> None:
     project = gl.projects.get("group/proj", lazy=True)  # type: ignore[attr-defined]
     project.labels.create({"name": "bug", "color": "#ff0000"})
     assert only(server).operations == ("label.manage",)
 
 
-def test_relabelling_an_issue_is_an_edit_that_adds_labels(server: Recorder, gl: object) -> None:
+def test_relabelling_an_issue_is_an_edit_that_adds_labels(server: RecordingServer, gl: object) -> None:
     """python-gitlab's save() sends only the changed attributes: here ``labels``, which replaces
     the issue's whole label set (it can remove labels), so it is ``issue.edit`` + ``label.add``."""
     issue = gl.projects.get("group/proj", lazy=True).issues.get(3, lazy=True)  # type: ignore[attr-defined]
@@ -141,7 +95,7 @@ def test_relabelling_an_issue_is_an_edit_that_adds_labels(server: Recorder, gl: 
     assert got.operations == ("issue.edit", "label.add")
 
 
-def test_review_rebase_and_numeric_ids(server: Recorder, gl: object) -> None:
+def test_review_rebase_and_numeric_ids(server: RecordingServer, gl: object) -> None:
     mr = gl.projects.get(42, lazy=True).mergerequests.get(7, lazy=True)  # type: ignore[attr-defined]
     mr.approve()
     mr.rebase()
@@ -157,7 +111,7 @@ def test_review_rebase_and_numeric_ids(server: Recorder, gl: object) -> None:
     assert all(c.repo is None and c.details["project_id"] == 42 for _, _, c in found)
 
 
-def test_branches_files_and_dangerous_classes(server: Recorder, gl: object) -> None:
+def test_branches_files_and_dangerous_classes(server: RecordingServer, gl: object) -> None:
     project = gl.projects.get("group/proj", lazy=True)  # type: ignore[attr-defined]
     project.branches.create({"branch": "fix", "ref": "main"})
     project.files.create({"file_path": "docs/a.md", "branch": "main", "content": "x", "commit_message": "m"})
@@ -172,14 +126,14 @@ def test_branches_files_and_dangerous_classes(server: Recorder, gl: object) -> N
     assert "/repository/files/docs%2Fa%2Emd" in found[1][1] or "/repository/files/docs%2Fa.md" in found[1][1]
 
 
-def test_reads_are_read(server: Recorder, gl: object) -> None:
+def test_reads_are_read(server: RecordingServer, gl: object) -> None:
     project = gl.projects.get("group/proj", lazy=True)  # type: ignore[attr-defined]
     project.mergerequests.list(get_all=False)
     project.labels.list(get_all=False)
     assert [c.operations for _, _, c in classified(server)] == [("read",), ("read",)]
 
 
-def test_graphql_client(server: Recorder) -> None:
+def test_graphql_client(server: RecordingServer) -> None:
     pytest.importorskip("gql")
     client = gitlab.GraphQL(server.url, token="glpat-test")
     client.execute('mutation { mergeRequestAccept(input: {projectPath: "group/proj", iid: "7"}) { errors } }')
