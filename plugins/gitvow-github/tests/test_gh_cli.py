@@ -10,15 +10,13 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import ssl
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from gitvow.request import Request
+from gitvow.testing import RecordingServer, Reply, Seen
 from gitvow.vocabulary import READ
 from gitvow_github.plugin import GitHubAdapter
 
@@ -28,48 +26,24 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("gh") is None, reason="the gh CLI is not installed (Debian package gh)"),
 ]
 
-Seen = tuple[str, str, bytes]
-
-
-class StandIn(BaseHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
-        self.server.seen.append((self.command, self.path, body))  # type: ignore[attr-defined]
-        data = b'{"data": {}}' if self.path.startswith("/api/graphql") else b'{"id": 1, "name": "bug"}'
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
+def respond(seen: Seen) -> Reply:
+    data = b'{"data": {}}' if seen.path.startswith("/api/graphql") else b'{"id": 1, "name": "bug"}'
+    return 200, {"content-type": "application/json"}, data
 
 
 @pytest.fixture(scope="module")
-def ghes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadingHTTPServer, dict[str, str]]]:
+def ghes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RecordingServer, dict[str, str]]]:
     tmp = tmp_path_factory.mktemp("gh")
     ca = trustme.CA()
     ca.cert_pem.write_to_path(str(tmp / "ca.pem"))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
-    server.seen = []  # type: ignore[attr-defined]
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(context)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host = f"127.0.0.1:{server.server_address[1]}"
-    env = {
-        "PATH": os.environ.get("PATH", ""), "HOME": str(tmp), "GH_CONFIG_DIR": str(tmp / "config"),
-        "SSL_CERT_FILE": str(tmp / "ca.pem"), "GH_HOST": host, "GH_ENTERPRISE_TOKEN": "agent-token",
-        "GH_NO_UPDATE_NOTIFIER": "1", "GH_PROMPT_DISABLED": "1", "NO_COLOR": "1",
-    }
-    yield server, env
-    server.shutdown()
-    server.server_close()
+    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(tmp / "server.pem"))
+    with RecordingServer(respond, certfile=tmp / "server.pem") as server:
+        env = {
+            "PATH": os.environ.get("PATH", ""), "HOME": str(tmp), "GH_CONFIG_DIR": str(tmp / "config"),
+            "SSL_CERT_FILE": str(tmp / "ca.pem"), "GH_HOST": server.netloc, "GH_ENTERPRISE_TOKEN": "agent-token",
+            "GH_NO_UPDATE_NOTIFIER": "1", "GH_PROMPT_DISABLED": "1", "NO_COLOR": "1",
+        }
+        yield server, env
 
 
 COMMANDS = [
@@ -86,19 +60,18 @@ COMMANDS = [
 
 
 @pytest.mark.parametrize("line", COMMANDS, ids=[c[:70] for c in COMMANDS])
-def test_command_line_and_wire_agree(ghes: tuple[ThreadingHTTPServer, dict[str, str]], line: str) -> None:
+def test_command_line_and_wire_agree(ghes: tuple[RecordingServer, dict[str, str]], line: str) -> None:
     server, env = ghes
-    seen: list[Seen] = server.seen  # type: ignore[attr-defined]
     argv = shlex.split(line.replace("HOST", env["GH_HOST"]))
     adapter = GitHubAdapter()
     gate = adapter.classify_command(argv)
     assert gate is not None
-    start = len(seen)
+    start = len(server.seen)
     result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    sent = seen[start:]
+    sent = server.seen[start:]
     assert sent, "gh sent nothing"
-    wire = [adapter.classify(Request.from_url(m, f"https://{env['GH_HOST']}{p}", body=b)) for m, p, b in sent]
+    wire = [adapter.classify(Request.from_url(s.method, f"https://{env['GH_HOST']}{s.path}", body=s.body)) for s in sent]
     writes = [op for c in wire for op in c.operations if op != READ] or [READ]
     assert sorted(set(writes)) == sorted(set(gate.operations)), (sent, gate)
     for classification in wire:
