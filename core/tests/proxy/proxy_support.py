@@ -14,15 +14,15 @@ import ssl
 import subprocess
 import sys
 import textwrap
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import trustme
+
+from gitvow.testing import RecordingServer, Reply, Responder, Seen
 
 SECRETS = {"reader": "reader-secret-1", "coder": "coder-secret-2", "limited": "limited-secret-3", "hive": "hive-secret-4",
            "talker": "talker-secret-5"}
@@ -51,35 +51,29 @@ GITVOW = str(Path(sys.executable).with_name("gitvow"))
 MITMDUMP = str(Path(sys.executable).with_name("mitmdump"))
 
 
-@dataclass(frozen=True)
-class Seen:
-    """One request as the upstream received it."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-Handler = Callable[["Seen"], tuple[int, dict[str, str], bytes]]
+Handler = Responder
 
 
 @dataclass
 class Upstream:
-    """An HTTPS server on 127.0.0.1 with a certificate of the test CA."""
+    """An HTTPS server on 127.0.0.1 with a certificate of the test CA: ``routes`` (by path
+    prefix) first, then git through ``git-http-backend``, else an echo of the request."""
 
-    server: ThreadingHTTPServer
+    server: RecordingServer
     git_root: Path
-    seen: list[Seen] = field(default_factory=list)
     routes: dict[str, Handler] = field(default_factory=dict)
 
     @property
     def port(self) -> int:
-        return int(self.server.server_address[1])
+        return self.server.port
 
     @property
     def netloc(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return self.server.netloc
+
+    @property
+    def seen(self) -> list[Seen]:
+        return self.server.seen
 
     def url(self, path: str) -> str:
         return f"https://{self.netloc}{path}"
@@ -88,22 +82,16 @@ class Upstream:
         return [f"{s.method} {s.path}" for s in self.seen]
 
     def clear(self) -> None:
-        self.seen.clear()
+        self.server.clear()
 
-
-def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
-    if handler.headers.get("transfer-encoding", "").lower() == "chunked":
-        chunks = []
-        while True:
-            size = int(handler.rfile.readline().split(b";")[0].strip(), 16)
-            if size == 0:
-                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
-                    pass
-                return b"".join(chunks)
-            chunks.append(handler.rfile.read(size))
-            handler.rfile.readline()
-    length = int(handler.headers.get("content-length") or 0)
-    return handler.rfile.read(length) if length else b""
+    def respond(self, seen: Seen) -> Reply:
+        path = seen.route
+        handler = next((h for prefix, h in self.routes.items() if path.startswith(prefix)), None)
+        if handler is not None:
+            return handler(seen)
+        if ".git/" in path or path.endswith(("/info/refs", "/git-upload-pack", "/git-receive-pack")):
+            return _run_git_backend(self, seen)
+        return _echo(seen)
 
 
 def _run_git_backend(upstream: Upstream, seen: Seen) -> tuple[int, dict[str, str], bytes]:
@@ -148,48 +136,12 @@ def _echo(seen: Seen) -> tuple[int, dict[str, str], bytes]:
 
 
 def start_upstream(ca: trustme.CA, git_root: Path, names: Sequence[str] = ()) -> Upstream:
-    upstream: Upstream
-
-    class RecordingHandler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def setup(self) -> None:
-            super().setup()
-            # Headers and body go out in two writes: without this, Nagle + delayed ACK stall each reply.
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _handle(self) -> None:
-            seen = Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, _read_body(self))
-            upstream.seen.append(seen)
-            path = self.path.split("?", 1)[0]
-            handler = next((h for prefix, h in upstream.routes.items() if path.startswith(prefix)), None)
-            if handler is not None:
-                status, headers, body = handler(seen)
-            elif ".git/" in path or path.endswith(("/info/refs", "/git-upload-pack", "/git-receive-pack")):
-                status, headers, body = _run_git_backend(upstream, seen)
-            else:
-                status, headers, body = _echo(seen)
-            self.send_response(status)
-            for name, value in headers.items():
-                if name.lower() not in ("content-length", "transfer-encoding"):
-                    self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
-
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), RecordingHandler)
-    server.daemon_threads = True
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ca.issue_cert("127.0.0.1", "localhost", *names).configure_cert(context)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
+    server = RecordingServer(ssl_context=context)
     upstream = Upstream(server, git_root)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server.respond = upstream.respond
+    server.start()
     return upstream
 
 
