@@ -34,11 +34,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from gitvow.testing import RecordingServer, Reply, Seen
 
 BIN = Path(sys.executable).parent
 AGENT, SECRET, TOKEN = "bench", "bench-secret", "ghs_benchtoken0123456789"
@@ -53,41 +53,17 @@ REPLY = json.dumps([{"number": n, "title": f"pull request {n}"} for n in range(5
 # -- upstream (its own process) ------------------------------------------------------------
 
 def serve_upstream(cert_dir: Path) -> None:
-    """The upstream: prints its port, then answers every GET and POST with the same JSON.
+    """The upstream: prints its port, then answers every request with the same JSON.
     Touches ``cert_dir/auth-seen`` once it has seen the injected token."""
     marker = cert_dir / "auth-seen"
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def reply(seen: Seen) -> Reply:
+        if seen.headers.get("authorization") == f"Bearer {TOKEN}" and not marker.exists():
+            marker.touch()
+        return 200, {"Content-Type": "application/json"}, REPLY
 
-        def setup(self) -> None:
-            super().setup()
-            # Headers and body go out in two writes: without this, Nagle + delayed ACK stall each reply.
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _reply(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            if length:
-                self.rfile.read(length)
-            if self.headers.get("authorization") == f"Bearer {TOKEN}" and not marker.exists():
-                marker.touch()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(REPLY)))
-            self.end_headers()
-            self.wfile.write(REPLY)
-
-        do_GET = do_POST = _reply
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(str(cert_dir / "server.pem"))
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    print(server.server_address[1], flush=True)
+    server = RecordingServer(reply, certfile=cert_dir / "server.pem", record=False)
+    print(server.port, flush=True)
     server.serve_forever()
 
 

@@ -71,7 +71,8 @@ class RecordingServer(ThreadingHTTPServer):
     ``respond`` is either a :data:`Responder` or one canned :data:`Reply` for every request.
     If the responder raises, the client gets a 500 (the request is still recorded), so a
     broken stand-in shows up as a failing test, never as a hang. Use it as a context manager,
-    or call :meth:`start` and :meth:`stop`.
+    or call :meth:`start` and :meth:`stop`. ``record=False`` keeps nothing, for a load
+    stand-in whose memory must not grow with the number of requests.
     """
 
     daemon_threads = True  # keep-alive clients must not hold up stop()
@@ -84,6 +85,7 @@ class RecordingServer(ThreadingHTTPServer):
         certfile: str | os.PathLike[str] | None = None,
         keyfile: str | os.PathLike[str] | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        record: bool = True,
     ) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         if callable(respond):
@@ -99,6 +101,7 @@ class RecordingServer(ThreadingHTTPServer):
         self.tls = ssl_context is not None
         if ssl_context is not None:
             self.socket = ssl_context.wrap_socket(self.socket, server_side=True)
+        self.recording = record
         self._seen: list[Seen] = []
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -123,6 +126,8 @@ class RecordingServer(ThreadingHTTPServer):
             return list(self._seen)
 
     def record(self, seen: Seen) -> None:
+        if not self.recording:
+            return
         with self._lock:
             self._seen.append(seen)
 
