@@ -30,14 +30,20 @@ def target(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gitvow.gate.install import InstallError, install
+    return change(args, uninstalling=False)
+
+
+def change(args: argparse.Namespace, *, uninstalling: bool) -> int:
+    """Install or uninstall the agent's hook configuration, reporting one line either way."""
+    from gitvow.gate.install import InstallError, install, uninstall
 
     if args.user and args.repo:
         print("gitvow: error: give --user or a repository, not both", file=sys.stderr)
         return 1
     home, repo = target(args)
+    action = uninstall if uninstalling else install
     try:
-        print(install(args.agent, user=args.user, repo=repo, home=home))
+        print(action(args.agent, user=args.user, repo=repo, home=home))
     except InstallError as exc:
         print(f"gitvow: error: {exc}", file=sys.stderr)
         return 1

@@ -309,24 +309,9 @@ def _prune(directory: str, *, keep: str) -> None:
 
 def parse_document(path: str, content: bytes) -> dict[str, Any]:
     """TOML or JSON by extension; errors name the file and the position."""
-    text = content.decode("utf-8", errors="replace")
-    suffix = _suffix(path)
-    try:
-        if suffix == ".toml":
-            import tomllib
+    from gitvow.policy.document import parse_document as parse
 
-            data: Any = tomllib.loads(text)
-        elif suffix == ".json":
-            data = json.loads(text)
-        else:
-            raise PolicyError("expected a .toml or .json file", source=path)
-    except json.JSONDecodeError as exc:
-        raise PolicyError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", source=path) from None
-    except ValueError as exc:  # tomllib.TOMLDecodeError
-        raise PolicyError(f"not valid TOML: {exc}", source=path) from None
-    if not isinstance(data, dict):
-        raise PolicyError("expected an object at the top level", source=path)
-    return data
+    return parse(path, content.decode("utf-8", errors="replace"))
 
 
 def validate(path: str, content: bytes) -> GatePolicy:

@@ -6,8 +6,6 @@ so an operator fixes a typo in one go.
 
 from __future__ import annotations
 
-import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +17,7 @@ from pydantic import ValidationError
 from gitvow.errors import PolicyError
 from gitvow.evaluator import Grant
 from gitvow.modes import Mode
+from gitvow.policy.document import parse_document
 from gitvow.policy.model import PolicyFile
 from gitvow.policy.table import PolicyRow, PolicyTable
 from gitvow.relay import RelayTemplate
@@ -75,21 +74,9 @@ def read_document(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise PolicyError(f"cannot read: {exc.strerror or exc}", source=source) from None
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".toml":
-            return tomllib.loads(text)
-        if suffix == ".json":
-            data = json.loads(text)
-        else:
-            raise PolicyError("expected a .toml or .json file", source=source)
-    except tomllib.TOMLDecodeError as exc:
-        raise PolicyError(f"not valid TOML: {exc}", source=source) from None
-    except json.JSONDecodeError as exc:
-        raise PolicyError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", source=source) from None
-    if not isinstance(data, dict):
-        raise PolicyError("expected an object at the top level", source=source)
-    return data
+    except UnicodeDecodeError:
+        raise PolicyError("not UTF-8 text", source=source) from None
+    return parse_document(source, text)
 
 
 def compile_policy(
