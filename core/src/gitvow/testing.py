@@ -87,6 +87,8 @@ class RecordingServer(ThreadingHTTPServer):
         ssl_context: ssl.SSLContext | None = None,
         record: bool = True,
     ) -> None:
+        if certfile is not None and ssl_context is not None:
+            raise ValueError("give certfile/keyfile or ssl_context, not both")
         super().__init__(("127.0.0.1", 0), _Handler)
         if callable(respond):
             self.respond: Responder = respond
@@ -94,8 +96,6 @@ class RecordingServer(ThreadingHTTPServer):
             canned = respond
             self.respond = lambda seen: canned
         if certfile is not None:
-            if ssl_context is not None:
-                raise ValueError("give certfile/keyfile or ssl_context, not both")
             ssl_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ssl_context.load_cert_chain(certfile, keyfile)
         self.tls = ssl_context is not None
