@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qs
 
 __all__ = ["RecordingServer", "Reply", "Responder", "Seen"]
 
@@ -53,9 +52,9 @@ class Seen:
         return self.path.split("?", 1)[0]
 
     @property
-    def query(self) -> dict[str, list[str]]:
-        """The query string, parsed (blank values kept)."""
-        return parse_qs(self.path.partition("?")[2], keep_blank_values=True)
+    def query(self) -> str:
+        """The raw query string, without ``?`` (``urllib.parse.parse_qs`` it if need be)."""
+        return self.path.partition("?")[2]
 
 
 Reply = tuple[int, Mapping[str, str], bytes]
