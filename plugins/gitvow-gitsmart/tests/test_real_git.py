@@ -5,96 +5,60 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from gitvow.request import Request
+from gitvow.testing import RecordingServer, Reply, Responder, Seen
 from gitvow_gitsmart.plugin import GitSmartAdapter
 
 BACKEND = next((p for p in ("/usr/lib/git-core/git-http-backend", "/usr/libexec/git-core/git-http-backend") if os.path.exists(p)), None)
 pytestmark = pytest.mark.skipif(BACKEND is None or shutil.which("git") is None, reason="git and git-http-backend are needed")
 
 
-@dataclass
-class Seen:
-    method: str
-    path: str
-    query: str
-    headers: dict[str, str]
-    body: bytes
+def git_backend(root: Path) -> Responder:
+    """git-http-backend as a CGI behind the recording server, serving the repositories under ``root``."""
 
-
-class GitServer(ThreadingHTTPServer):
-    """git-http-backend behind a plain HTTP server that records every request it serves."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.root = root
-        self.seen: list[Seen] = []
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: GitServer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _serve(self) -> None:
-        path, _, query = self.path.partition("?")
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.server.seen.append(Seen(self.command, path, query, {k.lower(): v for k, v in self.headers.items()}, body))
+    def respond(seen: Seen) -> Reply:
         env = {
-            "GIT_PROJECT_ROOT": str(self.server.root),
+            "GIT_PROJECT_ROOT": str(root),
             "GIT_HTTP_EXPORT_ALL": "1",
-            "PATH_INFO": path,
-            "QUERY_STRING": query,
-            "REQUEST_METHOD": self.command,
-            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
-            "CONTENT_LENGTH": str(len(body)),
-            "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""),
+            "PATH_INFO": seen.route,
+            "QUERY_STRING": seen.query,
+            "REQUEST_METHOD": seen.method,
+            "CONTENT_TYPE": seen.headers.get("content-type", ""),
+            "CONTENT_LENGTH": str(len(seen.body)),
+            "HTTP_CONTENT_ENCODING": seen.headers.get("content-encoding", ""),
             "REMOTE_USER": "agent",
             "REMOTE_ADDR": "127.0.0.1",
             "PATH": os.environ.get("PATH", ""),
         }
-        out = subprocess.run([BACKEND or ""], input=body, env=env, capture_output=True, check=True).stdout
+        out = subprocess.run([BACKEND or ""], input=seen.body, env=env, capture_output=True, check=True).stdout
         head, _, payload = out.partition(b"\r\n\r\n")
         status = 200
-        headers = []
+        headers: dict[str, str] = {}
         for line in head.decode().split("\r\n"):
             key, _, value = line.partition(":")
             if key.lower() == "status":
                 status = int(value.split()[0])
             elif key:
-                headers.append((key, value.strip()))
-        self.send_response(status)
-        for key, value in headers:
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+                headers[key] = value.strip()
+        return status, headers, payload
 
-    do_GET = _serve
-    do_POST = _serve
+    return respond
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[GitServer]:
+def server(tmp_path: Path) -> Iterator[RecordingServer]:
     root = tmp_path / "srv"
     bare = root / "team" / "app.git"
     bare.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
     subprocess.run(["git", "-C", str(bare), "config", "http.receivepack", "true"], check=True)
-    srv = GitServer(root)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with RecordingServer(git_backend(root)) as srv:
+        yield srv
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -107,12 +71,12 @@ def classify_all(seen: list[Seen]) -> list[tuple[str, str | None, list[tuple[str
     adapter = GitSmartAdapter()
     out = []
     for s in seen:
-        got = adapter.classify(Request("POST" if s.method == "POST" else s.method, "127.0.0.1", s.path, s.query, s.headers, s.body))
+        got = adapter.classify(Request("POST" if s.method == "POST" else s.method, "127.0.0.1", s.route, s.query, s.headers, s.body))
         out.append((got.operations[0], got.repo, [(r.ref, r.kind) for r in got.refs]))
     return out
 
 
-def test_clone_push_branch_and_delete_classify_with_their_refs(server: GitServer, tmp_path: Path) -> None:
+def test_clone_push_branch_and_delete_classify_with_their_refs(server: RecordingServer, tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{server.server_address[1]}/team/app.git"
     work = tmp_path / "work"
     work.mkdir()
