@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import statistics
 import subprocess
@@ -38,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from gitvow.testing import RecordingServer, Reply, Seen
+from gitvow.testing import RecordingServer, Reply, Seen, free_port, wait_for_port
 
 BIN = Path(sys.executable).parent
 AGENT, SECRET, TOKEN = "bench", "bench-secret", "ghs_benchtoken0123456789"
@@ -156,27 +155,6 @@ def measure(proxy: str | None, cafile: str, url: str, method: str, body: bytes, 
 
 # -- proxies -------------------------------------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(port: int, proc: subprocess.Popen[bytes], ca: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"proxy exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
-                if conn.getsockname() != conn.getpeername() and ca.exists():
-                    return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError("proxy did not start")
-
-
 @dataclass
 class Proxy:
     name: str
@@ -225,7 +203,7 @@ def environment(workdir: Path) -> Iterator[tuple[str, dict[str, Proxy], Path]]:
     proxies: dict[str, Proxy] = {}
     try:
         for name in ("mitmdump", "gitvow"):
-            port = _free_port()
+            port = free_port()
             confdir = workdir / f"conf-{name}"
             if name == "gitvow":
                 cmd = [str(BIN / "gitvow"), "proxy", "--policy", str(policy), "--listen-port", str(port),
@@ -238,7 +216,7 @@ def environment(workdir: Path) -> Iterator[tuple[str, dict[str, Proxy], Path]]:
             log = (workdir / f"{name}.log").open("wb")
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
             proxies[name] = Proxy(name, proc, port, confdir / "mitmproxy-ca-cert.pem")
-            _wait(port, proc, proxies[name].ca)
+            wait_for_port(port, proc, timeout=60, ready=proxies[name].ca.exists)
         yield netloc, proxies, workdir / "auth-seen"
     finally:
         for proxy in proxies.values():

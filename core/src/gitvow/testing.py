@@ -26,14 +26,16 @@ from __future__ import annotations
 import os
 import socket
 import ssl
+import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["RecordingServer", "Reply", "Responder", "Seen"]
+__all__ = ["RecordingServer", "Reply", "Responder", "Seen", "free_port", "wait_for_port"]
 
 
 @dataclass(frozen=True)
@@ -201,3 +203,36 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(
+    port: int,
+    proc: subprocess.Popen[bytes],
+    *,
+    timeout: float = 30.0,
+    ready: Callable[[], bool] = lambda: True,
+) -> None:
+    """Wait until the process ``proc`` accepts connections on ``port`` and ``ready()`` holds.
+
+    Raises RuntimeError if the process exits first or the time runs out.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the process exited with {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
+                # Polling a free port in the ephemeral range can connect the socket to itself.
+                if conn.getsockname() != conn.getpeername() and ready():
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listened on port {port} within {timeout:g}s")

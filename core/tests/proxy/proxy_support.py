@@ -9,12 +9,10 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import Any
 
 import trustme
 
-from gitvow.testing import RecordingServer, Reply, Responder, Seen
+from gitvow.testing import RecordingServer, Reply, Responder, Seen, free_port, wait_for_port
 
 SECRETS = {"reader": "reader-secret-1", "coder": "coder-secret-2", "limited": "limited-secret-3", "hive": "hive-secret-4",
            "talker": "talker-secret-5"}
@@ -143,28 +141,6 @@ def start_upstream(ca: trustme.CA, git_root: Path, names: Sequence[str] = ()) ->
     server.respond = upstream.respond
     server.start()
     return upstream
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the proxy exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
-                # Polling a free port in the ephemeral range can connect the socket to itself.
-                if conn.getsockname() != conn.getpeername():
-                    return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port} after {timeout}s")
 
 
 @dataclass
