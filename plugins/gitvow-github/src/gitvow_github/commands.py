@@ -136,31 +136,21 @@ def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
     while i < len(args):
         arg = args[i]
         value = args[i + 1] if i + 1 < len(args) else None
-        if arg in ("-X", "--method"):
-            method, i = value, i + 2
-        elif arg.startswith("--method="):
-            method, i = arg.split("=", 1)[1], i + 1
-        elif arg.startswith("-X") and len(arg) > 2:
-            method, i = arg[2:], i + 1
-        elif arg in ("-f", "--raw-field"):
-            raw.append(value or "")
-            i += 2
-        elif arg.startswith("--raw-field="):
-            raw.append(arg.split("=", 1)[1])
-            i += 1
-        elif arg.startswith("-f") and len(arg) > 2:
-            raw.append(arg[2:])
-            i += 1
-        elif arg in ("-F", "--field"):
-            typed.append(value or "")
-            i += 2
-        elif arg.startswith("--field="):
-            typed.append(arg.split("=", 1)[1])
-            i += 1
-        elif arg.startswith("-F") and len(arg) > 2:
-            typed.append(arg[2:])
-            i += 1
-        elif arg == "--input" or arg.startswith("--input="):
+        taken = _option_value(arg, value, "-X", "--method")
+        if taken is not None:
+            method, i = taken[0], i + taken[1]
+            continue
+        taken = _option_value(arg, value, "-f", "--raw-field")
+        if taken is not None:
+            raw.append(taken[0] or "")
+            i += taken[1]
+            continue
+        taken = _option_value(arg, value, "-F", "--field")
+        if taken is not None:
+            typed.append(taken[0] or "")
+            i += taken[1]
+            continue
+        if arg == "--input" or arg.startswith("--input="):
             has_input = True
             i += 2 if arg == "--input" else 1
         elif arg in _API_VALUE_OPTIONS:
@@ -194,6 +184,19 @@ def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
     if repo is not None and ("{owner}" in repo or "{repo}" in repo or ":owner" in repo):
         repo = None  # gh fills these from the current checkout, which the gate does not know
     return ToolCall(result.operations, repo=repo, adapter=ADAPTER, summary=summary)
+
+
+def _option_value(arg: str, following: str | None, short: str, long: str) -> tuple[str | None, int] | None:
+    """The value of option ``short``/``long`` in each spelling gh's flag parser accepts
+    (``-X V``, ``-XV``, ``--method V``, ``--method=V``) and how many arguments it takes,
+    or None if ``arg`` is another option."""
+    if arg in (short, long):
+        return following, 2
+    if arg.startswith(long + "="):
+        return arg.split("=", 1)[1], 1
+    if arg.startswith(short) and len(arg) > len(short):
+        return arg[len(short) :], 1
+    return None
 
 
 def _graphql_body(raw: list[str], typed: list[str], has_input: bool) -> bytes | None:
