@@ -17,6 +17,8 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
+from gitvow.argv import positionals
+
 _USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 _CURRENT_CONTEXT = re.compile(r"^current-context:\s*['\"]?([^'\"\s]+)")
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
@@ -73,17 +75,7 @@ def _git(args: Sequence[str], cwd: str) -> str | None:
 def git_push(args: Sequence[str], cwd: str | None) -> str | None:
     """``remote=<url> branch=<name>``: the named remote (else ``origin``), the refspec's
     destination (else the current branch)."""
-    positional: list[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-            continue
-        if arg in _PUSH_VALUE_OPTIONS:
-            skip = True
-            continue
-        if not arg.startswith("-"):
-            positional.append(arg)
+    positional = positionals(args, _PUSH_VALUE_OPTIONS)
     remote = positional[0] if positional else "origin"
     branch: str | None = None
     if len(positional) > 1:

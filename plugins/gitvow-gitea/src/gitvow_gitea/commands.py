@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gitvow.argv import positionals
 from gitvow.request import ToolCall
 
 _GROUPS: Mapping[str, str] = {
@@ -67,27 +68,12 @@ def _repo(args: Sequence[str]) -> str | None:
     return None
 
 
-def _positionals(args: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-            continue
-        if arg in _VALUE_FLAGS:
-            skip = True
-            continue
-        if not arg.startswith("-"):
-            out.append(arg)
-    return out
-
-
 def classify_tea(argv: Sequence[str]) -> ToolCall | None:
     """Operations a ``tea`` command performs, or None if it is not one this module knows."""
     if not argv or argv[0].rsplit("/", 1)[-1] != "tea":
         return None
     args = list(argv[1:])
-    words = _positionals(args)
+    words = positionals(args, _VALUE_FLAGS)
     if not words or words[0] not in _GROUPS:
         return None
     group = _GROUPS[words[0]]

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote, unquote, urlsplit
 
+from gitvow.argv import positionals as plain_arguments
 from gitvow.request import Classification, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
@@ -81,18 +82,8 @@ def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:
     return None
 
 
-def _positional(args: list[str]) -> list[str]:
-    """Arguments that are not flags, skipping the value of ``-R``/``--repo`` wherever it stands."""
-    out = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg in ("-R", "--repo"):
-            skip = True
-        elif not arg.startswith("-"):
-            out.append(arg)
-    return out
+#: Options whose value is the next argument, wherever they stand (``-R group/proj``).
+_REPO_OPTIONS = frozenset({"-R", "--repo"})
 
 
 def classify_glab(argv: Sequence[str], classify_request: RestClassifier, host: str = "gitlab.com") -> ToolCall | None:
@@ -111,7 +102,7 @@ def classify_glab(argv: Sequence[str], classify_request: RestClassifier, host: s
     repo = _option_value(rest, ("-R", "--repo"))
     if sub == "api":
         return _classify_api(rest, classify_request, host, repo)
-    positional = _positional(rest)
+    positional = plain_arguments(rest, _REPO_OPTIONS)
     action = positional[0] if positional else ""
     op = ACTIONS.get(sub, {}).get(action)
     if op is None:
