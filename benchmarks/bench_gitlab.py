@@ -54,7 +54,7 @@ def adapter() -> Any:
 
 @pytest.fixture(scope="module")
 def engine(adapter: Any) -> Engine:
-    plugins = Plugins(adapters={adapter.name: adapter}, relays={t.command: t for t in (OPEN_PR, MERGE)})
+    plugins = Plugins.of(adapters=[adapter], relays=[OPEN_PR, MERGE])
     return Engine(Policy(), plugins)
 
 

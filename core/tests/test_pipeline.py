@@ -78,7 +78,7 @@ class Recording(Gates):
 
 @pytest.fixture
 def engine() -> Engine:
-    plugins = Plugins(adapters={"forge": Forge()}, relays={t.command: t for t in (OPEN_PR, MERGE)})
+    plugins = Plugins.of(adapters=[Forge()], relays=[OPEN_PR, MERGE])
     return Engine(Policy(), plugins)
 
 

@@ -9,6 +9,7 @@ turns it into a deny naming the adapter.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
@@ -69,3 +70,30 @@ class Adapter(ABC):
     def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
         """Operations an MCP tool call performs, or None if the tool is not this forge's."""
         return None
+
+
+def configure_adapters(
+    adapters: Mapping[str, Adapter], options: Mapping[str, Mapping[str, object]], *, source: str | None = None
+) -> dict[str, Adapter]:
+    """The adapters with ``[adapters.NAME]`` options applied, each to a shallow copy.
+
+    The one place options are applied, for the proxy, ``explain`` and the agent gate alike.
+    The discovered instances are shared by every engine in the process and stay untouched.
+    """
+    from gitvow.errors import PolicyError
+
+    result = dict(adapters)
+    for name, values in options.items():
+        if name not in result:
+            known = ", ".join(sorted(result)) or "none"
+            raise PolicyError(f"adapter {name!r} is not installed (installed: {known})", source=source,
+                              key=f"adapters.{name}")
+        result[name] = configured = copy.copy(result[name])
+        try:
+            configured.configure(values)
+        except PluginError as exc:
+            raise PolicyError(str(exc), source=source, key=f"adapters.{name}") from None
+        except Exception as exc:
+            raise PolicyError(f"adapter {name!r} rejected its options ({type(exc).__name__}: {exc})", source=source,
+                              key=f"adapters.{name}") from None
+    return result

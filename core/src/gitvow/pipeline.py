@@ -20,7 +20,6 @@ crash, never a forward.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -28,8 +27,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from gitvow import denial
-from gitvow.adapter import Adapter
-from gitvow.errors import PluginError, PolicyError
+from gitvow.adapter import Adapter, configure_adapters
 from gitvow.evaluator import Grant, evaluate
 from gitvow.gates import NO_GATES, Caller, Context, Gates
 from gitvow.hosts import HostRegistry
@@ -86,16 +84,7 @@ class Engine:
     def __init__(self, policy: Policy, plugins: Plugins) -> None:
         self.policy = policy
         self.plugins = plugins
-        adapters = dict(plugins.adapters)
-        for name, options in policy.adapter_options.items():
-            if name not in adapters:
-                raise PolicyError(f"adapter {name!r} is not installed", source=policy.source, key=f"adapters.{name}")
-            # A configured copy: the discovered instance is shared by every engine in the process.
-            adapters[name] = configured = copy.copy(adapters[name])
-            try:
-                configured.configure(options)
-            except PluginError as exc:
-                raise PolicyError(str(exc), source=policy.source, key=f"adapters.{name}") from None
+        adapters = configure_adapters(plugins.adapters, policy.adapter_options, source=policy.source)
         self.adapters = adapters
         self.hosts = HostRegistry(adapters, policy.hosts, source=policy.source)
         self.relays: dict[str, RelayTemplate] = {**plugins.relays, **policy.relays}

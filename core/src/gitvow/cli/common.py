@@ -9,15 +9,22 @@ from typing import Any
 from gitvow.errors import GitvowError
 from gitvow.pipeline import Engine
 from gitvow.plugins import Plugins, installed
-from gitvow.policy.load import Policy, load_policy
+from gitvow.policy.load import Absent, Policy, load_policy
 
 
-def engine(policy_path: str | None, plugins: Plugins | None = None) -> Engine:
-    """The engine for a policy file (or the compiled-in defaults) over the installed plugins."""
+def engine(policy_path: str | None, plugins: Plugins | None = None, *, absent: Absent = "skip") -> Engine:
+    """The engine for a policy file (or the compiled-in defaults) over the installed plugins.
+
+    ``absent="skip"`` reads a file shared with an enforcement point that is not installed
+    here (its keys are not this command's); ``gitvow policy check`` passes ``"error"``.
+    """
     plugins = plugins or installed()
     for failure in plugins.failures:
         print(f"gitvow: warning: {failure}", file=sys.stderr)
-    policy = load_policy(policy_path, relays=plugins.relays) if policy_path else Policy(relays=plugins.relays)
+    if policy_path:
+        policy = load_policy(policy_path, relays=plugins.relays, sections=plugins.sections, absent=absent)
+    else:
+        policy = Policy(relays=plugins.relays)
     return Engine(policy, plugins)
 
 

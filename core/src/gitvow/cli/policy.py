@@ -1,37 +1,44 @@
-"""``gitvow policy check FILE`` and ``gitvow policy schema``."""
+"""``gitvow policy check FILE`` and ``gitvow policy schema``: exactly what is installed.
+
+Both see the core's keys plus the sections every installed plugin registered: a key of an
+enforcement point that is not installed is an error naming its distribution, and the schema
+describes only the keys something here reads.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from gitvow.cli.common import engine, error, print_json
 from gitvow.errors import GitvowError
+from gitvow.plugins import installed
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="policy_command", metavar="ACTION", required=True)
     check = sub.add_parser("check", help="validate a policy file (exit 0 when it loads)")
     check.add_argument("file")
-    sub.add_parser("schema", help="print the JSON Schema of the policy file")
+    sub.add_parser("schema", help="print the JSON Schema of the policy file, as installed")
 
 
 def run(args: argparse.Namespace) -> int:
+    plugins = installed()
     if args.policy_command == "schema":
-        from gitvow.policy.model import PolicyFile
+        from gitvow.policy.model import composed_model
 
-        print_json(PolicyFile.model_json_schema())
+        print_json(composed_model(plugins.sections).model_json_schema())
         return 0
     try:
-        engine(args.file)
+        engine(args.file, plugins, absent="error")
     except GitvowError as exc:
         return error(exc)
     print(f"{args.file}: ok")
-    from pathlib import Path
-
-    from gitvow.gate.schema import ignored_keys
     from gitvow.policy.load import read_document
 
-    ignored = ignored_keys(read_document(Path(args.file)))
-    if ignored:
-        print(f"ignored (gitvow 0.42 keys accepted but not acted on, and comments): {', '.join(ignored)}")
+    data = read_document(Path(args.file))
+    ignored = [key for section in plugins.sections for key in section.ignored if key in data]
+    comments = [key for key in data if isinstance(key, str) and key.startswith("_")]
+    if ignored or comments:
+        print(f"ignored (gitvow 0.42 keys accepted but not acted on, and comments): {', '.join(ignored + comments)}")
     return 0

@@ -37,7 +37,7 @@ def engine_for(adapter: Adapter, fixtures: Sequence[Fixture] = ()) -> Engine:
     """An engine with the default policy in which ``adapter`` serves its hosts and its fixtures' hosts."""
     hosts = {_host_key(f.request()): adapter.name for f in fixtures}
     hosts.update({host: adapter.name for host in adapter.default_hosts})
-    plugins = Plugins(adapters={adapter.name: adapter}, relays={t.command: t for t in (OPEN_PR, MERGE)})
+    plugins = Plugins.of(adapters=[adapter], relays=[OPEN_PR, MERGE])
     return Engine(Policy(hosts=hosts), plugins)
 
 

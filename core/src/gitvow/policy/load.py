@@ -1,49 +1,66 @@
 """Reading a policy file (TOML or JSON by extension) into a compiled :class:`Policy`.
 
-Every error is a :class:`PolicyError` naming the file, the key path and what was expected,
-so an operator fixes a typo in one go.
+The core validates its own keys (:class:`~gitvow.policy.model.CorePolicy`); each installed
+enforcement point validates the sections it registered (:mod:`gitvow.policy.sections`). A key
+nobody installed reads is an error: a typo is named as one, and a key of a shipped
+enforcement point that is not installed names the distribution to install. Every error is a
+:class:`PolicyError` naming the file, the key path and what was expected, all problems of a
+file in one message, so an operator fixes them in one go.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gitvow.errors import PolicyError
 from gitvow.evaluator import Grant
-from gitvow.modes import Mode
+from gitvow.policy import compile as build
 from gitvow.policy.document import parse_document
-from gitvow.policy.model import PolicyFile
-from gitvow.policy.table import PolicyRow, PolicyTable
+from gitvow.policy.model import CorePolicy
+from gitvow.policy.sections import PolicySection, install_hint, owner_of
+from gitvow.policy.table import PolicyTable
 from gitvow.relay import RelayTemplate
+
+#: What to do with a key of a shipped enforcement point that is not installed: ``error``
+#: (``gitvow policy check``) or ``skip`` (an enforcement point loading the file it shares
+#: with the other one; it reads none of those keys).
+Absent = Literal["error", "skip"]
 
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """A validated policy: the table, the relay templates, hosts and adapter options."""
+    """A validated policy: the table, the relay templates, hosts, adapter options and sections."""
 
     table: PolicyTable = field(default_factory=PolicyTable)
     relays: Mapping[str, RelayTemplate] = field(default_factory=dict)
     hosts: Mapping[str, str] = field(default_factory=dict)
     adapter_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    model: PolicyFile = field(default_factory=PolicyFile)
+    model: CorePolicy = field(default_factory=CorePolicy)
+    #: The validated sections, by model; filled at load for every installed section.
+    sections: dict[type[BaseModel], BaseModel] = field(default_factory=dict)
+    #: The document as read (comments removed), so a section model not registered at load
+    #: time is still validated from the file, never defaulted.
+    data: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None
 
     def grant_for(self, agent: str) -> Grant | None:
         """The grant of ``[agents.NAME]``, or None when the policy does not name that agent."""
         rule = self.model.agents.get(agent)
-        if rule is None:
-            return None
-        return Grant(
-            mode=Mode.parse(rule.mode),
-            capabilities=frozenset(rule.capabilities),
-            autonomy=MappingProxyType({repo.lower(): Mode.parse(m) for repo, m in rule.autonomy.items()}),
-        )
+        return None if rule is None else build.grant(rule.model_dump())
+
+    def section[S: BaseModel](self, model: type[S]) -> S:
+        """The file's keys that ``model`` owns, validated by it (defaults where the file is silent)."""
+        found = self.sections.get(model)
+        if found is None:
+            found = _validate(model, {k: v for k, v in self.data.items() if k in model.model_fields}, self.source)
+            self.sections[model] = found
+        assert isinstance(found, model)
+        return found
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:
@@ -54,17 +71,32 @@ def _key_path(loc: tuple[int | str, ...]) -> str:
     return ".".join(parts) or "(top level)"
 
 
-def validation_error(exc: ValidationError, source: str | None) -> PolicyError:
-    """Turn pydantic's report into one line per problem, each with its key path."""
+def _problems(exc: ValidationError) -> list[str]:
     problems = []
     for error in exc.errors():
         msg = error["msg"]
         if error["type"] == "extra_forbidden":
             msg = "unknown key (typo?)"
         problems.append(f"{_key_path(error['loc'])}: {msg}")
-    first = problems[0] if problems else str(exc)
+    return problems or [str(exc)]
+
+
+def _one_error(problems: list[str], source: str | None) -> PolicyError:
+    first = problems[0]
     more = f" (and {len(problems) - 1} more: {'; '.join(problems[1:])})" if len(problems) > 1 else ""
     return PolicyError(first + more, source=source)
+
+
+def validation_error(exc: ValidationError, source: str | None) -> PolicyError:
+    """Turn pydantic's report into one line per problem, each with its key path."""
+    return _one_error(_problems(exc), source)
+
+
+def _validate[S: BaseModel](model: type[S], data: Mapping[str, Any], source: str | None) -> S:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc, source) from None
 
 
 def read_document(path: Path) -> dict[str, Any]:
@@ -80,49 +112,81 @@ def read_document(path: Path) -> dict[str, Any]:
 
 
 def compile_policy(
-    model: PolicyFile, *, source: str | None = None, relays: Mapping[str, RelayTemplate] | None = None
+    model: CorePolicy,
+    *,
+    source: str | None = None,
+    relays: Mapping[str, RelayTemplate] | None = None,
+    sections: dict[type[BaseModel], BaseModel] | None = None,
+    data: Mapping[str, Any] | None = None,
 ) -> Policy:
-    """Validate cross-references (operations, relays) and build the table."""
-    templates: dict[str, RelayTemplate] = dict(relays or {})
-    for command, relay_rule in model.relays.items():
-        templates[command] = RelayTemplate(command, relay_rule.usage, relay_rule.what)
-    rows: dict[str, PolicyRow] = {}
-    for name, rule in model.operations.items():
-        if rule.relay is not None and rule.relay not in templates:
-            known = ", ".join(sorted(templates)) or "none"
-            raise PolicyError(
-                f"relay {rule.relay!r} is not defined; add [relays.{rule.relay}] or use one of: {known}",
-                source=source,
-                key=f"operations.{name!r}.relay",
-            )
-        rows[name] = PolicyRow(
-            min_mode=Mode.parse(rule.min_mode) if rule.min_mode else Mode.ADVISORY,
-            capability=rule.capability,
-            relay=rule.relay,
-            deny=rule.deny,
-        )
-    table = PolicyTable(rows, source=source)
+    """Validate cross-references (operations, relays) and build the table, through :mod:`gitvow.policy.compile`."""
+    templates = build.relay_templates({k: v.model_dump() for k, v in model.relays.items()}, relays)
+    table = build.policy_table({k: v.model_dump() for k, v in model.operations.items()}, templates, source=source)
     return Policy(
         table=table,
         relays=templates,
         hosts=dict(model.hosts),
         adapter_options={k: dict(v) for k, v in model.adapters.items()},
         model=model,
+        sections=dict(sections or {}),
+        data=dict(data or {}),
         source=source,
     )
 
 
 def parse_policy(
-    data: Mapping[str, Any], *, source: str | None = None, relays: Mapping[str, RelayTemplate] | None = None
+    data: Mapping[str, Any],
+    *,
+    source: str | None = None,
+    relays: Mapping[str, RelayTemplate] | None = None,
+    sections: Iterable[PolicySection] | None = None,
+    absent: Absent = "error",
 ) -> Policy:
+    """Validate ``data`` against the core and the installed sections (default: discovered)."""
+    if sections is None or relays is None:
+        from gitvow.plugins import installed
+
+        plugins = installed()
+        sections = plugins.sections if sections is None else sections
+        relays = plugins.relays if relays is None else relays
+    owners: dict[str, PolicySection] = {key: section for section in sections for key in section.keys}
+    document = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("_"))}  # 0.42's comments
+    core: dict[str, Any] = {}
+    parts: dict[PolicySection, dict[str, Any]] = {}
+    problems: list[str] = []
+    for key, value in document.items():
+        if key in CorePolicy.model_fields:
+            core[key] = value
+        elif key in owners:
+            parts.setdefault(owners[key], {})[key] = value
+        elif (distribution := owner_of(key)) is not None:
+            if absent == "error":
+                problems.append(f"{key}: read by {distribution}, which is not installed; {install_hint(distribution)}")
+        else:
+            problems.append(f"{key}: unknown key (typo?)")
+    validated: dict[type[BaseModel], BaseModel] = {}
+    model = CorePolicy()
     try:
-        model = PolicyFile.model_validate(data)
+        model = CorePolicy.model_validate(core)
     except ValidationError as exc:
-        raise validation_error(exc, source) from None
-    return compile_policy(model, source=source, relays=relays)
+        problems.extend(_problems(exc))
+    for section in dict.fromkeys(owners.values()):
+        try:
+            validated[section.model] = section.model.model_validate(parts.get(section, {}))
+        except ValidationError as exc:
+            problems.extend(_problems(exc))
+    if problems:
+        raise _one_error(problems, source)
+    return compile_policy(model, source=source, relays=relays, sections=validated, data=document)
 
 
-def load_policy(path: str | Path, *, relays: Mapping[str, RelayTemplate] | None = None) -> Policy:
-    """Read and validate a policy file. ``relays`` are the installed templates."""
+def load_policy(
+    path: str | Path,
+    *,
+    relays: Mapping[str, RelayTemplate] | None = None,
+    sections: Iterable[PolicySection] | None = None,
+    absent: Absent = "error",
+) -> Policy:
+    """Read and validate a policy file against the installed relays and sections."""
     path = Path(path)
-    return parse_policy(read_document(path), source=str(path), relays=relays)
+    return parse_policy(read_document(path), source=str(path), relays=relays, sections=sections, absent=absent)

@@ -1,17 +1,19 @@
-"""The policy file's schema (pydantic v2, unknown keys rejected everywhere).
+"""The core's part of the policy file (pydantic v2, unknown keys rejected everywhere).
 
-Sections are owned by the part of gitvow that reads them; this module only composes them so
-one file serves the proxy and the agent gate alike.
+The core reads ``hosts``, ``operations``, ``relays``, ``adapters`` and ``agents``; every other
+top-level key belongs to an enforcement point, which contributes its own model through the
+``register_policy_sections`` hook (:mod:`gitvow.policy.sections`). :func:`composed_model`
+puts them side by side for ``gitvow policy schema``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from gitvow.gate.schema import GateSections
-from gitvow.proxy import settings as ps
+from gitvow.policy.sections import PolicySection
 
 ModeName = Literal["advisory", "issues_only", "issues_and_prs", "issues_prs_merge"]
 
@@ -59,25 +61,19 @@ class AgentRule(StrictModel):
     secret_file: str | None = None
 
 
-class PolicyFile(GateSections, StrictModel):
-    """The whole file. ``hosts`` maps host or host:port to an adapter name.
-
-    The agent gate's keys (``bash_deny`` … ``llm_classifier``) come from
-    :class:`gitvow.gate.schema.GateSections`, as the existing gitvow 0.42 wrote them.
-    """
+class CorePolicy(StrictModel):
+    """The core's keys. ``hosts`` maps host or host:port to an adapter name; ``agents`` is shared
+    by both enforcement points (the proxy reads ``secret_env``/``secret_file`` too)."""
 
     hosts: dict[str, str] = Field(default_factory=dict)
     operations: dict[str, OperationRule] = Field(default_factory=dict)
     relays: dict[str, RelayRule] = Field(default_factory=dict)
     adapters: dict[str, dict[str, Any]] = Field(default_factory=dict)
     agents: dict[str, AgentRule] = Field(default_factory=dict)
-    # Read by the proxy (gitvow.proxy.settings documents each key).
-    proxy: ps.ProxySettings = Field(default_factory=ps.ProxySettings)
-    credentials: dict[str, ps.CredentialRule] = Field(default_factory=dict)
-    internal: ps.InternalIdentity | None = None
-    run_state: ps.RunState = Field(default_factory=ps.RunState)
-    write_surface: ps.WriteSurface = Field(default_factory=ps.WriteSurface)
-    budget: ps.Budget = Field(default_factory=ps.Budget)
-    canary: ps.Canary = Field(default_factory=ps.Canary)
-    issue_shape: ps.IssueShape | None = None
-    audit: ps.Audit = Field(default_factory=ps.Audit)
+
+
+def composed_model(sections: Iterable[PolicySection]) -> type[BaseModel]:
+    """One model of the whole file as installed: the core's keys and every section's."""
+    bases: tuple[type[BaseModel], ...] = (CorePolicy, *(section.model for section in sections))
+    model: type[BaseModel] = create_model("PolicyFile", __base__=bases)
+    return model

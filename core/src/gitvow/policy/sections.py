@@ -1,0 +1,68 @@
+"""Sections of the policy file that an enforcement point (or any plugin) owns.
+
+One file serves the proxy and the agent gate, yet the core reads only its own keys
+(``hosts``, ``operations``, ``relays``, ``adapters``, ``agents``). Everything else is
+contributed through the ``register_policy_sections`` hook, as tox plugins add configuration
+with ``tox_add_core_config``: a plugin registers a pydantic model whose fields are top-level
+keys of the file. ``gitvow policy check`` and ``gitvow policy schema`` therefore validate and
+describe exactly what is installed.
+
+Kept free of pydantic at import time: plugin discovery on the agent hook's path imports this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySection:
+    """Top-level keys of the policy file, validated by ``model``, read by ``distribution``.
+
+    ``ignored`` are keys the model accepts without acting on them (gitvow 0.42's keys the gate
+    does not implement); ``gitvow policy check`` lists them so nothing is silently dropped.
+    """
+
+    model: type[BaseModel]
+    distribution: str
+    ignored: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self.model.model_fields)
+
+
+#: Top-level keys of the enforcement points this project ships, by distribution: a file that
+#: names one while its distribution is not installed is told which distribution reads it,
+#: instead of being told the key is a typo.
+SHIPPED_KEYS: Mapping[str, tuple[str, ...]] = {
+    "gitvow-proxy": (
+        "proxy", "credentials", "internal", "run_state", "write_surface", "budget", "canary", "issue_shape", "audit",
+    ),
+    "gitvow-gate": (
+        "bash_deny", "bash_confirm", "path_confirm", "mcp_allow", "mcp_deny", "providers", "llm_classifier",
+        "decisions", "intent", "outcomes", "sync", "runtime", "snapshots", "pricing",
+    ),
+}
+
+#: Extras of the core that pull in each shipped distribution (``pip install "gitvow[proxy]"``).
+EXTRAS: Mapping[str, str] = {"gitvow-proxy": "proxy", "gitvow-gate": "gate"}
+
+
+def owner_of(key: str) -> str | None:
+    """The shipped distribution that reads top-level ``key``, if any."""
+    for distribution, keys in SHIPPED_KEYS.items():
+        if key in keys:
+            return distribution
+    return None
+
+
+def install_hint(distribution: str) -> str:
+    extra = EXTRAS.get(distribution)
+    hint = f"pip install {distribution}"
+    return f'{hint} (or pip install "gitvow[{extra}]")' if extra else hint

@@ -1,0 +1,60 @@
+"""``gitvow check``: what the gate would decide, without an agent.
+
+    gitvow check -- git push --force      DENY: force push
+    gitvow check --path src/authz.py      CONFIRM: edits an authorization or gate-bearing file: src/authz.py
+    gitvow check --mcp mcp__gh__delete_repo
+
+The first line is ``ALLOW``, ``CONFIRM: <reason>`` or ``DENY: <reason>``; exit 0 for allow,
+2 otherwise. ``--json`` prints the decision as an object instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--path", help="an edit to this file")
+    what.add_argument("--mcp", metavar="TOOL", help="a call of this MCP tool (mcp__server__tool)")
+    parser.add_argument("--agent", default=None, help="judge forge operations as this agent ($GITVOW_AGENT)")
+    parser.add_argument("--json", action="store_true", help="print the decision as JSON")
+    parser.add_argument("argv", nargs="*", metavar="CMD", help="a shell command (after --), joined with spaces")
+
+
+def run(args: argparse.Namespace) -> int:
+    from gitvow.errors import PolicyError
+    from gitvow_gate import policy as gate_policy
+    from gitvow_gate.call import FileEdit, GateCall
+    from gitvow_gate.decide import DENY, GateDecision, decide
+
+    cwd = os.getcwd()
+    agent = args.agent or os.environ.get("GITVOW_AGENT") or ""
+    if args.path:
+        call = GateCall("edit", "Edit", cwd, edits=(FileEdit(args.path),), tool_input={"file_path": args.path})
+    elif args.mcp:
+        call = GateCall.mcp(args.mcp, {}, cwd)
+    elif args.argv:
+        call = GateCall.shell(" ".join(args.argv), cwd)
+    else:
+        print("gitvow: error: give a command after --, or --path FILE, or --mcp TOOL", file=sys.stderr)
+        return 1
+    try:
+        policy = gate_policy.load(cwd)
+        decision = decide(policy, call, agent)
+        source = policy.source
+    except PolicyError as exc:
+        decision = GateDecision(DENY, f"the policy cannot be loaded: {exc}", "policy")
+        source = ""
+    if args.json:
+        print(json.dumps({**decision.to_json(), "policy": source}, indent=2))
+    else:
+        print(decision.first_line())
+        for line in decision.evidence:
+            print(f"  - {line}")
+        for reason in decision.observed:
+            print(f"observed: {reason}")
+    return 2 if decision.blocks else 0

@@ -1,0 +1,50 @@
+"""``gitvow install --agent NAME [--user | REPO]``: write the agent's hook configuration.
+
+Per user (``--user``: the agent's file under ``~``, the hook named by absolute path) or per
+repository (``REPO``, default the current one: the agent's file in the repository, the hook
+named ``gitvow``). Idempotent; ``gitvow uninstall`` with the same arguments undoes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+AGENT_NAMES = ("claude", "codex", "cursor", "gemini", "copilot")
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--agent", required=True, choices=AGENT_NAMES)
+    parser.add_argument("--user", action="store_true", help="install for this user (all repositories)")
+    parser.add_argument("repo", nargs="?", default=None, help="repository to install into (default: the current one)")
+
+
+def target(args: argparse.Namespace) -> tuple[str, str]:
+    from gitvow_gate.policy import find_repo_root
+
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    start = args.repo or os.getcwd()
+    repo = find_repo_root(start) or os.path.abspath(start)
+    return home, repo
+
+
+def run(args: argparse.Namespace) -> int:
+    return change(args, uninstalling=False)
+
+
+def change(args: argparse.Namespace, *, uninstalling: bool) -> int:
+    """Install or uninstall the agent's hook configuration, reporting one line either way."""
+    from gitvow_gate.install import InstallError, install, uninstall
+
+    if args.user and args.repo:
+        print("gitvow: error: give --user or a repository, not both", file=sys.stderr)
+        return 1
+    home, repo = target(args)
+    action = uninstall if uninstalling else install
+    try:
+        print(action(args.agent, user=args.user, repo=repo, home=home))
+    except InstallError as exc:
+        print(f"gitvow: error: {exc}", file=sys.stderr)
+        return 1
+    return 0

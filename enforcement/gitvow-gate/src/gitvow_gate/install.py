@@ -1,0 +1,167 @@
+"""Writing and removing the gate's hook entries in each agent's configuration file.
+
+Install merges gitvow's entries into the file (creating it if needed) and leaves every other
+key and hook alone; running it twice equals running it once, because gitvow's own entries —
+recognised by their ``gitvow … hook --agent`` command — are replaced, not added again.
+Uninstall removes exactly those entries. When nothing else in the file changed since the
+install, it puts back the original bytes (or removes a file gitvow created), so
+install + uninstall leaves no trace; the original is kept under ``GITVOW_HOME/install/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gitvow.errors import GitvowError
+from gitvow_gate import agents, record
+
+# ``gitvow hook --agent NAME EVENT`` as this gitvow writes it, and ``gitvow hook EVENT`` as
+# gitvow 0.42 wrote Claude Code's: install replaces the old tool's entries rather than run both.
+_OURS = re.compile(r"(^|[\s/\\])gitvow(\.exe)?\s+hook\s|-m\s+gitvow\s+hook\s")
+
+
+class InstallError(GitvowError):
+    """A config file gitvow cannot safely edit (not JSON, not an object)."""
+
+
+def executable(user: bool) -> str:
+    """The command the agent runs: an absolute path for user installs (a hook's shell may not
+    have this virtualenv on PATH, and a hook that is not found gates nothing), the bare name
+    for repository installs (the file is shared by people whose paths differ)."""
+    if not user:
+        return "gitvow"
+    found = shutil.which("gitvow", path=os.path.dirname(sys.executable)) or shutil.which("gitvow")
+    return found or f"{sys.executable} -m gitvow"
+
+
+def is_ours(entry: Any) -> bool:
+    if not isinstance(entry, Mapping):
+        return False
+    commands = [entry.get("command"), entry.get("bash")]
+    for hook in entry.get("hooks") or []:
+        if isinstance(hook, Mapping):
+            commands.append(hook.get("command"))
+    return any(isinstance(c, str) and _OURS.search(c) for c in commands)
+
+
+def config_path(agent: str, *, user: bool, repo: str, home: str) -> Path:
+    adapter = agents.get(agent)
+    return Path(home, adapter.user_file) if user else Path(repo, adapter.repo_file)
+
+
+def _state_path(path: Path, env: Mapping[str, str] | None) -> Path:
+    key = hashlib.sha256(str(path.absolute()).encode()).hexdigest()[:32]
+    return Path(record.home(env), "install", key + ".json")
+
+
+def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, {}
+    except OSError as exc:
+        raise InstallError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InstallError(f"{path}: not valid JSON ({exc}); fix or move it, then install again") from None
+    if not isinstance(data, dict):
+        raise InstallError(f"{path}: expected a JSON object at the top level")
+    return raw, data
+
+
+def _write(path: Path, data: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".gitvow-tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def install(agent: str, *, user: bool, repo: str, home: str, env: Mapping[str, str] | None = None) -> str:
+    adapter = agents.get(agent)
+    path = config_path(agent, user=user, repo=repo, home=home)
+    raw, data = _read(path)
+    state = _state_path(path, env)
+    if not state.exists():
+        state.parent.mkdir(parents=True, exist_ok=True)
+        original = {"path": str(path), "existed": raw is not None, "content": raw.decode("utf-8") if raw else ""}
+        state.write_text(json.dumps(original), encoding="utf-8")
+    for key, value in adapter.config_defaults().items():
+        data.setdefault(key, value)
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InstallError(f"{path}: 'hooks' is not an object; gitvow will not rewrite it")
+    for event, entries in adapter.hook_entries(executable(user)).items():
+        current = hooks.get(event)
+        existing: list[Any] = current if isinstance(current, list) else []
+        hooks[event] = [e for e in existing if not is_ours(e)] + entries
+    before = json.loads(raw.decode("utf-8")) if raw and raw.strip() else None
+    if before == data:
+        return f"{path}: gitvow's {agent} hooks already installed"
+    _write(path, data)
+    return f"{path}: installed gitvow's {agent} hooks"
+
+
+def strip(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without gitvow's hook entries, events left empty, or a ``hooks`` left empty."""
+    out = dict(data)
+    hooks = out.get("hooks")
+    if isinstance(hooks, dict):
+        kept_hooks: dict[str, Any] = {}
+        for event, entries in hooks.items():
+            if isinstance(entries, list):
+                kept = [e for e in entries if not is_ours(e)]
+                if kept:
+                    kept_hooks[event] = kept
+            else:
+                kept_hooks[event] = entries
+        if kept_hooks:
+            out["hooks"] = kept_hooks
+        else:
+            del out["hooks"]
+    return out
+
+
+def uninstall(agent: str, *, user: bool, repo: str, home: str, env: Mapping[str, str] | None = None) -> str:
+    adapter = agents.get(agent)
+    path = config_path(agent, user=user, repo=repo, home=home)
+    raw, data = _read(path)
+    state = _state_path(path, env)
+    if raw is None:
+        state.unlink(missing_ok=True)
+        return f"{path}: nothing to remove"
+    stripped = strip(data)
+    try:
+        original: dict[str, Any] | None = json.loads(state.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        original = None
+    state.unlink(missing_ok=True)
+    if original is not None:
+        # "Nothing else changed" means: apart from gitvow's entries (ours, or an older gitvow's
+        # that install replaced) and the keys install adds, the file is what it was.
+        content = str(original.get("content", ""))
+        try:
+            before = json.loads(content) if original.get("existed") and content.strip() else {}
+        except ValueError:
+            before = None
+        if isinstance(before, dict):
+            comparable = dict(stripped)
+            for key, value in adapter.config_defaults().items():
+                if key not in before and comparable.get(key) == value:
+                    del comparable[key]
+            if strip(before) == comparable:
+                if not original.get("existed"):
+                    path.unlink()
+                    return f"{path}: removed (gitvow had created it)"
+                path.write_text(content, encoding="utf-8")
+                return f"{path}: restored as it was before install"
+    _write(path, stripped)
+    return f"{path}: removed gitvow's {agent} hooks"

@@ -1,0 +1,388 @@
+"""The gate's view of the policy: found where gitvow 0.42 found it, validated once per content.
+
+Lookup order (the old tool's): ``<repo>/.gitvow/policy.json`` (or ``policy.toml``), then
+``~/.gitvow/policy.json`` (or ``.toml``), then the packaged default. ``GITVOW_POLICY``
+names a file explicitly and wins over all of them.
+
+The hook runs on every tool call, so validation must not: a file is validated with the full
+pydantic models (the core's and :mod:`gitvow_gate.schema`, through :func:`gitvow.policy.load.parse_policy`)
+the first time its *content* is seen, and the gate's part is written to a cache keyed by a
+hash of that content. Every later call reads the file, hashes it, and builds plain frozen
+dataclasses from the cached JSON: no pydantic, no plugin discovery. Editing the file changes
+the hash, so an edit is validated before it takes effect; a file that fails validation is
+never cached and blocks every call with the file and the error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from gitvow import __version__
+from gitvow.errors import PolicyError
+from gitvow_gate.records import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
+WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
+#: Bumped whenever the cached form changes, so an old cache entry is never misread.
+CACHE_SCHEMA = 4
+DEFAULT_POLICY = os.path.join(os.path.dirname(__file__), "default_policy.json")
+POLICY_NAMES: tuple[str, ...] = ("policy.json", "policy.toml")
+
+# Options that may sit between a program and its verb: ``--context prod``, ``-n ns``,
+# ``--kubeconfig=x``, ``-v`` — gitvow 0.42's OPTS, kept byte for byte so its rules mean what
+# they meant: ``--k=v``, ``--k v`` (v not an option or shell metacharacter), a bare flag.
+OPTS = r"(?:\s+(?:-{1,2}[\w.-]+=\S*|-{1,2}[\w.-]+\s+[^-\s|;&<>()]\S*|-{1,2}[\w.-]+))*"
+
+
+def command_rule_pattern(programs: tuple[str, ...], verbs: tuple[str, ...]) -> str:
+    """The whole-line regex of a ``{program, verbs}`` rule, used when a line cannot be tokenised."""
+    import re
+
+    names = "|".join(re.escape(p) for p in programs)
+    return rf"\b(?:{names}){OPTS}\s+(?:{'|'.join(verbs)})\b"
+
+
+def verb_pattern(verbs: tuple[str, ...]) -> str:
+    """The regex matched against ``" " + args`` of a command whose program matched."""
+    return rf"^{OPTS}\s+(?:{'|'.join(verbs)})\b"
+
+
+@record
+class CommandRule:
+    """``bash_deny``/``bash_confirm``: a whole-line ``pattern``, or ``programs`` + ``verbs`` (+ ``target``)."""
+
+    reason: str
+    when: str = "immediate"
+    pattern: str | None = None
+    programs: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ()
+    target: str | None = None
+    #: A literal every match of ``pattern`` contains; a line without it is not searched.
+    needs: str | None = None
+
+
+@record
+class PathRule:
+    """``path_confirm``: a regex on the edited file's path."""
+
+    pattern: str
+    reason: str
+    when: str = "commit"
+
+
+@record
+class Provider:
+    """A seed-000 provider: ``argv`` is ``command`` split like a shell would."""
+
+    name: str
+    argv: tuple[str, ...]
+    questions: tuple[str, ...] = QUESTIONS
+    timeout: float = 10.0
+
+
+@record
+class Classifier:
+    argv: tuple[str, ...]
+    timeout: float = 30.0
+
+
+_NO_FORGE: Mapping[str, Any] = MappingProxyType({"operations": {}, "relays": {}, "agents": {}, "adapters": {}})
+
+
+@record
+class GatePolicy:
+    """What the gate needs of a policy, as plain data."""
+
+    source: str
+    bash_deny: tuple[CommandRule, ...] = ()
+    bash_confirm: tuple[CommandRule, ...] = ()
+    path_confirm: tuple[PathRule, ...] = ()
+    mcp_allow: tuple[str, ...] = ()
+    mcp_deny: tuple[str, ...] = ()
+    providers: tuple[Provider, ...] = ()
+    classifier: Classifier | None = None
+    agents: frozenset[str] = frozenset()
+    ignored: tuple[str, ...] = ()
+    #: What the forge stage needs, as JSON: ``operations`` (name → [min_mode, capability,
+    #: relay, deny]), ``relays`` (command → [usage, what]), ``agents`` (name → [mode,
+    #: capabilities, autonomy]) and ``adapters`` (name → options). Plain data, so the forge
+    #: stage never needs the pydantic model either.
+    forge: Mapping[str, Any] = _NO_FORGE
+
+    # -- the cached form ----------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": CACHE_SCHEMA,
+            "source": self.source,
+            "bash_deny": [_rule_json(r) for r in self.bash_deny],
+            "bash_confirm": [_rule_json(r) for r in self.bash_confirm],
+            "path_confirm": [[r.pattern, r.reason, r.when] for r in self.path_confirm],
+            "mcp_allow": list(self.mcp_allow),
+            "mcp_deny": list(self.mcp_deny),
+            "providers": [[p.name, list(p.argv), list(p.questions), p.timeout] for p in self.providers],
+            "classifier": [list(self.classifier.argv), self.classifier.timeout] if self.classifier else None,
+            "agents": sorted(self.agents),
+            "ignored": list(self.ignored),
+            "forge": dict(self.forge),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], source: str) -> GatePolicy:
+        classifier = data.get("classifier")
+        return cls(
+            source=source,
+            bash_deny=tuple(_rule_from(r) for r in data["bash_deny"]),
+            bash_confirm=tuple(_rule_from(r) for r in data["bash_confirm"]),
+            path_confirm=tuple(PathRule(p, r, w) for p, r, w in data["path_confirm"]),
+            mcp_allow=tuple(data["mcp_allow"]),
+            mcp_deny=tuple(data["mcp_deny"]),
+            providers=tuple(Provider(n, tuple(a), tuple(q), float(t)) for n, a, q, t in data["providers"]),
+            classifier=Classifier(tuple(classifier[0]), float(classifier[1])) if classifier else None,
+            agents=frozenset(data["agents"]),
+            ignored=tuple(data["ignored"]),
+            forge=data["forge"],
+        )
+
+
+def _rule_json(rule: CommandRule) -> list[Any]:
+    return [rule.reason, rule.when, rule.pattern, list(rule.programs), list(rule.verbs), rule.target, rule.needs]
+
+
+def _rule_from(row: list[Any]) -> CommandRule:
+    reason, when, pattern, programs, verbs, target, needs = row
+    return CommandRule(reason, when, pattern, tuple(programs), tuple(verbs), target, needs)
+
+
+def required_literal(pattern: str) -> str | None:
+    """The longest literal that every match of ``pattern`` contains, or None.
+
+    Only literals in the pattern's top-level sequence count (each of them is matched, in
+    order, by every match), never ones inside a group, branch or repeat, and none at all
+    under a global ignore-case flag. Computed once per policy content, at validation.
+    """
+    try:
+        import importlib
+
+        sre_constants: Any = importlib.import_module("re._constants")  # the parser re itself uses
+        sre_parse: Any = importlib.import_module("re._parser")
+        parsed = sre_parse.parse(pattern)
+    except Exception:
+        return None
+    if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE:
+        return None
+    best, run = "", ""
+    for op, value in parsed.data:
+        if op is sre_constants.LITERAL:
+            run += chr(value)
+            continue
+        best, run = max(best, run, key=len), ""
+    best = max(best, run, key=len)
+    return best or None
+
+
+# -- lookup ---------------------------------------------------------------------------
+
+
+def find_repo_root(start: str) -> str | None:
+    """The nearest directory at or above ``start`` that holds ``.git`` (a checkout or worktree)."""
+    here = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _in_dir(directory: str) -> str | None:
+    found = [os.path.join(directory, name) for name in POLICY_NAMES if os.path.isfile(os.path.join(directory, name))]
+    if len(found) > 1:
+        raise PolicyError(
+            f"both {POLICY_NAMES[0]} and {POLICY_NAMES[1]} exist; keep one so it is clear which applies",
+            source=directory,
+        )
+    return found[0] if found else None
+
+
+def locate(cwd: str, *, home: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The policy file that applies in ``cwd`` (see the module docstring for the order)."""
+    env = os.environ if env is None else env
+    explicit = env.get("GITVOW_POLICY")
+    if explicit:
+        return explicit
+    repo = find_repo_root(cwd) or os.path.abspath(cwd)
+    found = _in_dir(os.path.join(repo, ".gitvow"))
+    if found:
+        return found
+    home = home or env.get("HOME") or os.path.expanduser("~")
+    found = _in_dir(os.path.join(home, ".gitvow"))
+    return found or DEFAULT_POLICY
+
+
+# -- the content cache ----------------------------------------------------------------
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> str:
+    env = os.environ if env is None else env
+    if env.get("GITVOW_CACHE_DIR"):
+        return env["GITVOW_CACHE_DIR"]
+    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gitvow", "gate")
+
+
+def _suffix(path: str) -> str:
+    return os.path.splitext(path)[1].lower()
+
+
+def _digest(path: str, content: bytes) -> str:
+    """The cache entry's name. A CRC is cheap to compute (no hashlib import on the hot path);
+    the entry also stores the content itself, compared byte for byte before it is trusted."""
+    salt = f"{CACHE_SCHEMA}\0{__version__}\0{_suffix(path)}\0".encode()
+    return f"{zlib.crc32(content, zlib.crc32(salt)):08x}-{len(content)}"
+
+
+def load(cwd: str, *, home: str | None = None, env: Mapping[str, str] | None = None) -> GatePolicy:
+    """The gate policy for ``cwd``; raises :class:`PolicyError` naming the file and the error."""
+    path = locate(cwd, home=home, env=env)
+    return load_file(path, env=env)
+
+
+def load_file(path: str, *, env: Mapping[str, str] | None = None) -> GatePolicy:
+    try:
+        with open(path, "rb") as fh:
+            content = fh.read()
+    except OSError as exc:
+        raise PolicyError(f"cannot read: {exc.strerror or exc}", source=path) from None
+    digest = _digest(path, content)
+    entry = os.path.join(cache_dir(env), digest + ".json")
+    try:
+        with open(entry, encoding="utf-8") as fh:
+            cached = json.load(fh)
+        if cached.get("schema") == CACHE_SCHEMA and cached.get("content") == content.decode("utf-8", "replace"):
+            return GatePolicy.from_json(cached, path)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        pass  # no entry, or one we cannot read: validate afresh
+    policy = validate(path, content)
+    _write_cache(entry, policy, content)
+    return policy
+
+
+def _write_cache(entry: str, policy: GatePolicy, content: bytes) -> None:
+    try:
+        os.makedirs(os.path.dirname(entry), mode=0o700, exist_ok=True)
+        tmp = f"{entry}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({**policy.to_json(), "content": content.decode("utf-8", "replace")}, fh)
+        os.replace(tmp, entry)
+    except OSError:
+        return  # a cache that cannot be written costs speed, never correctness
+    _prune(os.path.dirname(entry), keep=entry)
+
+
+#: Entries older than this are removed when a new one is written (an entry still in use is
+#: simply validated and written again).
+CACHE_MAX_AGE = 30 * 24 * 3600
+
+
+def _prune(directory: str, *, keep: str) -> None:
+    import time
+
+    cutoff = time.time() - CACHE_MAX_AGE
+    try:
+        with os.scandir(directory) as entries:
+            for item in entries:
+                if item.path != keep and item.name.endswith(".json") and item.stat().st_mtime < cutoff:
+                    os.unlink(item.path)
+    except OSError:
+        pass
+
+
+def parse_document(path: str, content: bytes) -> dict[str, Any]:
+    """TOML or JSON by extension; errors name the file and the position."""
+    from gitvow.policy.document import parse_document as parse
+
+    return parse(path, content.decode("utf-8", errors="replace"))
+
+
+def validate(path: str, content: bytes) -> GatePolicy:
+    """Full validation (every installed section, operation table, relays), then the gate's plain form.
+
+    Keys of the proxy are accepted unread when gitvow-proxy is not installed (one file serves
+    both; ``gitvow policy check`` is where a missing distribution is an error).
+    """
+    from gitvow.plugins import installed
+    from gitvow.policy.load import parse_policy
+    from gitvow_gate.schema import GateSections, ignored_keys
+
+    data = parse_document(path, content)
+    plugins = installed()
+    policy = parse_policy(data, source=path, relays=plugins.relays, sections=plugins.sections, absent="skip")
+    model = policy.model
+    # The forge stage's input to gitvow.policy.compile, in the validated plain form the
+    # loader itself compiles from: one path builds the table for the proxy and the gate.
+    forge = {
+        "operations": {name: rule.model_dump() for name, rule in model.operations.items()},
+        "relays": {command: rule.model_dump() for command, rule in model.relays.items()},
+        "agents": {name: rule.model_dump() for name, rule in model.agents.items()},
+        "adapters": {name: dict(options) for name, options in model.adapters.items()},
+    }
+    return compile_gate(policy.section(GateSections), agents=model.agents, source=path, ignored=ignored_keys(data),
+                        forge=forge)
+
+
+def compile_gate(
+    model: Any,
+    *,
+    agents: Mapping[str, Any],
+    source: str,
+    ignored: list[str] | None = None,
+    forge: Mapping[str, Any] | None = None,
+) -> GatePolicy:
+    """Build the gate's plain form from validated :class:`~gitvow_gate.schema.GateSections` and agents."""
+    import shlex
+
+    def command_rule(rule: Any, default_reason: str) -> CommandRule:
+        programs: tuple[str, ...] = ()
+        if rule.program is not None:
+            programs = (rule.program,) if isinstance(rule.program, str) else tuple(rule.program)
+        return CommandRule(
+            reason=rule.reason or default_reason,
+            when=rule.when or "immediate",
+            pattern=rule.pattern,
+            programs=programs,
+            verbs=tuple(rule.verbs or ()),
+            target=rule.target,
+            needs=required_literal(rule.pattern) if rule.pattern is not None else None,
+        )
+
+    def argv(command: str | list[str]) -> tuple[str, ...]:
+        return tuple(command) if isinstance(command, list) else tuple(shlex.split(command))
+
+    classifier = model.llm_classifier
+    return GatePolicy(
+        source=source,
+        bash_deny=tuple(command_rule(r, "denied") for r in model.bash_deny),
+        bash_confirm=tuple(command_rule(r, "needs confirmation") for r in model.bash_confirm),
+        path_confirm=tuple(PathRule(r.pattern, r.reason or "sensitive path", r.when or "commit") for r in model.path_confirm),
+        mcp_allow=tuple(model.mcp_allow),
+        mcp_deny=tuple(model.mcp_deny),
+        providers=tuple(Provider(p.name, argv(p.command), tuple(p.questions), float(p.timeout)) for p in model.providers),
+        classifier=(
+            Classifier(argv(classifier.command), float(classifier.timeout))
+            if classifier is not None and classifier.enabled
+            else None
+        ),
+        agents=frozenset(agents),
+        ignored=tuple(ignored or ()),
+        forge=forge if forge is not None else _NO_FORGE,
+    )

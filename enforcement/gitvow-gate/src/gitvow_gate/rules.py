@@ -1,0 +1,86 @@
+"""The regular-expression rules of gitvow 0.42: shell commands, edited paths, MCP tool names.
+
+Semantics are the old tool's, so existing rules mean what they meant: a ``pattern`` rule is a
+regex searched in the whole command line; a ``{program, verbs}`` rule matches only a program
+in command position (after wrappers, inside ``sh -c``), with options allowed between the
+program and the verb, and — when it names a ``target`` — only where the command's target
+matches, an unreadable target matching. A line that cannot be tokenised falls back to the
+whole-line regex, which errs toward matching.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from gitvow_gate import shell
+from gitvow_gate.policy import CommandRule, PathRule, command_rule_pattern, verb_pattern
+from gitvow_gate.records import record
+
+
+@record
+class RuleMatch:
+    """A rule that fired, with the program and target it fired on (for messages)."""
+
+    rule: CommandRule
+    program: str = ""
+    target: str | None = None
+
+    def describe(self) -> str:
+        where = f" @ {self.target}" if self.target else ""
+        return f"{self.rule.reason}{where}"
+
+
+def match_command(
+    rule: CommandRule, line: str, commands: Sequence[shell.Command] | None, cwd: str | None
+) -> RuleMatch | None:
+    if rule.pattern is not None:
+        if rule.needs is not None and rule.needs not in line:
+            return None  # the pattern cannot match without this literal: skip compiling it
+        return RuleMatch(rule) if re.search(rule.pattern, line) else None
+    if commands is None:  # untokenisable: the whole-line form, target unknown (matches)
+        pattern = command_rule_pattern(rule.programs, rule.verbs)
+        return RuleMatch(rule) if re.search(pattern, line) else None
+    head = re.compile(verb_pattern(rule.verbs))
+    for command in commands:
+        if command.indirect or command.program not in rule.programs:
+            continue
+        if not head.match(" " + " ".join(command.args)):
+            continue
+        if rule.target is None:
+            return RuleMatch(rule, command.program)
+        from gitvow_gate import targets
+
+        target = targets.resolve(command.program, command.args, cwd)
+        if target is None or re.search(rule.target, target):
+            return RuleMatch(rule, command.program, target)
+    return None
+
+
+def first_command_match(
+    rules: Sequence[CommandRule], line: str, commands: Sequence[shell.Command] | None, cwd: str | None
+) -> RuleMatch | None:
+    for rule in rules:
+        found = match_command(rule, line, commands, cwd)
+        if found is not None:
+            return found
+    return None
+
+
+def all_command_matches(
+    rules: Sequence[CommandRule], line: str, commands: Sequence[shell.Command] | None, cwd: str | None
+) -> list[RuleMatch]:
+    return [m for m in (match_command(r, line, commands, cwd) for r in rules) if m is not None]
+
+
+def match_path(rules: Sequence[PathRule], *paths: str) -> PathRule | None:
+    """The first ``path_confirm`` rule matching any spelling of the path (as given, repo-relative)."""
+    for rule in rules:
+        if any(p and re.search(rule.pattern, p) for p in paths):
+            return rule
+    return None
+
+
+def mcp_listed(patterns: Sequence[str], tool: str) -> bool:
+    """MCP lists are full matches on the tool name (``mcp__server__tool``)."""
+    return any(re.fullmatch(p, tool) for p in patterns)

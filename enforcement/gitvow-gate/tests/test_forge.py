@@ -1,0 +1,156 @@
+"""Forge operations in a tool call get the proxy's verdict and the proxy's denial line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from gitvow.pipeline import Engine
+from gitvow.plugins import installed
+from gitvow.policy.load import load_policy
+from gitvow.request import Classification
+
+from .conftest import Hooked
+
+
+def claude(command: str, repo: Path) -> dict[str, object]:
+    return {"session_id": "s", "cwd": str(repo), "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": command}}
+
+
+def proxy_line(policy: Path, agent: str, operations: tuple[str, ...], adapter: str, target: str) -> str:
+    """The denial line the proxy would send for the same operation."""
+    plugins = installed()
+    loaded = load_policy(policy, relays=plugins.relays)
+    engine = Engine(loaded, plugins)
+    grant = loaded.grant_for(agent)
+    assert grant is not None
+    classification = Classification(operations=operations, adapter=adapter)
+    verdict = engine.evaluate(classification, grant)
+    assert not verdict.allowed
+    return engine.message(verdict, classification, plugins.adapters[adapter], target)
+
+
+gitsmart = pytest.mark.skipif("gitsmart" not in installed().adapters,
+                              reason="the gitsmart adapter (gitvow-gitsmart) is not installed here")
+
+
+@pytest.fixture
+def forge_policy(repo: Path, write_policy: Callable[..., Path]) -> Path:
+    return write_policy(repo, """
+[[bash_confirm]]
+program = "git"
+verbs = ["push"]
+reason = "pushing to a remote"
+
+[agents.claude]
+mode = "advisory"
+
+[agents.codex]
+mode = "issues_and_prs"
+""", name="policy.toml")
+
+
+@gitsmart
+def test_git_push_below_its_mode_gets_the_proxys_line(repo: Path, forge_policy: Path,
+                                                       hook: Callable[..., Hooked]) -> None:
+    answer = hook("claude", "PreToolUse", claude("cd sub && git -C . push --force-with-lease origin x", repo), cwd=repo)
+    out = answer.json()["hookSpecificOutput"]
+    # the forge refusal is final, so it wins over the rule that would only have asked
+    assert out["permissionDecision"] == "deny"
+    expected = proxy_line(forge_policy, "claude", ("git.push",), "gitsmart", "git push (force)")
+    assert out["permissionDecisionReason"] == expected
+    assert expected.endswith("reason=mode_denied") and "git.push needs mode issues_and_prs" in expected
+
+
+def test_reads_are_allowed_at_advisory(repo: Path, forge_policy: Path, hook: Callable[..., Hooked]) -> None:
+    assert hook("claude", "PreToolUse", claude("git fetch origin && git status", repo), cwd=repo) == Hooked(0, "", "")
+
+
+def test_an_agent_at_the_right_mode_falls_through_to_the_rules(repo: Path, forge_policy: Path,
+                                                                 hook: Callable[..., Hooked]) -> None:
+    answer = hook("codex", "PreToolUse", {"cwd": str(repo), "tool_name": "Bash",
+                                          "tool_input": {"command": "git push origin x"}}, cwd=repo)
+    assert answer.code == 2 and "CONFIRMATION REQUIRED (pushing to a remote)" in answer.stderr
+
+
+def test_without_an_agents_entry_the_gate_is_the_old_tool(repo: Path, forge_policy: Path,
+                                                           hook: Callable[..., Hooked]) -> None:
+    answer = hook("cursor", "beforeShellExecution", {"command": "git push origin x", "cwd": str(repo)}, cwd=repo)
+    assert answer.json()["permission"] == "ask"
+    assert "reason=" not in answer.json()["agent_message"]
+
+
+@gitsmart
+def test_check_reports_the_forge_verdict(repo: Path, forge_policy: Path, cli: Callable[..., Hooked]) -> None:
+    denied = cli("check", "--agent", "claude", "--", "git", "push", cwd=repo)
+    assert denied.code == 2 and denied.stdout.startswith("DENY: gitvow refused git.push")
+    assert denied.stdout.rstrip().endswith("reason=mode_denied")
+    assert cli("check", "--", "git", "push", cwd=repo).stdout.startswith("CONFIRM: pushing to a remote")
+
+
+github = pytest.mark.skipif("github" not in installed().adapters, reason="the github adapter is not installed here")
+
+
+@github
+def test_gh_pr_merge_is_the_relay_the_proxy_names(repo: Path, write_policy: Callable[..., Path],
+                                                  hook: Callable[..., Hooked]) -> None:
+    write_policy(repo, {"agents": {"claude": {"mode": "issues_prs_merge"}}})
+    answer = hook("claude", "PreToolUse", claude("gh pr merge 12 --squash", repo), cwd=repo)
+    out = answer.json()["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert out["permissionDecisionReason"].endswith("reason=hard_deny")
+    assert out["permissionDecisionReason"].startswith("gitvow refused pr.merge")
+    assert "use `hive-merge PR_NUMBER`" in out["permissionDecisionReason"]
+
+
+@github
+def test_gh_issue_comment_is_allowed_by_converse(repo: Path, write_policy: Callable[..., Path],
+                                                 hook: Callable[..., Hooked]) -> None:
+    write_policy(repo, {"agents": {"claude": {"mode": "advisory", "capabilities": ["converse"]}}})
+    ok = hook("claude", "PreToolUse", claude("gh issue comment 3 --body 'looks good'", repo), cwd=repo)
+    assert ok == Hooked(0, "", "")
+    denied = hook("claude", "PreToolUse", claude("gh issue create --title x --body y", repo), cwd=repo)
+    assert denied.json()["hookSpecificOutput"]["permissionDecisionReason"].endswith("reason=mode_denied")
+
+
+def test_a_broken_plugin_fails_closed_by_name(repo: Path, forge_policy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitvow import plugins
+    from gitvow.errors import PluginError
+    from gitvow_gate import policy as gate_policy
+    from gitvow_gate.call import GateCall
+    from gitvow_gate.decide import decide
+
+    broken = plugins.load(entry_points=False)
+    broken.failures.append(PluginError("gitvow-bitbucket", "failed to load gitvow_bitbucket.plugin: ImportError: x"))
+    monkeypatch.setattr(plugins, "installed", lambda: broken)
+    decision = decide(gate_policy.load(str(repo)), GateCall.shell("git push origin x", str(repo)), "claude")
+    assert decision.outcome == "deny" and "plugin 'gitvow-bitbucket'" in decision.reason
+    assert decision.reason.endswith("reason=internal_error")
+
+
+@gitsmart
+def test_the_policys_own_table_and_relays_apply(repo: Path, write_policy: Callable[..., Path],
+                                                hook: Callable[..., Hooked]) -> None:
+    policy = write_policy(repo, """
+[relays.ship-it]
+usage = "ship-it BRANCH"
+what = "pushing a branch"
+
+[operations."git.push"]
+relay = "ship-it"
+
+[operations."git.fetch"]
+min_mode = "issues_only"
+
+[agents.claude]
+mode = "issues_prs_merge"
+autonomy = { "team/app" = "advisory" }
+""", name="policy.toml")
+    pushed = hook("claude", "PreToolUse", claude("git push origin x", repo), cwd=repo)
+    reason = pushed.json()["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == proxy_line(policy, "claude", ("git.push",), "gitsmart", "git push")
+    assert "use `ship-it BRANCH`" in reason and reason.endswith("reason=hard_deny")
+    assert hook("claude", "PreToolUse", claude("git fetch", repo), cwd=repo) == Hooked(0, "", "")

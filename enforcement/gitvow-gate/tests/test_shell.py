@@ -1,0 +1,65 @@
+"""Reading shell lines: compound lines, wrappers, sh -c, substitutions, what cannot be read."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitvow_gate import shell
+
+
+def lines(text: str) -> list[str]:
+    found = shell.commands(text)
+    assert found is not None
+    return [c.line for c in found]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ls; git push", ["ls", "git push"]),
+        ("make && git push || echo no", ["make", "git push", "echo no"]),
+        ("cat x | xargs -I {} git push {}", ["cat x", "git push {}"]),
+        ("(cd sub && git push) &", ["cd sub", "git push"]),
+        ("ls\ngit push\n", ["ls", "git push"]),
+        ("sudo -u root -E git push", ["git push"]),
+        ("env -i A=1 B=2 git push", ["git push"]),
+        ("A=1 B=2 git push", ["git push"]),
+        ("time timeout 30 git push", ["git push"]),
+        ("timeout -s KILL 30s nohup nice -n 5 git push", ["git push"]),
+        ("bash -c 'git push --force'", ["git push --force"]),
+        ("sh -lc \"cd x && git push\"", ["cd x", "git push"]),
+        ("echo \"$(git push)\"", ["echo $(git push)", "git push"]),
+        ("cat <<EOF\ngit push --force\nEOF\nls", ["cat", "ls"]),
+        ("/usr/bin/git -C repo push", ["/usr/bin/git -C repo push"]),
+    ],
+)
+def test_simple_commands(text: str, expected: list[str]) -> None:
+    assert lines(text) == expected
+
+
+def test_program_is_basename_and_wrappers_are_gone() -> None:
+    (command,) = shell.commands("sudo /usr/local/bin/kubectl --context prod delete pod x") or []
+    assert command.program == "kubectl"
+    assert command.args == ("--context", "prod", "delete", "pod", "x")
+
+
+def test_quoted_argument_of_another_program_is_not_a_command() -> None:
+    found = shell.commands('gh issue create --body "please never git push --force"') or []
+    assert [c.program for c in found] == ["gh"]
+
+
+@pytest.mark.parametrize("text", ["eval \"$X\"", "$CMD push", "${TOOL} push", "sudo $(which git) push"])
+def test_indirect_program_is_reported(text: str) -> None:
+    found = shell.commands(text) or []
+    assert any(c.indirect for c in found), found
+
+
+def test_unbalanced_quote_cannot_be_read() -> None:
+    assert shell.commands('git push "origin') is None
+
+
+def test_script_runs_are_named() -> None:
+    (command,) = shell.commands("bash deploy.sh") or []
+    assert shell.runs_script(command) == "bash deploy.sh"
+    (sourced,) = shell.commands("source env.sh") or []
+    assert shell.runs_script(sourced) == "source env.sh"

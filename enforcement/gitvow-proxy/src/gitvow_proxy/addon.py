@@ -1,0 +1,356 @@
+"""The mitmproxy addon: every request to an adapter's host passes the pipeline first.
+
+Loaded by ``gitvow proxy`` and equally by plain mitmproxy::
+
+    mitmdump -s "$(python -c 'import gitvow_proxy.addon as m; print(m.__file__)')" \\
+        --set gitvow_policy=policy.toml
+
+Options: ``gitvow_policy`` (the policy file, required) and ``gitvow_state`` (overrides
+``[proxy] state``). Without a valid policy every request is refused: the addon never fails
+open. TLS is intercepted only for hosts an adapter asks for; other hosts are tunnelled
+untouched, or refused when ``[proxy] other_hosts = "refuse"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import connection, ctx, exceptions, http, tls
+
+from gitvow import denial
+from gitvow.errors import GitvowError
+from gitvow.gates import Caller
+from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
+from gitvow.request import Request
+from gitvow_proxy.audit import AuditLog
+from gitvow_proxy.identity import PROXY_AUTHENTICATE, Identity
+from gitvow_proxy.runtime import Runtime, build_runtime
+from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.store import Store, open_store
+
+log = logging.getLogger("gitvow_proxy")
+
+HOST_NOT_SERVED = "host_not_served"
+REDACTED = b"[redacted by gitvow]"
+_SECRETS_KEY = "gitvow.secrets"
+_IDENTITY_KEY = "gitvow.identity"
+_VERDICTS = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle"}
+
+
+def _refusal(status: int, message: str, code: str, **headers: str) -> http.Response:
+    return http.Response.make(
+        status,
+        message + "\n",
+        {"Content-Type": "text/plain; charset=utf-8", denial.REASON_HEADER: code, **headers},
+    )
+
+
+class GitvowAddon:
+    """Identity (407), the pipeline (403/429), credential injection, and response scrubbing."""
+
+    def __init__(self) -> None:
+        self.runtime: Runtime | None = None
+        self.store: Store | None = None
+        self.audit: AuditLog | None = None
+        self._stamp: tuple[int, int] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._auth: dict[str, str] = {}  # client connection id → its CONNECT's Proxy-Authorization
+        self._known: dict[str, tuple[str, Runtime, Identity]] = {}  # connection id → last identity proven
+
+    # -- mitmproxy lifecycle ------------------------------------------------------------------
+
+    def load(self, loader: Any) -> None:
+        loader.add_option("gitvow_policy", str, "", "gitvow policy file (TOML or JSON).")
+        loader.add_option("gitvow_state", str, "", "gitvow state store: a SQLite path or :memory: (default: [proxy] state).")
+
+    def configure(self, updated: set[str]) -> None:
+        if "gitvow_policy" not in updated and "gitvow_state" not in updated:
+            return
+        if not ctx.options.gitvow_policy:
+            log.warning("gitvow: no policy (set gitvow_policy); every request is refused")
+            return
+        try:
+            self._reload(initial=True)
+        except GitvowError as exc:
+            raise exceptions.OptionsError(f"gitvow: {exc}") from None  # type: ignore[no-untyped-call]
+
+    def running(self) -> None:
+        if self._watcher is None:
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    def done(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+        if self.audit is not None:
+            self.audit.close()
+        if self.store is not None:
+            self.store.close()
+
+    def client_disconnected(self, client: connection.Client) -> None:
+        self._auth.pop(client.id, None)
+        self._known.pop(client.id, None)
+
+    # -- policy (re)loading -------------------------------------------------------------------
+
+    def _file_stamp(self, path: Path) -> tuple[int, int] | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    def _reload(self, *, initial: bool = False) -> None:
+        path = Path(ctx.options.gitvow_policy)
+        stamp = self._file_stamp(path)
+        if initial and self.store is not None:
+            self.store.close()
+            self.store = None
+        if self.store is None:
+            from gitvow.policy.load import load_policy
+
+            state = ctx.options.gitvow_state or load_policy(path, absent="skip").section(ProxyPolicy).proxy.state
+            self.store = open_store(state)
+        runtime = build_runtime(path, self.store)
+        audit_path = runtime.policy.section(ProxyPolicy).audit.path
+        if self.audit is None or self.audit.path != audit_path:
+            old, self.audit = self.audit, AuditLog(audit_path)
+            if old is not None:
+                old.close()
+        self.runtime, self._stamp = runtime, stamp
+        hosts = ", ".join(f"{h}→{a}" for h, a in runtime.engine.hosts.items()) or "none"
+        log.info("gitvow: policy %s loaded (hosts: %s)", path, hosts)
+
+    async def _watch(self) -> None:
+        while True:
+            interval = self.runtime.policy.section(ProxyPolicy).proxy.reload_interval if self.runtime else 1.0
+            await asyncio.sleep(interval)
+            path = Path(ctx.options.gitvow_policy)
+            stamp = self._file_stamp(path)
+            if stamp is None or stamp == self._stamp:
+                continue
+            try:
+                self._reload()
+            except GitvowError as exc:
+                self._stamp = stamp
+                log.warning("gitvow: kept the last good policy; %s", exc)
+            except Exception as exc:  # never let the watcher die
+                self._stamp = stamp
+                log.warning("gitvow: kept the last good policy; reload failed: %s: %s", type(exc).__name__, exc)
+
+    # -- identity -----------------------------------------------------------------------------
+
+    def _identify(self, flow: http.HTTPFlow) -> Identity | None:
+        """The caller, from this request's Proxy-Authorization or its connection's CONNECT.
+
+        Checked once per request (``requestheaders``) against the policy in force; the answer
+        is kept per connection and header, and re-checked after a reload."""
+        runtime = self.runtime
+        assert runtime is not None
+        conn = flow.client_conn.id
+        header = flow.request.headers.get("proxy-authorization") or self._auth.get(conn, "")
+        if not header:
+            return None
+        known = self._known.get(conn)
+        if known is not None and known[0] == header and known[1] is runtime:
+            return known[2]
+        identity = runtime.identities.authenticate(header)
+        if identity is not None:
+            self._known[conn] = (header, runtime, identity)
+        return identity
+
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        runtime = self.runtime
+        if runtime is None:
+            flow.response = _refusal(503, "gitvow has no valid policy loaded", INTERNAL_ERROR)
+            return
+        identity = self._identify(flow)
+        if identity is None:
+            flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth",
+                                     **{"Proxy-Authenticate": PROXY_AUTHENTICATE})
+            self._audit(flow, None, "refuse", "proxy_auth", "identity", 0.0)
+            return
+        self._auth[flow.client_conn.id] = flow.request.headers["proxy-authorization"]
+        host, port = flow.request.host, flow.request.port
+        if runtime.engine.hosts.lookup(host, port) is None:
+            if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse":
+                flow.response = _refusal(403, f"gitvow refused a tunnel to {host}:{port}: no adapter serves it. "
+                                         f"reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
+                self._audit(flow, identity.name, "deny", HOST_NOT_SERVED, "host", 0.0)
+            else:
+                self._audit(flow, identity.name, "tunnel", None, "host", 0.0)
+
+    def tls_clienthello(self, data: tls.ClientHelloData) -> None:
+        """Intercept only what an adapter serves and asks to see; tunnel the rest untouched."""
+        address = data.context.server.address
+        host, port = (address[0], address[1]) if address else (data.client_hello.sni or "", 443)
+        runtime = self.runtime
+        if runtime is not None and not runtime.engine.hosts.intercepts(host, port):
+            data.ignore_connection = True
+
+    # -- the pipeline -------------------------------------------------------------------------
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        """Refuse unauthenticated requests before their body is read."""
+        if self.runtime is None:
+            flow.response = _refusal(503, "gitvow has no valid policy loaded", INTERNAL_ERROR)
+        else:
+            identity = self._identify(flow)
+            if identity is None:
+                flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth",
+                                         **{"Proxy-Authenticate": PROXY_AUTHENTICATE})
+                self._audit(flow, None, "refuse", "proxy_auth", "identity", 0.0)
+            else:
+                flow.metadata[_IDENTITY_KEY] = (identity, self.runtime)
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None:
+            return
+        started = time.perf_counter()
+        runtime = self.runtime
+        try:
+            assert runtime is not None
+            proven = flow.metadata.get(_IDENTITY_KEY)
+            identity = proven[0] if proven is not None and proven[1] is runtime else self._identify(flow)
+            if identity is None:  # requestheaders answered already; never forward
+                flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth")
+                return
+            request, decision = self._decide(runtime, flow, identity)
+        except Exception as exc:
+            log.error("gitvow: refusing %s %s: %s: %s", flow.request.method, flow.request.path.split("?")[0],
+                      type(exc).__name__, exc)
+            flow.response = _refusal(403, f"gitvow refused the request: internal error ({type(exc).__name__}). "
+                                     f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
+            self._audit(flow, None, "deny", INTERNAL_ERROR, "proxy", time.perf_counter() - started)
+            return
+        self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started)
+
+    def _decide(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Decision]:
+        req = flow.request
+        if req.stream:
+            raise GitvowError("the request body is streamed and cannot be inspected")
+        path, _, query = req.path.partition("?")
+        request = Request(
+            method=req.method,
+            host=req.host.lower(),
+            path=path,
+            query=query,
+            # mitmproxy's Headers is a case-insensitive mapping: adapters look names up, so it is
+            # passed as it is rather than copied (decide runs before any header is rewritten).
+            headers=req.headers,
+            body=req.raw_content or b"",
+            port=req.port,
+            scheme=req.scheme,
+        )
+        if identity.internal:
+            caller = Caller(identity.name, internal=True)
+        else:
+            grant = runtime.grant_for(identity.name)
+            if grant is None:
+                raise GitvowError(f"agent {identity.name!r} has no grant")
+            caller = Caller(identity.name, grant)
+        return request, runtime.engine.decide(request, caller, runtime.gates)
+
+    def _apply(
+        self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision, took: float
+    ) -> None:
+        note = runtime.gates.take_note()
+        action = decision.action
+        where = (request.method, f"{request.host}:{request.port}", request.path)
+        if action is Action.FORWARD:
+            # One pass over the raw header fields: drop the agent's credentials (and its proxy
+            # identity), add the adapter's.
+            drop = {b"authorization", b"proxy-authorization", *(name.lower().encode() for name in decision.headers)}
+            fields = [(k, v) for k, v in flow.request.headers.fields if k.lower() not in drop]
+            fields += [(name.encode(), value.encode()) for name, value in decision.headers.items()]
+            flow.request.headers.fields = tuple(fields)
+            if decision.headers:
+                # The token, each header value, and each value's credential part ("Basic <this>").
+                values = [v.encode() for v in decision.headers.values()]
+                parts = [v.split(b" ", 1)[1] for v in values if b" " in v]
+                flow.metadata[_SECRETS_KEY] = (*runtime.needles, *values, *parts)
+        elif action is Action.TUNNEL:
+            flow.request.headers.pop("proxy-authorization", None)
+            if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse":
+                flow.response = _refusal(403, f"gitvow refused a request to {request.host}: no adapter serves it. "
+                                         f"reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
+                self._audit(where, identity.name, "deny", HOST_NOT_SERVED, "host", took)
+                return
+        else:
+            flow.response = http.Response.make(
+                decision.status,
+                (decision.message or "gitvow refused the request") + "\n",
+                {"Content-Type": "text/plain; charset=utf-8", **decision.headers},
+            )
+        verdict = _VERDICTS.get(action, "tunnel")
+        self._audit(where, identity.name, verdict, decision.reason, decision.stage, took, decision=decision, note=note)
+
+    # -- responses: the injected token never reaches the agent --------------------------------
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        secrets = flow.metadata.get(_SECRETS_KEY)
+        if not secrets or flow.response is None:
+            return
+        response = flow.response
+        needles = [s for s in secrets if s]
+        fields = response.headers.fields
+        if any(n in value for _, value in fields for n in needles):
+            response.headers.fields = tuple(
+                (name, REDACTED if any(n in value for n in needles) else value) for name, value in fields
+            )
+        try:
+            content = response.content if "content-encoding" in response.headers else response.raw_content
+        except ValueError:  # an encoding mitmproxy cannot decode: refuse to pass what we cannot check
+            flow.response = _refusal(502, "gitvow could not check the upstream response", INTERNAL_ERROR)
+            return
+        if content and any(n in content for n in needles):
+            for n in needles:
+                content = content.replace(n, REDACTED)
+            response.content = content
+            log.warning("gitvow: redacted an injected credential from a response of %s", flow.request.host)
+
+    # -- audit --------------------------------------------------------------------------------
+
+    def _audit(
+        self,
+        where: http.HTTPFlow | tuple[str, str, str],
+        agent: str | None,
+        verdict: str,
+        reason: str | None,
+        stage: str,
+        took: float,
+        *,
+        decision: Decision | None = None,
+        note: str | None = None,
+    ) -> None:
+        if self.audit is None:
+            return
+        if isinstance(where, http.HTTPFlow):
+            where = (where.request.method, f"{where.request.host}:{where.request.port}", where.request.path)
+        method, host, path = where
+        classification = decision.classification if decision is not None else None
+        try:
+            self.audit.write(
+                agent=agent,
+                host=host,
+                method=method,
+                path=path,
+                operations=classification.operations if classification else (),
+                repo=classification.repo if classification else None,
+                verdict=verdict,
+                reason=reason,
+                stage=stage,
+                latency=took,
+                note=note,
+            )
+        except OSError as exc:
+            log.error("gitvow: cannot write the audit log: %s", exc)
+
+
+addons = [GitvowAddon()]
+
+__all__ = ["GitvowAddon", "addons"]
+

@@ -1,0 +1,250 @@
+"""The proxy's implementation of the pipeline's gates (``gitvow.gates.Gates``).
+
+Each method sees classified operations and a repository, never a method and path, so every
+forge (GraphQL included) gets the same run-state, write-surface, repository, body, counter
+and budget rules. Reason codes are seed 003's.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from gitvow.gates import Context, Gates, Throttle
+from gitvow.policy.load import Policy
+from gitvow.verdict import Verdict
+from gitvow.vocabulary import writes
+from gitvow_proxy.canary import CanaryScanner, ScanRefused
+from gitvow_proxy.settings import IssueShape, ProxyPolicy
+from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, Store
+
+#: Operations the write-surface lanes never restrict (seed 003).
+WRITE_SURFACE_EXEMPT = frozenset({"auth.login", "git.fetch"})
+_BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _matches(repo: str, patterns: list[str]) -> bool:
+    repo = repo.lower()
+    return any(fnmatch.fnmatchcase(repo, pattern.lower()) for pattern in patterns)
+
+
+def _writes(ctx: Context) -> list[str]:
+    return [op for op in ctx.operations if writes(op)]
+
+
+def counts_as_write(ctx: Context) -> bool:
+    """Whether the request is a write on the wire: a write operation sent with a body-bearing
+    method. A push's ``info/refs`` probe (a GET classified ``git.push`` so the gates can refuse
+    it early) is refused like the push but counted only once, at the POST."""
+    return ctx.request.method not in _BODYLESS and bool(_writes(ctx))
+
+
+class ProxyGates(Gates):
+    """Gates over one policy, one store, the issued canaries and the configured credentials."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        store: Store,
+        *,
+        credentials: Mapping[str, str],
+        canaries: Mapping[str, str],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings = policy.section(ProxyPolicy)
+        self.agents = policy.model.agents
+        self.store = store
+        self.credentials = dict(credentials)
+        self.clock = clock
+        self.note: str | None = None
+        self._paused = frozenset(r.lower() for r in settings.run_state.paused)
+        self._auto_merge_off = frozenset(r.lower() for r in settings.run_state.auto_merge_off)
+        tokens = dict(canaries) if settings.canary.enabled else {}
+        for token in settings.canary.tokens:
+            tokens.setdefault(token, "(policy)")
+        self.scanner = CanaryScanner(tokens, limit=settings.canary.scan_limit)
+
+    # -- 2: run-state ---------------------------------------------------------------------
+
+    def run_state(self, ctx: Context) -> Verdict | None:
+        repo = ctx.repo.lower() if ctx.repo else None
+        written = _writes(ctx)
+        if repo is not None and written and (repo in self._paused or repo in self.store.flags(PAUSED)):
+            return Verdict.deny("repo_paused", f"{repo} is paused", operation=written[0],
+                                instead="wait until a human resumes the repository")
+        agent = self.agents.get(ctx.caller.name or "")
+        if agent is not None and agent.repos is not None:
+            if repo is None:
+                if written:
+                    return Verdict.deny("agent_repo_scope", "the repository of this write could not be determined "
+                                        "and this agent is limited to some repositories", operation=written[0])
+            elif not _matches(repo, agent.repos):
+                return Verdict.deny("agent_repo_scope", f"this agent may not touch {repo}",
+                                    operation=ctx.operations[0], instead="work only on the repositories assigned to you")
+        if repo is not None and "pr.merge" in ctx.operations and (
+            repo in self._auto_merge_off or repo in self.store.flags(AUTO_MERGE_OFF)
+        ):
+            return Verdict.deny("repo_auto_merge_disabled", f"merging on {repo} is switched off", operation="pr.merge",
+                                instead="leave the merge to a human")
+        return None
+
+    # -- 3: write surface -----------------------------------------------------------------
+
+    def write_surface(self, ctx: Context) -> Verdict | None:
+        surface = self.settings.write_surface
+        lane = surface.agents.get(ctx.caller.name or "")
+        if lane is None:
+            return None
+        outside = [op for op in _writes(ctx) if op not in WRITE_SURFACE_EXEMPT and not surface.allows(lane, op)]
+        if not outside:
+            return None
+        why = f"{outside[0]} is outside this agent's write surface (lane {lane})"
+        if not surface.enforce:
+            self.note = f"write_surface would refuse: {why}"
+            return None
+        return Verdict.deny("write_surface_enforce", why, operation=outside[0],
+                            instead="stay within your lane or ask a human")
+
+    # -- 5: allowed repositories ----------------------------------------------------------
+
+    def repo_filter(self, ctx: Context) -> Verdict | None:
+        allowed = self.settings.proxy.allowed_repos
+        if allowed is None or ctx.repo is None or _matches(ctx.repo, allowed):
+            return None
+        return Verdict.deny("repo_not_in_config", f"{ctx.repo.lower()} is not a repository this proxy serves",
+                            operation=ctx.operations[0], instead="ask a human to add the repository")
+
+    # -- 6: body gates ----------------------------------------------------------------------
+
+    def body(self, ctx: Context) -> Verdict | None:
+        shape = self.settings.issue_shape
+        if shape is not None and shape.enabled and "issue.create" in ctx.operations:
+            problem = issue_shape_problem(ctx.request.body, ctx.request.header("content-encoding"), shape)
+            if problem is not None:
+                return Verdict.deny("issue_shape", problem, operation="issue.create",
+                                    instead="fix the issue's title and body and send it again")
+        if self.scanner:
+            request = ctx.request
+            try:
+                owner = self.scanner.find(f"{request.path}?{request.query}".encode())
+                if owner is None:
+                    owner = self.scanner.find(
+                        request.body,
+                        content_encoding=request.header("content-encoding"),
+                        git_push="git.push" in ctx.operations and request.method == "POST",
+                    )
+            except ScanRefused as exc:
+                return Verdict.deny("canary_egress", f"the request could not be checked for secrets: {exc}",
+                                    operation=ctx.operations[0], instead="send less at once")
+            if owner is not None:
+                return Verdict.deny("canary_egress", "the request carries a secret that must never leave",
+                                    operation=ctx.operations[0], instead="remove the secret from what you send")
+        return None
+
+    # -- write counters, budget, credentials ------------------------------------------------
+
+    def record(self, ctx: Context, verdict: Verdict) -> None:
+        if not counts_as_write(ctx):
+            return
+        outcome = "allowed" if verdict.allowed else "refused"
+        who = ctx.caller.name or "-"
+        for op in _writes(ctx):
+            self.store.count(f"writes:{who}:{op}:{outcome}")
+
+    def budget(self, ctx: Context) -> Throttle | None:
+        if ctx.caller.name is None or not counts_as_write(ctx):
+            return None
+        budget = self.settings.budget
+        total, per_op = budget.limits_for(ctx.caller.name)
+        keys: list[tuple[str, int]] = []
+        if total is not None:
+            keys.append((f"budget:{ctx.caller.name}:writes", total))
+        keys += [(f"budget:{ctx.caller.name}:op:{op}", per_op[op]) for op in dict.fromkeys(_writes(ctx)) if op in per_op]
+        if not keys:
+            return None
+        wait = self.store.take(keys, self.clock(), float(budget.window_seconds))
+        if wait is None:
+            return None
+        return Throttle(math.ceil(wait), f"the write budget of {budget.window_seconds}s is used up")
+
+    def credential(self, ctx: Context) -> str | None:
+        return self.credentials.get(ctx.adapter.name)
+
+    def take_note(self) -> str | None:
+        note, self.note = self.note, None
+        return note
+
+
+# -- issue shape --------------------------------------------------------------------------
+
+_TITLE_KEYS = ("title",)
+_BODY_KEYS = ("body", "description")
+
+
+def _find_keys(value: Any, keys: tuple[str, ...]) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in keys:
+                yield item
+            else:
+                yield from _find_keys(item, keys)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _find_keys(item, keys)
+
+
+def _graphql_literals(query: str) -> dict[str, str]:
+    from graphql import parse
+    from graphql.error import GraphQLError
+    from graphql.language import ObjectFieldNode, StringValueNode, visit
+    from graphql.language.visitor import Visitor
+
+    found: dict[str, str] = {}
+
+    class Collect(Visitor):
+        def enter_object_field(self, node: ObjectFieldNode, *_: object) -> None:
+            if node.name.value in _TITLE_KEYS + _BODY_KEYS and isinstance(node.value, StringValueNode):
+                found.setdefault(node.name.value, node.value.value)
+
+    try:
+        visit(parse(query, no_location=True), Collect())
+    except GraphQLError:
+        return {}
+    return found
+
+
+def issue_shape_problem(body: bytes, content_encoding: str, shape: IssueShape) -> str | None:
+    """What is wrong with the issue a request opens, or None. Unreadable counts as wrong."""
+    if content_encoding.strip().lower() not in ("", "identity"):
+        return "the issue body is compressed and cannot be checked"
+    if len(body) > shape.scan_limit:
+        return f"the request is larger than the issue-shape limit ({shape.scan_limit} bytes)"
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return "the issue is not readable JSON"
+    titles = [v for v in _find_keys(data, _TITLE_KEYS) if isinstance(v, str)]
+    bodies = [v for v in _find_keys(data, _BODY_KEYS) if isinstance(v, str)]
+    if not titles and isinstance(data, dict) and isinstance(data.get("query"), str):
+        literals = _graphql_literals(data["query"])
+        titles = [literals["title"]] if "title" in literals else []
+        bodies = [v for k, v in literals.items() if k in _BODY_KEYS]
+    if not titles:
+        return "the issue has no readable title"
+    title, text = titles[0], bodies[0] if bodies else ""
+    if not title.strip():
+        return "the issue title is empty"
+    if len(title) > shape.title_max:
+        return f"the issue title is longer than {shape.title_max} characters"
+    if len(text) < shape.body_min:
+        return f"the issue body is shorter than {shape.body_min} characters"
+    if len(text) > shape.body_max:
+        return f"the issue body is longer than {shape.body_max} characters"
+    missing = [section for section in shape.required_sections if section not in text]
+    if missing:
+        return f"the issue body lacks the section(s) {', '.join(missing)}"
+    return None

@@ -1,0 +1,113 @@
+"""``gitvow proxy``: mitmproxy embedded with its own master, serving the gitvow addon.
+
+mitmproxy runs in this process (no shell-out), with the addon as its only policy: flows are
+not dumped (request headers would show the injected token), upstream connections are opened
+lazily (a refused request never opens one), and SIGTERM/SIGINT shut it down cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import io
+import logging
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitvow.errors import GitvowError
+from gitvow.policy.load import load_policy
+from gitvow_proxy.settings import ProxyPolicy
+
+log = logging.getLogger("gitvow_proxy")
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyOptions:
+    """What the command line may override in ``[proxy]``, plus raw mitmproxy ``--set`` options."""
+
+    policy: Path
+    listen_host: str | None = None
+    listen_port: int | None = None
+    confdir: str | None = None
+    state: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def check(options: ProxyOptions) -> None:
+    """Validate the policy and everything it names before anything listens (raises GitvowError)."""
+    from gitvow_proxy.runtime import build_runtime
+    from gitvow_proxy.store import MemoryStore
+
+    build_runtime(options.policy, MemoryStore())
+
+
+async def serve(options: ProxyOptions) -> int:
+    from mitmproxy import options as mitm_options
+    from mitmproxy.tools.dump import DumpMaster
+
+    from gitvow_proxy.addon import GitvowAddon
+    from gitvow_proxy.agentenv import proxy_ca
+
+    # mitmproxy prints its log to stdout; a proxy's log must reach a file as it happens.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)
+    # As mitmdump sets logging up: everything reaches mitmproxy's handler, which filters by
+    # termlog_verbosity (info by default), so "listening at" and "policy loaded" are shown.
+    logging.getLogger().setLevel(logging.DEBUG)
+    for noisy in ("tornado", "asyncio", "hpack", "quic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+    settings = load_policy(options.policy, absent="skip").section(ProxyPolicy).proxy
+    confdir = Path(options.confdir or settings.confdir).expanduser()
+    proxy_ca(confdir)  # before listening: an agent that can connect can also find the CA
+    opts = mitm_options.Options(
+        listen_host=options.listen_host or settings.listen_host,
+        listen_port=settings.listen_port if options.listen_port is None else options.listen_port,
+        confdir=str(confdir),
+    )
+    master = DumpMaster(opts, with_termlog=True, with_dumper=False)
+    addon = GitvowAddon()
+    master.addons.add(addon)  # type: ignore[no-untyped-call]
+    updates: dict[str, object] = {
+        "connection_strategy": "lazy",
+        "gitvow_policy": str(options.policy),
+    }
+    if options.state:
+        updates["gitvow_state"] = options.state
+    if settings.upstream_ca:
+        updates["ssl_verify_upstream_trusted_ca"] = str(Path(settings.upstream_ca).expanduser())
+    opts.update(**updates)  # type: ignore[no-untyped-call]
+    for key, value in options.extra.items():
+        opts.set(f"{key}={value}")
+    # Everything loaded so far (plugins, route tables, the policy) lives as long as the proxy:
+    # keep it out of the garbage collector's scans, which otherwise grow with it per request.
+    gc.collect()
+    gc.freeze()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, master.shutdown)
+    await master.run()
+    return 0
+
+
+def main(options: ProxyOptions) -> int:
+    """Run until SIGTERM/SIGINT; a policy that does not load is one line on stderr and exit 2."""
+    try:
+        check(options)
+    except GitvowError as exc:
+        print(f"gitvow proxy: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(serve(options))
+    except GitvowError as exc:
+        print(f"gitvow proxy: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from mitmproxy.exceptions import OptionsError
+
+        if isinstance(exc, OptionsError):
+            print(f"gitvow proxy: {exc}", file=sys.stderr)
+            return 2
+        raise

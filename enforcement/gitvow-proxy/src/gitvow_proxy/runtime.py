@@ -1,0 +1,70 @@
+"""One loaded policy, ready to serve: engine, identities, credentials, gates.
+
+Built whole or not at all, so a reload swaps one object and a bad edit leaves the last good
+:class:`Runtime` in place. Secrets (agent passwords, forge tokens) are read here, from the
+environment or files the policy names, and re-read on every reload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitvow.errors import PolicyError
+from gitvow.evaluator import Grant
+from gitvow.pipeline import Engine
+from gitvow.plugins import Plugins, installed
+from gitvow.policy.load import Policy, load_policy
+from gitvow_proxy.gates import ProxyGates
+from gitvow_proxy.identity import Identities, read_secret
+from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    policy: Policy
+    engine: Engine
+    identities: Identities
+    gates: ProxyGates
+    #: Every injected secret, so responses can be scrubbed of them.
+    secrets: tuple[str, ...]
+    #: Each agent's grant, built once per policy rather than once per request.
+    grants: Mapping[str, Grant]
+    #: ``secrets`` encoded, for the response scan.
+    needles: tuple[bytes, ...] = ()
+
+    def grant_for(self, agent: str) -> Grant | None:
+        return self.grants.get(agent)
+
+    @property
+    def source(self) -> str | None:
+        return self.policy.source
+
+
+def read_credentials(policy: Policy, plugins: Plugins) -> dict[str, str]:
+    tokens: dict[str, str] = {}
+    for adapter, rule in policy.section(ProxyPolicy).credentials.items():
+        key = f"credentials.{adapter}"
+        if adapter not in plugins.adapters:
+            known = ", ".join(sorted(plugins.adapters)) or "none installed"
+            raise PolicyError(f"adapter {adapter!r} is not installed; expected one of: {known}", source=policy.source, key=key)
+        token = read_secret(rule.token_env, rule.token_file, source=policy.source, key=key)
+        if token is not None:
+            tokens[adapter] = token
+    return tokens
+
+
+def build_runtime(path: str | Path, store: Store, *, plugins: Plugins | None = None) -> Runtime:
+    """Load and validate ``path`` and everything it names; raises PolicyError."""
+    plugins = plugins if plugins is not None else installed()
+    policy = load_policy(path, relays=plugins.relays, sections=plugins.sections, absent="skip")
+    engine = Engine(policy, plugins)
+    identities = Identities.from_policy(policy)
+    credentials = read_credentials(policy, plugins)
+    canaries = {store.canary(agent): agent for agent in policy.model.agents}
+    gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries)
+    grants = {name: grant for name in policy.model.agents if (grant := policy.grant_for(name)) is not None}
+    secrets = tuple(credentials.values())
+    return Runtime(policy, engine, identities, gates, secrets, grants, tuple(s.encode() for s in secrets))

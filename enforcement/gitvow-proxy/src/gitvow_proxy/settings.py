@@ -1,0 +1,229 @@
+"""Policy-file sections the proxy reads; :class:`ProxyPolicy` registers them with the core.
+
+Every section is optional and every default is the safe one: no section, no extra gate
+(the policy table and identity still apply). Keys, in one place so the README can quote
+them::
+
+    [proxy]                       # how the proxy runs
+    listen_host = "127.0.0.1"     # --listen-host overrides
+    listen_port = 8080            # --listen-port overrides
+    confdir = "~/.local/share/gitvow/mitmproxy"   # mitmproxy's CA; --confdir overrides
+    other_hosts = "tunnel"        # hosts no adapter serves: "tunnel" untouched or "refuse"
+    allowed_repos = ["org/*"]     # repositories the proxy serves at all (repo_not_in_config); unset: all
+    state = "~/.local/state/gitvow/state.sqlite"   # ":memory:" keeps nothing across restarts
+    upstream_ca = "/path/ca.pem"  # extra CA to trust upstream (a GHES with a private CA)
+    reload_interval = 1.0         # seconds between policy-file checks
+
+    [credentials.ADAPTER]         # the token injected for that adapter's hosts
+    token_env = "GITHUB_TOKEN"    # or token_file = "/run/secrets/github"
+
+    [internal]                    # the control plane: skips the agent gates
+    name = "hive"
+    secret_env = "GITVOW_INTERNAL_SECRET"    # or secret_file
+
+    [run_state]
+    paused = ["owner/repo"]               # every agent request on it: repo_paused
+    auto_merge_off = ["owner/repo"]       # pr.merge on it: repo_auto_merge_disabled
+
+    [write_surface]
+    enforce = true                        # false: audit "would refuse" and let it pass
+    lanes = { triage = ["issue.*", "label.add"] }
+    agents = { bot = "triage" }           # an agent without a lane is not restricted here
+
+    [budget]                              # per agent, sliding window
+    window_seconds = 3600
+    writes = 200                          # every write operation
+    operations = { "pr.create" = 5 }      # per-operation caps in the same window
+    agents = { bot = { writes = 20 } }    # per-agent overrides
+
+    [canary]
+    enabled = true                        # one proxy-issued token per agent, refused in bodies
+    scan_limit = 8388608                  # bytes examined (inflated); larger bodies are refused
+    tokens = ["extra-literal-canary"]     # operator-planted tokens, refused for every agent
+
+    [issue_shape]
+    enabled = true
+    title_max = 120
+    body_min = 20
+    body_max = 65536
+    required_sections = ["## Summary"]
+
+    [audit]
+    path = "~/.local/state/gitvow/audit.jsonl"    # "-" for standard error
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DEFAULT_STATE = "~/.local/state/gitvow/state.sqlite"
+DEFAULT_CONFDIR = "~/.local/share/gitvow/mitmproxy"
+DEFAULT_AUDIT = "~/.local/state/gitvow/audit.jsonl"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProxySettings(_Section):
+    """``[proxy]``: how the proxy treats hosts no adapter serves, which repositories it serves, where state lives."""
+
+    listen_host: str = "127.0.0.1"
+    listen_port: int = Field(default=8080, ge=0, le=65535)
+    confdir: str = DEFAULT_CONFDIR
+    other_hosts: Literal["tunnel", "refuse"] = "tunnel"
+    allowed_repos: list[str] | None = None
+    state: str = DEFAULT_STATE
+    upstream_ca: str | None = None
+    reload_interval: float = Field(default=1.0, gt=0)
+
+
+class CredentialRule(_Section):
+    """``[credentials.ADAPTER]``: exactly one of ``token_env`` or ``token_file``."""
+
+    token_env: str | None = None
+    token_file: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CredentialRule:
+        if (self.token_env is None) == (self.token_file is None):
+            raise ValueError("set exactly one of token_env or token_file")
+        return self
+
+
+class InternalIdentity(_Section):
+    """``[internal]``: the control plane's proxy identity; it skips the agent gates."""
+
+    name: str = Field(min_length=1)
+    secret_env: str | None = None
+    secret_file: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> InternalIdentity:
+        if (self.secret_env is None) == (self.secret_file is None):
+            raise ValueError("set exactly one of secret_env or secret_file")
+        return self
+
+
+class RunState(_Section):
+    """``[run_state]``: repositories paused, and repositories whose auto-merge is off."""
+
+    paused: list[str] = Field(default_factory=list)
+    auto_merge_off: list[str] = Field(default_factory=list)
+
+
+class WriteSurface(_Section):
+    """``[write_surface]``: lanes of write operations (glob patterns) and each agent's lane."""
+
+    enforce: bool = True
+    lanes: dict[str, list[str]] = Field(default_factory=dict)
+    agents: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _lanes_exist(self) -> WriteSurface:
+        for agent, lane in self.agents.items():
+            if lane not in self.lanes:
+                known = ", ".join(sorted(self.lanes)) or "none"
+                raise ValueError(f"agent {agent!r} names lane {lane!r}, which is not defined (lanes: {known})")
+        return self
+
+    def allows(self, lane: str, operation: str) -> bool:
+        return any(fnmatch.fnmatchcase(operation, pattern) for pattern in self.lanes.get(lane, ()))
+
+
+class BudgetLimits(_Section):
+    """Per-agent overrides of ``[budget]``."""
+
+    writes: int | None = Field(default=None, ge=0)
+    operations: dict[str, int] = Field(default_factory=dict)
+
+
+class Budget(_Section):
+    """``[budget]``: writes per agent per sliding window, with caps per operation."""
+
+    window_seconds: int = Field(default=3600, gt=0)
+    writes: int | None = Field(default=None, ge=0)
+    operations: dict[str, int] = Field(default_factory=dict)
+    agents: dict[str, BudgetLimits] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _known_operations(self) -> Budget:
+        from gitvow.vocabulary import OPERATIONS
+
+        names = set(self.operations).union(*(set(limits.operations) for limits in self.agents.values()))
+        unknown = sorted(name for name in names if name not in OPERATIONS)
+        if unknown:
+            raise ValueError(f"unknown operation(s) {', '.join(unknown)}; expected names of the vocabulary (`gitvow ops`)")
+        return self
+
+    def limits_for(self, agent: str) -> tuple[int | None, dict[str, int]]:
+        """The overall write limit and per-operation caps that apply to ``agent``."""
+        override = self.agents.get(agent)
+        if override is None:
+            return self.writes, self.operations
+        writes = override.writes if override.writes is not None else self.writes
+        return writes, {**self.operations, **override.operations}
+
+
+class Canary(_Section):
+    """``[canary]``: proxy-issued per-agent tokens (plus literal ones) refused in outgoing bodies."""
+
+    enabled: bool = True
+    scan_limit: int = Field(default=8 * 1024 * 1024, gt=0)
+    tokens: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _long_enough(self) -> Canary:
+        short = [t for t in self.tokens if len(t) < 12]
+        if short:
+            raise ValueError("canary tokens must be at least 12 characters, so ordinary text never matches")
+        return self
+
+
+class IssueShape(_Section):
+    """``[issue_shape]``: what an issue an agent opens must look like."""
+
+    enabled: bool = True
+    title_max: int = Field(default=256, gt=0)
+    body_min: int = Field(default=0, ge=0)
+    body_max: int = Field(default=65536, gt=0)
+    required_sections: list[str] = Field(default_factory=list)
+    scan_limit: int = Field(default=1024 * 1024, gt=0)
+
+
+class Audit(_Section):
+    """``[audit]``: where the one-JSON-line-per-decision log goes (``-`` is standard error)."""
+
+    path: str = DEFAULT_AUDIT
+
+
+class ProxyPolicy(_Section):
+    """Every top-level key the proxy owns, registered through ``register_policy_sections``."""
+
+    proxy: ProxySettings = Field(default_factory=ProxySettings)
+    credentials: dict[str, CredentialRule] = Field(default_factory=dict)
+    internal: InternalIdentity | None = None
+    run_state: RunState = Field(default_factory=RunState)
+    write_surface: WriteSurface = Field(default_factory=WriteSurface)
+    budget: Budget = Field(default_factory=Budget)
+    canary: Canary = Field(default_factory=Canary)
+    issue_shape: IssueShape | None = None
+    audit: Audit = Field(default_factory=Audit)
+
+
+__all__ = [
+    "Audit",
+    "Budget",
+    "BudgetLimits",
+    "Canary",
+    "CredentialRule",
+    "InternalIdentity",
+    "IssueShape",
+    "ProxyPolicy",
+    "ProxySettings",
+    "RunState",
+    "WriteSurface",
+]

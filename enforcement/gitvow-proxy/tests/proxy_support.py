@@ -1,0 +1,335 @@
+"""Real parts for the proxy's end-to-end tests: an HTTPS upstream that records what reached
+it (serving git through ``git-http-backend`` and small JSON stand-ins for forge APIs), and a
+``gitvow proxy`` subprocess on loopback in front of it."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trustme
+
+from gitvow.testing import RecordingServer, Reply, Responder, Seen, free_port, wait_for_port
+
+SECRETS = {"reader": "reader-secret-1", "coder": "coder-secret-2", "limited": "limited-secret-3", "hive": "hive-secret-4",
+           "talker": "talker-secret-5"}
+GIT_TOKEN = "ghs_upstreamtoken0123456789abcdef"
+
+BROKEN_PLUGIN = '''
+from gitvow.adapter import Adapter
+from gitvow.hookspecs import hookimpl
+
+
+class BrokenAdapter(Adapter):
+    name = "broken"
+
+    def classify(self, request):
+        raise RuntimeError("this adapter is broken on purpose")
+
+
+@hookimpl
+def register_adapters(register):
+    register(BrokenAdapter())
+'''
+
+
+GIT_HTTP_BACKEND = "/usr/lib/git-core/git-http-backend"
+GITVOW = str(Path(sys.executable).with_name("gitvow"))
+MITMDUMP = str(Path(sys.executable).with_name("mitmdump"))
+
+
+Handler = Responder
+
+
+@dataclass
+class Upstream:
+    """An HTTPS server on 127.0.0.1 with a certificate of the test CA: ``routes`` (by path
+    prefix) first, then git through ``git-http-backend``, else an echo of the request."""
+
+    server: RecordingServer
+    git_root: Path
+    routes: dict[str, Handler] = field(default_factory=dict)
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def netloc(self) -> str:
+        return self.server.netloc
+
+    @property
+    def seen(self) -> list[Seen]:
+        return self.server.seen
+
+    def url(self, path: str) -> str:
+        return f"https://{self.netloc}{path}"
+
+    def paths(self) -> list[str]:
+        return [f"{s.method} {s.path}" for s in self.seen]
+
+    def clear(self) -> None:
+        self.server.clear()
+
+    def respond(self, seen: Seen) -> Reply:
+        path = seen.route
+        handler = next((h for prefix, h in self.routes.items() if path.startswith(prefix)), None)
+        if handler is not None:
+            return handler(seen)
+        if ".git/" in path or path.endswith(("/info/refs", "/git-upload-pack", "/git-receive-pack")):
+            return _run_git_backend(self, seen)
+        return _echo(seen)
+
+
+def _run_git_backend(upstream: Upstream, seen: Seen) -> tuple[int, dict[str, str], bytes]:
+    path, _, query = seen.path.partition("?")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_PROJECT_ROOT": str(upstream.git_root),
+        "GIT_HTTP_EXPORT_ALL": "1",
+        "REQUEST_METHOD": seen.method,
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "CONTENT_TYPE": seen.headers.get("content-type", ""),
+        "CONTENT_LENGTH": str(len(seen.body)),
+        "REMOTE_USER": "gitvow-test",
+        "REMOTE_ADDR": "127.0.0.1",
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "http.receivepack",
+        "GIT_CONFIG_VALUE_0": "true",
+    }
+    if "content-encoding" in seen.headers:
+        env["HTTP_CONTENT_ENCODING"] = seen.headers["content-encoding"]
+    if "git-protocol" in seen.headers:
+        env["GIT_PROTOCOL"] = seen.headers["git-protocol"]
+    proc = subprocess.run([GIT_HTTP_BACKEND], input=seen.body, env=env, capture_output=True, timeout=60)
+    head, _, body = proc.stdout.partition(b"\r\n\r\n")
+    if not _:
+        head, _, body = proc.stdout.partition(b"\n\n")
+    status, headers = 200, {}
+    for line in head.decode("latin-1").splitlines():
+        name, _, value = line.partition(":")
+        if name.lower() == "status":
+            status = int(value.strip().split()[0])
+        elif name:
+            headers[name.strip()] = value.strip()
+    return status, headers, body
+
+
+def _echo(seen: Seen) -> tuple[int, dict[str, str], bytes]:
+    """Default stand-in for a forge API: echo what arrived (including the injected header)."""
+    payload = {"method": seen.method, "path": seen.path, "headers": seen.headers}
+    return 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
+
+
+def start_upstream(ca: trustme.CA, git_root: Path, names: Sequence[str] = ()) -> Upstream:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("127.0.0.1", "localhost", *names).configure_cert(context)
+    server = RecordingServer(ssl_context=context)
+    upstream = Upstream(server, git_root)
+    server.respond = upstream.respond
+    server.start()
+    return upstream
+
+
+@dataclass
+class ProxyProcess:
+    """A running ``gitvow proxy`` (or ``mitmdump -s``) and where it keeps things."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    policy: Path
+    confdir: Path
+    audit: Path
+    log: Path
+
+    @property
+    def ca(self) -> Path:
+        return self.confdir / "mitmproxy-ca-cert.pem"
+
+    def url(self, agent: str | None = None, secret: str | None = None) -> str:
+        auth = f"{agent}:{secret}@" if agent is not None else ""
+        return f"http://{auth}127.0.0.1:{self.port}"
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def audit_lines(self) -> list[dict[str, Any]]:
+        if not self.audit.exists():
+            return []
+        return [json.loads(line) for line in self.audit.read_text().splitlines() if line.strip()]
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+_TEMPLATE: list[Path] = []
+
+
+def _template_confdir() -> Path:
+    if not _TEMPLATE:
+        import tempfile
+
+        from gitvow_proxy.agentenv import proxy_ca
+
+        path = Path(tempfile.mkdtemp(prefix="gitvow-test-ca-")) / "confdir"
+        proxy_ca(path)
+        _TEMPLATE.append(path)
+    return _TEMPLATE[0]
+
+
+def start_proxy(
+    policy: Path,
+    workdir: Path,
+    env: Mapping[str, str],
+    *,
+    mitmdump: bool = False,
+    extra: Sequence[str] = (),
+) -> ProxyProcess:
+    port = free_port()
+    confdir = workdir / "confdir"
+    if not confdir.exists():  # generating a CA costs a second: every test proxy shares one
+        shutil.copytree(_template_confdir(), confdir)
+    log = workdir / f"proxy-{port}.log"
+    if mitmdump:
+        import gitvow_proxy.addon
+
+        cmd = [MITMDUMP, "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port), "--set", f"confdir={confdir}",
+               "-s", gitvow_proxy.addon.__file__, "--set", f"gitvow_policy={policy}",
+               "--set", "connection_strategy=lazy", "--set", "flow_detail=0"]
+        for option in extra:
+            cmd += ["--set", option]
+    else:
+        cmd = [GITVOW, "proxy", "--policy", str(policy), "--listen-port", str(port), "--confdir", str(confdir)]
+        for option in extra:
+            cmd += ["--set", option]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env})
+    proxy = ProxyProcess(proc, port, policy, confdir, workdir / "audit.jsonl", log)
+    try:
+        wait_for_port(port, proc)
+    except RuntimeError as exc:
+        proxy.stop()
+        raise RuntimeError(f"{exc}\n{proxy.log_text()}") from None
+    return proxy
+
+
+def basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def git(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+        check: bool = True) -> subprocess.CompletedProcess[str]:
+    full_env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd or Path.cwd()),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_AUTHOR_NAME": "agent",
+        "GIT_AUTHOR_EMAIL": "agent@example.test",
+        "GIT_COMMITTER_NAME": "agent",
+        "GIT_COMMITTER_EMAIL": "agent@example.test",
+        **(env or {}),
+    }
+    proc = subprocess.run(["git", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def make_bare_repo(root: Path, name: str, work: Path) -> Path:
+    """A bare repository ``root/name.git`` with one commit on main."""
+    bare = root / f"{name}.git"
+    bare.parent.mkdir(parents=True, exist_ok=True)
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=root)
+    seed = work / f"seed-{name.replace('/', '-')}"
+    git("init", "-q", "-b", "main", str(seed), cwd=work)
+    (seed / "README.md").write_text(f"# {name}\n")
+    git("add", "README.md", cwd=seed)
+    git("commit", "-q", "-m", "seed", cwd=seed)
+    git("push", "-q", str(bare), "main", cwd=seed)
+    shutil.rmtree(seed)
+    return bare
+
+
+def write_policy(path: Path, upstream: Upstream, ca_file: Path, workdir: Path, extra: str = "") -> Path:
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            [hosts]
+            "{upstream.netloc}" = "gitsmart"
+            "localhost:{upstream.port}" = "broken"
+
+            [credentials.gitsmart]
+            token_env = "GITVOW_TEST_GIT_TOKEN"
+
+            [proxy]
+            upstream_ca = "{ca_file}"
+            state = "{workdir / 'state.sqlite'}"
+            allowed_repos = ["team/*"]
+
+            [audit]
+            path = "{workdir / 'audit.jsonl'}"
+
+            [internal]
+            name = "hive"
+            secret_env = "GITVOW_TEST_HIVE"
+
+            [agents.reader]
+            mode = "advisory"
+            secret_env = "GITVOW_TEST_READER"
+
+            [agents.coder]
+            mode = "issues_and_prs"
+            secret_env = "GITVOW_TEST_CODER"
+
+            [agents.limited]
+            mode = "issues_and_prs"
+            secret_env = "GITVOW_TEST_LIMITED"
+
+            [agents.talker]
+            mode = "issues_and_prs"
+            secret_env = "GITVOW_TEST_TALKER"
+
+            [write_surface]
+            lanes = {{ talk = ["issue.*", "label.add"] }}
+            agents = {{ talker = "talk" }}
+
+            [budget]
+            window_seconds = 3600
+            agents = {{ limited = {{ operations = {{ "git.push" = 1 }} }} }}
+            """
+        )
+        + textwrap.dedent(extra)
+    )
+    return path
+
+
+def proxy_env(plugin_path: Path) -> dict[str, str]:
+    return {
+        "GITVOW_TEST_GIT_TOKEN": GIT_TOKEN,
+        "GITVOW_TEST_READER": SECRETS["reader"],
+        "GITVOW_TEST_CODER": SECRETS["coder"],
+        "GITVOW_TEST_LIMITED": SECRETS["limited"],
+        "GITVOW_TEST_HIVE": SECRETS["hive"],
+        "GITVOW_TEST_TALKER": SECRETS["talker"],
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_path), os.environ.get("PYTHONPATH")])),
+    }

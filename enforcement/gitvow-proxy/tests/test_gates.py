@@ -1,0 +1,227 @@
+"""The proxy's gates inside the real pipeline (``Engine.decide``), with a small test adapter:
+stage order, reason codes, budgets, body gates and credentials, in-process and fast."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from gitvow import plugins
+from gitvow.adapter import Adapter
+from gitvow.gates import Caller
+from gitvow.hookspecs import hookimpl
+from gitvow.pipeline import Action, Decision, Engine
+from gitvow.policy.load import parse_policy
+from gitvow.request import Classification, Request
+from gitvow_proxy.gates import ProxyGates
+from gitvow_proxy.store import PAUSED, MemoryStore
+
+ROUTES: list[tuple[str, str, str]] = [
+    ("POST", r"/repos/([^/]+/[^/]+)/issues", "issue.create"),
+    ("POST", r"/repos/([^/]+/[^/]+)/issues/\d+/comments", "issue.comment"),
+    ("PUT", r"/repos/([^/]+/[^/]+)/pulls/\d+/merge", "pr.merge"),
+    ("POST", r"/repos/([^/]+/[^/]+)/pulls", "pr.create"),
+    ("PATCH", r"/repos/([^/]+/[^/]+)/pulls/\d+", "pr.edit"),
+    ("POST", r"/login/device/code", "auth.login"),
+]
+
+
+class ForgeAdapter(Adapter):
+    """Enough of a forge for the gates: a few REST routes, GET is read."""
+
+    name = "forge"
+    default_hosts = ("forge.test",)
+
+    def classify(self, request: Request) -> Classification:
+        repo_match = re.match(r"/repos/([^/]+/[^/]+)", request.path)
+        repo = repo_match.group(1) if repo_match else None
+        if request.method == "GET":
+            return Classification(("read",), repo=repo)
+        for method, pattern, op in ROUTES:
+            m = re.fullmatch(pattern, request.path)
+            if m and method == request.method:
+                return Classification((op,), repo=m.group(1) if m.groups() else None)
+        return Classification.unknown("no route", repo=repo)
+
+
+class ForgePlugin:
+    @hookimpl
+    def register_adapters(self, register: Callable[[Adapter], None]) -> None:
+        register(ForgeAdapter())
+
+
+BASE: dict[str, Any] = {
+    "agents": {
+        "bot": {"mode": "issues_and_prs"},
+        "merger": {"mode": "issues_prs_merge"},
+        "scoped": {"mode": "issues_and_prs", "repos": ["team/*"]},
+        "low": {"mode": "advisory"},
+    },
+    "credentials": {"forge": {"token_env": "UNUSED"}},
+}
+
+
+class Harness:
+    def __init__(self, extra: Mapping[str, Any] | None = None, now: list[float] | None = None) -> None:
+        data = {**BASE, **(extra or {})}
+        self.policy = parse_policy(data)
+        loaded = plugins.load(entry_points=False, extra=[("forge-plugin", ForgePlugin())])
+        self.engine = Engine(self.policy, loaded)
+        self.store = MemoryStore()
+        self.now = now if now is not None else [1000.0]
+        canaries = {self.store.canary(name): name for name in self.policy.model.agents}
+        self.gates = ProxyGates(self.policy, self.store, credentials={"forge": "tok-123"}, canaries=canaries,
+                                clock=lambda: self.now[0])
+
+    def decide(self, agent: str, method: str, path: str, body: Any = b"", internal: bool = False) -> Decision:
+        raw = json.dumps(body).encode() if not isinstance(body, bytes) else body
+        request = Request.from_url(method, f"https://forge.test{path}", body=raw)
+        grant = self.policy.grant_for(agent)
+        assert grant is not None or internal
+        caller = Caller(agent, internal=True) if internal else Caller(agent, grant)  # type: ignore[arg-type]
+        return self.engine.decide(request, caller, self.gates)
+
+
+def reason(decision: Decision) -> str | None:
+    return decision.reason if decision.action is not Action.FORWARD else None
+
+
+def test_allowed_write_is_forwarded_with_credentials() -> None:
+    h = Harness()
+    d = h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {"body": "hi"})
+    assert d.action is Action.FORWARD
+    assert d.headers == {"authorization": "Bearer tok-123"}
+
+
+def test_run_state_order_paused_before_scope_before_policy() -> None:
+    h = Harness({"run_state": {"paused": ["other/app", "team/app"], "auto_merge_off": ["team/app"]}})
+    # paused wins over scope, auto-merge and the relay of pr.merge
+    assert reason(h.decide("scoped", "PUT", "/repos/other/app/pulls/1/merge")) == "repo_paused"
+    assert reason(h.decide("bot", "POST", "/repos/team/app/pulls")) == "repo_paused"
+    h2 = Harness({"run_state": {"auto_merge_off": ["team/app"]}})
+    assert reason(h2.decide("scoped", "PUT", "/repos/other/app/pulls/1/merge")) == "agent_repo_scope"
+    assert reason(h2.decide("merger", "PUT", "/repos/team/app/pulls/1/merge")) == "repo_auto_merge_disabled"
+    assert reason(h2.decide("merger", "PUT", "/repos/team/lib/pulls/1/merge")) == "hard_deny"
+
+
+def test_paused_at_run_time_through_the_store() -> None:
+    h = Harness()
+    assert h.decide("bot", "POST", "/repos/team/app/issues", {"title": "t"}).action is Action.FORWARD
+    h.store.set_flag(PAUSED, "Team/App", True)
+    assert reason(h.decide("bot", "POST", "/repos/team/app/issues", {"title": "t"})) == "repo_paused"
+    assert h.decide("bot", "GET", "/repos/team/app/issues").action is Action.FORWARD
+
+
+def test_scope_reads_and_unknown_repo_writes() -> None:
+    h = Harness()
+    assert reason(h.decide("scoped", "GET", "/repos/other/app")) == "agent_repo_scope"
+    assert h.decide("scoped", "GET", "/user").action is Action.FORWARD
+    assert h.decide("scoped", "POST", "/login/device/code").action is Action.FORWARD  # not a write
+
+
+def test_write_surface_lanes_and_exemptions() -> None:
+    lanes = {"write_surface": {"lanes": {"talk": ["issue.*"]}, "agents": {"bot": "talk"}}}
+    h = Harness(lanes)
+    assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {"body": "x"}).action is Action.FORWARD
+    assert reason(h.decide("bot", "PATCH", "/repos/team/app/pulls/1")) == "write_surface_enforce"
+    # the write surface comes before policy: a relayed pr.create reports the lane
+    assert reason(h.decide("bot", "POST", "/repos/team/app/pulls")) == "write_surface_enforce"
+    assert h.decide("bot", "POST", "/login/device/code").action is Action.FORWARD
+    audit_only = Harness({"write_surface": {**lanes["write_surface"], "enforce": False}})
+    assert audit_only.decide("bot", "PATCH", "/repos/team/app/pulls/1").action is Action.FORWARD
+    assert "would refuse" in (audit_only.gates.take_note() or "")
+
+
+def test_allowed_repo_filter_after_policy() -> None:
+    h = Harness({"proxy": {"allowed_repos": ["team/*"]}})
+    assert reason(h.decide("bot", "GET", "/repos/elsewhere/x")) == "repo_not_in_config"
+    assert reason(h.decide("low", "POST", "/repos/elsewhere/x/issues/1/comments", {})) == "mode_denied"
+
+
+def test_issue_shape() -> None:
+    h = Harness({"issue_shape": {"title_max": 20, "body_min": 10, "required_sections": ["## Why"]}})
+    good = {"title": "Short title", "body": "## Why\nbecause it breaks"}
+    assert h.decide("bot", "POST", "/repos/team/app/issues", good).action is Action.FORWARD
+    for bad in ({"title": "x" * 21, "body": good["body"]}, {"title": "ok", "body": "## Why"},
+                {"title": "ok", "body": "long enough but no section"}, {"body": good["body"]}):
+        assert reason(h.decide("bot", "POST", "/repos/team/app/issues", bad)) == "issue_shape", bad
+    assert reason(h.decide("bot", "POST", "/repos/team/app/issues", b"{not json")) == "issue_shape"
+    graphql = {"query": 'mutation { createIssue(input: {repositoryId: "R", title: "Short title", body: "## Why\\nsee logs"}) { issue { id } } }'}
+    assert h.decide("bot", "POST", "/repos/team/app/issues", graphql).action is Action.FORWARD
+
+
+def test_canary_in_body_path_and_query() -> None:
+    h = Harness()
+    token = h.store.canary("bot")
+    assert reason(h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {"body": f"x {token}"})) == "canary_egress"
+    assert reason(h.decide("bot", "GET", f"/repos/team/app/issues?q={token}")) == "canary_egress"
+    # another agent's canary is refused just the same
+    assert reason(h.decide("merger", "POST", "/repos/team/app/issues/1/comments", {"body": token})) == "canary_egress"
+    assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {"body": "gvc_ but not a token"}).action is Action.FORWARD
+
+
+def test_canary_scan_limit_fails_closed() -> None:
+    h = Harness({"canary": {"scan_limit": 1024}})
+    d = h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {"body": "a" * 2048})
+    assert reason(d) == "canary_egress"
+    assert d.message is not None and "scan limit" in d.message
+
+
+def test_budget_sliding_window_and_per_operation_caps() -> None:
+    h = Harness({"budget": {"window_seconds": 60, "writes": 3, "operations": {"issue.create": 1}}})
+    issue = {"title": "t", "body": "b"}
+    assert h.decide("bot", "POST", "/repos/team/app/issues", issue).action is Action.FORWARD
+    h.now[0] += 10
+    capped = h.decide("bot", "POST", "/repos/team/app/issues", issue)
+    assert capped.action is Action.THROTTLE and capped.status == 429
+    assert capped.headers["Retry-After"] == "50"
+    assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {}).action is Action.FORWARD
+    assert h.decide("bot", "POST", "/repos/team/app/issues/2/comments", {}).action is Action.FORWARD
+    h.now[0] += 1
+    full = h.decide("bot", "POST", "/repos/team/app/issues/3/comments", {})
+    assert full.action is Action.THROTTLE and full.headers["Retry-After"] == "49"
+    assert h.decide("bot", "GET", "/repos/team/app").action is Action.FORWARD  # reads are never budgeted
+    assert h.decide("merger", "POST", "/repos/team/app/issues/1/comments", {}).action is Action.FORWARD  # per agent
+    h.now[0] += 50
+    assert h.decide("bot", "POST", "/repos/team/app/issues/4/comments", {}).action is Action.FORWARD
+
+
+def test_counters_count_writes_allowed_and_refused() -> None:
+    h = Harness()
+    h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {})
+    h.decide("low", "POST", "/repos/team/app/issues/1/comments", {})
+    h.decide("bot", "GET", "/repos/team/app")
+    assert h.store.counters() == {"writes:bot:issue.comment:allowed": 1, "writes:low:issue.comment:refused": 1}
+
+
+def test_internal_caller_skips_agent_gates_but_not_unknown() -> None:
+    h = Harness({"run_state": {"paused": ["team/app"]}})
+    assert h.decide("hive", "PUT", "/repos/team/app/pulls/1/merge", internal=True).action is Action.FORWARD
+    assert reason(h.decide("hive", "DELETE", "/repos/team/app", internal=True)) == "mode_denied"
+
+
+def test_a_gate_that_raises_is_a_deny_naming_the_stage(caplog: pytest.LogCaptureFixture) -> None:
+    h = Harness()
+
+    def boom(ctx: object) -> None:
+        raise OSError("disk on fire")
+
+    h.gates.repo_filter = boom  # type: ignore[assignment,method-assign]
+    d = h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {})
+    assert reason(d) == "internal_error" and d.stage == "repo_filter"
+    assert "repo_filter" in caplog.text
+
+
+def test_a_failing_write_counter_is_a_deny() -> None:
+    h = Harness()
+
+    def boom(key: str, amount: int = 1) -> None:
+        raise OSError("database is locked")
+
+    h.store.count = boom  # type: ignore[method-assign]
+    d = h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {})
+    assert reason(d) == "internal_error"

@@ -1,0 +1,179 @@
+"""The store (both implementations), the canary scanner, identities and the proxy settings."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import subprocess
+import zlib
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from gitvow.errors import PolicyError
+from gitvow.policy.load import parse_policy
+from gitvow_proxy.canary import CanaryScanner, ScanRefused
+from gitvow_proxy.identity import Identities
+from gitvow_proxy.store import AUTO_MERGE_OFF, MemoryStore, SQLiteStore, Store
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "state.sqlite")
+
+
+def test_take_is_a_sliding_window(store: Store) -> None:
+    keys = [("a", 2)]
+    assert store.take(keys, 100.0, 60) is None
+    assert store.take(keys, 110.0, 60) is None
+    assert store.take(keys, 120.0, 60) == pytest.approx(40.0)
+    assert store.take(keys, 160.5, 60) is None  # the event at 100 left the window
+    assert store.take(keys, 161.0, 60) == pytest.approx(9.0)
+
+
+def test_take_is_all_or_nothing(store: Store) -> None:
+    assert store.take([("op", 1), ("all", 5)], 0.0, 60) is None
+    assert store.take([("op", 1), ("all", 5)], 1.0, 60) is not None
+    # the refused take consumed nothing from "all": four more fit
+    for i in range(4):
+        assert store.take([("all", 5)], 2.0 + i, 60) is None
+    assert store.take([("all", 5)], 10.0, 60) is not None
+    assert store.take([("zero", 0)], 0.0, 60) == 60
+
+
+def test_flags_counters_canaries(store: Store) -> None:
+    store.set_flag(AUTO_MERGE_OFF, "Team/App", True)
+    assert store.flags(AUTO_MERGE_OFF) == {"team/app"}
+    store.set_flag(AUTO_MERGE_OFF, "team/app", False)
+    assert store.flags(AUTO_MERGE_OFF) == frozenset()
+    store.count("k")
+    store.count("k", 2)
+    assert store.counters() == {"k": 3}
+    token = store.canary("bot")
+    assert token.startswith("gvc_") and store.canary("bot") == token != store.canary("other")
+    assert store.canaries()[token] == "bot"
+
+
+def test_sqlite_survives_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    first = SQLiteStore(path)
+    assert first.take([("w", 1)], 0.0, 3600) is None
+    token = first.canary("bot")
+    first.close()
+    second = SQLiteStore(path)
+    assert second.take([("w", 1)], 10.0, 3600) == pytest.approx(3590.0)
+    assert second.canary("bot") == token
+    assert path.stat().st_mode & 0o077 == 0
+
+
+# -- canary scanner --------------------------------------------------------------------------
+
+TOKEN = "gvc_0123456789abcdef0123456789abcdef"
+
+
+def scanner(limit: int = 1 << 20) -> CanaryScanner:
+    return CanaryScanner({TOKEN: "bot"}, limit=limit)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        TOKEN.encode(),
+        ('{"body": "' + "".join(f"\\u{ord(c):04x}" for c in TOKEN) + '"}').encode(),
+        quote(f"x={TOKEN}", safe="").encode(),
+        ("%" + "%".join(f"{b:02X}" for b in TOKEN.encode())).encode(),
+        base64.b64encode(TOKEN.encode()),
+        base64.b64encode(b"a" + TOKEN.encode() + b"b"),
+        base64.urlsafe_b64encode(b"ab" + TOKEN.encode()),
+    ],
+    ids=["plain", "json-escaped", "url", "url-all", "b64-0", "b64-1", "b64url-2"],
+)
+def test_canary_found_in_every_spelling(body: bytes) -> None:
+    assert scanner().find(body) == "bot"
+
+
+def test_canary_in_gzip_and_limits() -> None:
+    assert scanner().find(gzip.compress(b"x" + TOKEN.encode()), content_encoding="gzip") == "bot"
+    with pytest.raises(ScanRefused):
+        scanner(limit=100).find(b"a" * 101)
+    with pytest.raises(ScanRefused):  # a small gzip that inflates past the limit
+        scanner(limit=10_000).find(gzip.compress(b"\0" * 100_000), content_encoding="gzip")
+    with pytest.raises(ScanRefused):
+        scanner().find(b"data", content_encoding="br")
+    assert scanner().find(b"nothing to see here") is None
+    assert not CanaryScanner({}, limit=10)
+
+
+def _pkt(line: bytes) -> bytes:
+    return b"%04x" % (len(line) + 4) + line
+
+
+def _real_pack(tmp_path: Path, content: bytes) -> bytes:
+    """A real pack from git pack-objects holding a blob with ``content`` and a delta against it."""
+    env = {"GIT_DIR": str(tmp_path / "r.git"), "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "r.git")], check=True, env=env)
+    base = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"line\n" * 500, capture_output=True,
+                          check=True, env=env).stdout.strip()
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"line\n" * 500 + content,
+                          capture_output=True, check=True, env=env).stdout.strip()
+    pack = subprocess.run(["git", "pack-objects", "--stdout"], input=base + b"\n" + blob + b"\n",
+                          capture_output=True, check=True, env=env).stdout
+    return pack
+
+
+def test_canary_inside_a_git_pack(tmp_path: Path) -> None:
+    commands = _pkt(b"0" * 40 + b" " + b"1" * 40 + b" refs/heads/x\0report-status\n") + b"0000"
+    leaking = commands + _real_pack(tmp_path / "a", b"secret " + TOKEN.encode() + b"\n")
+    clean = commands + _real_pack(tmp_path / "b", b"nothing\n")
+    assert TOKEN.encode() not in leaking  # compressed: only the inflated pack shows it
+    assert scanner().find(leaking, git_push=True) == "bot"
+    assert scanner().find(clean, git_push=True) is None
+    with pytest.raises(ScanRefused):
+        scanner().find(commands + b"PACK\0\0\0\2\0\0\0\1" + b"\x35" + b"garbage", git_push=True)
+    with pytest.raises(ScanRefused):
+        scanner().find(commands + clean[len(commands):-30], git_push=True)
+    assert scanner().find(commands, git_push=True) is None  # a delete-only push has no pack
+    bomb = commands + b"PACK\0\0\0\2\0\0\0\1" + bytes([0x3F, 0x7F]) + zlib.compress(b"\0" * 5_000_000)
+    with pytest.raises(ScanRefused):
+        scanner(limit=1_000_000).find(bomb, git_push=True)
+
+
+# -- identities and settings -------------------------------------------------------------------
+
+def test_identities(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("BOT_SECRET", "s3cret:with:colons")
+    (tmp_path / "hive").write_text("hive-secret\n")
+    policy = parse_policy({
+        "agents": {"bot": {"secret_env": "BOT_SECRET"}, "nosecret": {"secret_env": "UNSET_VAR_XYZ"}},
+        "internal": {"name": "hive", "secret_file": str(tmp_path / "hive")},
+    })
+    ids = Identities.from_policy(policy)
+
+    def header(user: str, password: str) -> str:
+        return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    bot = ids.authenticate(header("bot", "s3cret:with:colons"))
+    assert bot is not None and bot.name == "bot" and not bot.internal
+    hive = ids.authenticate(header("hive", "hive-secret"))
+    assert hive is not None and hive.internal
+    for bad in (header("bot", "nope"), header("nosecret", ""), header("ghost", "x"), "Bearer abc", "Basic !!!", ""):
+        assert ids.authenticate(bad) is None
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        ({"credentials": {"github": {}}}, "credentials"),
+        ({"credentials": {"github": {"token_env": "A", "token_file": "b"}}}, "credentials"),
+        ({"budget": {"operations": {"pr.creat": 1}}}, "budget"),
+        ({"write_surface": {"lanes": {"a": ["issue.*"]}, "agents": {"bot": "b"}}}, "write_surface"),
+        ({"canary": {"tokens": ["short"]}}, "canary"),
+        ({"proxy": {"other_hosts": "allow"}}, "proxy.other_hosts"),
+        ({"internal": {"name": "hive"}}, "internal"),
+        ({"audit": {"paht": "x"}}, "audit.paht"),
+    ],
+)
+def test_settings_errors_name_the_key(data: dict[str, object], key: str) -> None:
+    with pytest.raises(PolicyError, match=key.replace(".", r"\.")):
+        parse_policy(data, source="policy.toml")
