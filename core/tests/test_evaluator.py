@@ -17,7 +17,7 @@ def verdict(ops: tuple[str, ...], mode: Mode, caps: frozenset[str] = frozenset()
 @pytest.mark.parametrize("mode", list(Mode))
 def test_relay_wins_at_every_mode(mode: Mode) -> None:
     v = verdict(("pr.merge",), mode)
-    assert v.outcome is Outcome.RELAY and v.code == "hard_deny" and v.relay == "hive-merge"
+    assert v.outcome is Outcome.RELAY and v.code == "hard_deny" and v.relay == "approval"
 
 
 def test_mode_ladder() -> None:

@@ -20,7 +20,7 @@ from gitvow.pipeline import Action, Decision, Engine
 from gitvow.plugins import Plugins
 from gitvow.policy.load import Policy
 from gitvow.policy.table import DEFAULT_TABLE
-from gitvow.relay import MERGE, OPEN_PR
+from gitvow.relay import APPROVAL
 from gitvow.request import Classification, Fixture, Request
 from gitvow.verdict import Outcome
 from gitvow.vocabulary import OPERATIONS, UNKNOWN
@@ -37,7 +37,7 @@ def engine_for(adapter: Adapter, fixtures: Sequence[Fixture] = ()) -> Engine:
     """An engine with the default policy in which ``adapter`` serves its hosts and its fixtures' hosts."""
     hosts = {_host_key(f.request()): adapter.name for f in fixtures}
     hosts.update({host: adapter.name for host in adapter.default_hosts})
-    plugins = Plugins.of(adapters=[adapter], relays=[OPEN_PR, MERGE])
+    plugins = Plugins.of(adapters=[adapter], relays=[APPROVAL])
     return Engine(Policy(hosts=hosts), plugins)
 
 

@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from urllib.parse import unquote
 
+from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.errors import PluginError
 from gitvow.request import Classification, Fixture, Request, ToolCall
@@ -160,6 +161,13 @@ class GiteaAdapter(Adapter):
         if command == "hive-merge":
             return ("tea pr merge", f"POST {API}/repos/OWNER/REPO/pulls/N/merge")
         return ()
+
+    def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
+        """The API: Gitea's ``{"message", "url"}``, which tea and py-gitea print; git: ``remote:`` lines."""
+        path = request.path[len(self.prefix) :] if self.prefix and request.path.startswith(self.prefix) else request.path
+        if path == API or path.startswith(API + "/"):
+            return refusal.json_message(message, code, url="")
+        return refusal.plain(message)
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_tea(argv)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Mapping, Sequence
 
+from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.errors import PluginError
 from gitvow.graphql import BODY_LIMIT, CACHE_SIZE, FIELD_LIMIT, TOKEN_LIMIT, GraphQLReader
@@ -104,6 +105,16 @@ class GitHubAdapter(Adapter):
 
     def relay_hints(self, command: str) -> Sequence[str]:
         return RELAY_HINTS.get(command, ())
+
+    def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
+        """GraphQL: an ``errors`` entry; REST: GitHub's ``{"message", "documentation_url"}``,
+        which ``gh``, PyGithub and octokit print; git: ``remote:`` lines."""
+        surface = route(request.host, request.path).surface
+        if surface is Surface.GRAPHQL:
+            return refusal.graphql_errors(message, code, type="FORBIDDEN")
+        if surface is Surface.WEB and is_git_path(request.path):
+            return refusal.plain(message)
+        return refusal.json_message(message, code, documentation_url="https://docs.github.com/rest")
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_gh(argv, self.reader)

@@ -23,6 +23,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import unquote
 
+from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.errors import PluginError
 from gitvow.graphql import BODY_LIMIT, FIELD_LIMIT, TOKEN_LIMIT, GraphQLReader
@@ -165,6 +166,19 @@ class GitLabAdapter(Adapter):
             userpass = token if ":" in token else f"oauth2:{token}"
             return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
         return {"authorization": f"Bearer {token}"}
+
+    def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
+        """GraphQL: an ``errors`` entry; REST: GitLab's ``{"message": …}``, which glab and
+        python-gitlab print; git: ``remote:`` lines."""
+        try:
+            segments = split_path(request.path)[len(self.root) :]
+        except PathRefused:
+            segments = []
+        if segments[:2] == ["api", "graphql"]:
+            return refusal.graphql_errors(message, code)
+        if segments[:1] == ["api"] or segments[:1] == ["oauth"]:
+            return refusal.json_message(message, code)
+        return refusal.plain(message)
 
     # -- the agent gate ------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.errors import PluginError
 from gitvow.graphql import TOKEN_LIMIT, GraphQLReader, GraphQLRefused
@@ -78,6 +79,10 @@ class LinearAdapter(Adapter):
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise PluginError(self.name, f"{key} must be a positive integer, got {value!r}")
         return value
+
+    def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
+        """GraphQL ``errors`` as Linear sends them: the SDK shows ``userPresentableMessage``."""
+        return refusal.graphql_errors(message, code, type="forbidden", userPresentableMessage=message)
 
     def classify(self, request: Request) -> Classification:
         if request.method != "POST" or request.path != ENDPOINT:
