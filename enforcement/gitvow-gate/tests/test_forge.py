@@ -103,7 +103,10 @@ def test_gh_pr_merge_is_the_relay_the_proxy_names(repo: Path, write_policy: Call
     assert out["permissionDecision"] == "deny"
     assert out["permissionDecisionReason"].endswith("reason=hard_deny")
     assert out["permissionDecisionReason"].startswith("gitvow refused pr.merge")
-    assert "use `hive-merge PR_NUMBER`" in out["permissionDecisionReason"]
+    # the default relay is the proxy's approval path: the gate names it, as the proxy's line does
+    assert "pr.merge needs a human's approval" in out["permissionDecisionReason"]
+    assert "stages it for a human" in out["permissionDecisionReason"]
+    assert "`gitvow approvals wait ID`" in out["permissionDecisionReason"]
 
 
 @github

@@ -13,7 +13,7 @@ import pytest
 
 from gitvow import denial
 from gitvow.adapter import Adapter
-from gitvow.evaluator import Grant
+from gitvow.evaluator import Grant, evaluate_operation
 from gitvow.gates import Caller
 from gitvow.modes import CAPABILITIES, Mode
 from gitvow.pipeline import Action, Decision, Engine
@@ -126,7 +126,10 @@ class AdapterContract:
     # -- 3. relay coverage ----------------------------------------------------------------
 
     def test_relay_coverage(self, adapter: Adapter, fixtures: list[Fixture], engine: Engine) -> None:
-        """Every relayed operation is refused with hard_deny and the shared relay line, at every mode."""
+        """Every relayed operation is refused with hard_deny and the shared relay line, at every mode.
+
+        A request that also carries an operation the grant denies outright is refused for that
+        operation instead: a human's approval covers only relayed operations, so it is never staged."""
         problems = []
         relayed = sorted(op for op in OPERATIONS if DEFAULT_TABLE[op].relay)
         unsupported = adapter.unsupported()
@@ -138,9 +141,13 @@ class AdapterContract:
                 for grant in every_grant():
                     decision = engine.decide(fixture.request(), Caller("contract", grant))
                     template = engine.relays[DEFAULT_TABLE[op].relay or ""]
-                    if decision.action is not Action.DENY or decision.reason != "hard_deny":
+                    denied_too = any(
+                        not evaluate_operation(other, grant, table=DEFAULT_TABLE).allowed
+                        for other in fixture.operations if not DEFAULT_TABLE[other].relay
+                    )
+                    if decision.action is not Action.DENY or (decision.reason != "hard_deny" and not denied_too):
                         problems.append(f"{fixture.id} at {grant.mode.label}: {decision.action.value} {decision.reason}")
-                    elif template.usage not in (decision.message or ""):
+                    elif decision.reason == "hard_deny" and template.usage not in (decision.message or ""):
                         problems.append(f"{fixture.id}: relay line lacks `{template.usage}`: {decision.message}")
         _fail(problems, "relay coverage")
 
