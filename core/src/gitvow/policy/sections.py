@@ -43,6 +43,7 @@ class PolicySection:
 SHIPPED_KEYS: Mapping[str, tuple[str, ...]] = {
     "gitvow-proxy": (
         "proxy", "credentials", "internal", "run_state", "write_surface", "budget", "canary", "issue_shape", "audit",
+        "approvals", "admin",
     ),
     "gitvow-gate": (
         "bash_deny", "bash_confirm", "path_confirm", "mcp_allow", "mcp_deny", "providers", "llm_classifier",

@@ -50,6 +50,14 @@ them::
 
     [audit]
     path = "~/.local/state/gitvow/audit.jsonl"    # "-" for standard error
+
+    [approvals]                           # requests the `approval` relay staged for a human
+    ttl = 86400                           # seconds a pending approval waits; then approval_expired
+    poll_interval = 1.0                   # seconds between the proxy's looks for approved ones
+
+    [admin]                               # the approval desk (off without a secret)
+    listen = "127.0.0.1:8081"             # loopback unless you mean it
+    secret_env = "GITVOW_ADMIN_SECRET"    # or secret_file: the operator's, never an agent's
 """
 
 from __future__ import annotations
@@ -200,6 +208,35 @@ class Audit(_Section):
     path: str = DEFAULT_AUDIT
 
 
+class Approvals(_Section):
+    """``[approvals]``: how long a staged request waits for a human, how often the proxy looks."""
+
+    ttl: int = Field(default=86400, gt=0)
+    poll_interval: float = Field(default=1.0, gt=0)
+
+
+class Admin(_Section):
+    """``[admin]``: the approval desk's listener and the operator secret that opens it."""
+
+    listen: str = "127.0.0.1:8081"
+    secret_env: str | None = None
+    secret_file: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Admin:
+        if self.secret_env is not None and self.secret_file is not None:
+            raise ValueError("set one of secret_env or secret_file, not both")
+        host, sep, port = self.listen.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError(f"listen must be HOST:PORT, got {self.listen!r}")
+        return self
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, _, port = self.listen.rpartition(":")
+        return host.strip("[]"), int(port)
+
+
 class ProxyPolicy(_Section):
     """Every top-level key the proxy owns, registered through ``register_policy_sections``."""
 
@@ -212,9 +249,13 @@ class ProxyPolicy(_Section):
     canary: Canary = Field(default_factory=Canary)
     issue_shape: IssueShape | None = None
     audit: Audit = Field(default_factory=Audit)
+    approvals: Approvals = Field(default_factory=Approvals)
+    admin: Admin | None = None
 
 
 __all__ = [
+    "Admin",
+    "Approvals",
     "Audit",
     "Budget",
     "BudgetLimits",
