@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import ssl
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -330,10 +331,82 @@ def _agent_post(proxy: ProxyProcess, forge: Upstream, home: Path, title: str) ->
 
     env = agent_env(proxy, "coder", home)
     url = f"https://{HOST}:{forge.port}/api/v3/repos/team/app/pulls"
-    with httpx.Client(proxy=env["HTTPS_PROXY"], verify=env["SSL_CERT_FILE"], timeout=30) as client:
+    context = ssl.create_default_context(cafile=env["SSL_CERT_FILE"])
+    with httpx.Client(proxy=env["HTTPS_PROXY"], verify=context, timeout=30) as client:
         answer = client.post(url, json={"title": title, "body": "Why: the desk test.", "head": "desk", "base": "main"})
     assert answer.status_code == 403
     return {"id": answer.headers["x-gitvow-approval"], "message": answer.json()["message"]}
 
 
-__all__ = ["desk_url"]
+# -- the approval desk ------------------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def test_the_desk_in_a_browser_signs_in_shows_and_approves_once(
+    proxy: ProxyProcess, forge: Upstream, tmp_path: Path
+) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (scripts/test installs it)")
+    staged = _agent_post(proxy, forge, tmp_path, "Desk: tidy the README")
+    ident = staged["id"]
+    forge.clear()
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(desk_url(proxy))
+            assert page.url.endswith("/login")  # nothing without the operator secret
+            page.fill("input[name=name]", "carol")
+            page.fill("input[name=secret]", "not-the-secret")
+            page.click("button:has-text('Sign in')")
+            assert "not the operator secret" in page.inner_text("body")
+            page.fill("input[name=name]", "carol")
+            page.fill("input[name=secret]", ADMIN_SECRET)
+            page.click("button:has-text('Sign in')")
+            card = page.locator(f"#approval-{ident}")
+            text = card.inner_text()
+            for shown in ("coder", "pr.create", "team/app", "Desk: tidy the README", "Why: the desk test.", "desk", "main"):
+                assert shown in text, text
+            assert page.locator("#decisions-chart rect").count() > 0
+            assert "deny: hard_deny" in page.inner_text("figure")
+            page.screenshot(path=str(tmp_path / "desk.png"), full_page=True)
+            card.get_by_role("button", name=f"Approve {ident}").click()
+            assert f"Approved {ident}" in page.inner_text(".flash")
+            assert page.locator(f"#approval-{ident} .status").first.inner_text().lower() in ("approved", "sending", "sent")
+        finally:
+            browser.close()
+    waited = gitvow(proxy, "approvals", "wait", ident, "--timeout", "30")
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    created = [s for s in forge.seen if s.method == "POST" and s.route == "/api/v3/repos/team/app/pulls"]
+    assert len(created) == 1 and created[0].headers["authorization"] == f"Bearer {GIT_TOKEN}"
+    assert json.loads(created[0].body)["title"] == "Desk: tidy the README"
+    steps = [(line["verdict"], line.get("by")) for line in proxy.audit_lines() if line.get("approval") == ident]
+    assert ("approved", "carol (desk)") in steps and ("sent", None) in steps
+
+
+def test_the_desk_refuses_forms_without_its_session_token_or_from_elsewhere(
+    proxy: ProxyProcess, forge: Upstream, tmp_path: Path
+) -> None:
+    import httpx
+
+    ident = _agent_post(proxy, forge, tmp_path, "Desk: not this way")["id"]
+    base = desk_url(proxy).rstrip("/")
+    with httpx.Client(base_url=base, follow_redirects=False, timeout=10) as client:
+        assert client.get("/").headers["location"] == "/login"
+        assert client.post(f"/approvals/{ident}/approve", data={"csrf": "x"}).headers["location"] == "/login"
+        signed = client.post("/login", data={"name": "mallory", "secret": ADMIN_SECRET})
+        assert signed.status_code == 303 and "HttpOnly" in signed.headers["set-cookie"]
+        assert "SameSite=Strict" in signed.headers["set-cookie"]
+        assert client.post(f"/approvals/{ident}/approve", data={"csrf": "forged"}).status_code == 403
+        page = client.get("/").text
+        csrf = re.search(r"name='csrf' value='([^']+)'", page)
+        assert csrf
+        elsewhere = client.post(f"/approvals/{ident}/approve", data={"csrf": csrf.group(1)},
+                                headers={"Origin": "http://evil.test"})
+        assert elsewhere.status_code == 403
+    assert gitvow(proxy, "approvals", "show", ident, "--json").stdout.count('"status": "pending"') == 1
+    assert gitvow(proxy, "approvals", "reject", ident, "--reason", "cleanup").returncode == 0

@@ -39,7 +39,8 @@ log = logging.getLogger("gitvow_proxy")
 
 COOKIE = "gitvow_desk"
 SESSION_SECONDS = 12 * 3600
-_PALETTE = ("#2e7d32", "#c62828", "#ef6c00", "#6a1b9a", "#1565c0", "#00838f", "#ad1457", "#5d4037", "#455a64",
+ALLOW_COLOUR = "#2e7d32"
+_PALETTE = ("#c62828", "#ef6c00", "#6a1b9a", "#1565c0", "#00838f", "#ad1457", "#5d4037", "#455a64",
             "#9e9d24")
 
 
@@ -139,7 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Frame-Options", "DENY")
         self.send_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
-        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Referrer-Policy", "same-origin")  # "no-referrer" makes form posts say Origin: null
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
@@ -394,9 +395,18 @@ def _refusals(rows: list[dict[str, Any]]) -> str:
             f"<th>repository</th><th>request</th></tr></thead><tbody>{lines}</tbody></table>")
 
 
+def _colours(names: list[str]) -> dict[str, str]:
+    """Allowed requests green; each refusal series its own colour, never green."""
+    refusals = [n for n in names if n != "allow"]
+    colours = {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(refusals)}
+    colours["allow"] = ALLOW_COLOUR
+    return colours
+
+
 def _chart(decisions: dict[str, Any], span: str) -> str:
     """Stacked bars, one per time bucket, one colour per verdict and reason; an SVG, no script."""
     series: dict[str, list[int]] = decisions["series"]
+    colour = _colours(list(series))
     if not series:
         return "<p class='empty'>No decisions in this span.</p>"
     buckets = len(next(iter(series.values())))
@@ -407,12 +417,12 @@ def _chart(decisions: dict[str, Any], span: str) -> str:
     shapes = []
     for i in range(buckets):
         y = float(height - bottom)
-        for index, (name, values) in enumerate(series.items()):
+        for name, values in series.items():
             if values[i]:
                 h = values[i] / top * (height - bottom - 10)
                 y -= h
                 shapes.append(f"<rect x='{left + i * bar + 1:.1f}' y='{y:.1f}' width='{bar - 2:.1f}' height='{h:.1f}' "
-                              f"fill='{_PALETTE[index % len(_PALETTE)]}'><title>{_e(name)}: {values[i]}</title></rect>")
+                              f"fill='{colour[name]}'><title>{_e(name)}: {values[i]}</title></rect>")
     start, step = decisions["start"], decisions["bucket_seconds"]
     fmt = "%H:%M" if span != "7d" else "%m-%d"
     ticks = "".join(
@@ -423,8 +433,8 @@ def _chart(decisions: dict[str, Any], span: str) -> str:
             f"<text x='0' y='16' font-size='11'>{top}</text><text x='0' y='{height - bottom}' font-size='11'>0</text>")
     legend = "".join(
         f"<li><svg width='12' height='12' aria-hidden='true'><rect width='12' height='12' "
-        f"fill='{_PALETTE[index % len(_PALETTE)]}'/></svg> {_e(name)}: {sum(values)}</li>"
-        for index, (name, values) in enumerate(series.items())
+        f"fill='{colour[name]}'/></svg> {_e(name)}: {sum(values)}</li>"
+        for name, values in series.items()
     )
     return (f"<figure><svg role='img' aria-label='decisions over the last {_e(span)} by verdict and reason' "
             f"viewBox='0 0 {width} {height}' width='100%' id='decisions-chart'>{axis}{''.join(shapes)}{ticks}</svg>"
