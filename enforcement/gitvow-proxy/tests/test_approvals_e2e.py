@@ -20,7 +20,16 @@ from typing import Any
 
 import pytest
 import trustme
-from proxy_support import GIT_TOKEN, GITVOW, SECRETS, ProxyProcess, Seen, Upstream, proxy_env, start_proxy, start_upstream
+from proxy_support import (
+    GIT_TOKEN,
+    GITVOW,
+    ProxyProcess,
+    Seen,
+    Upstream,
+    proxy_env,
+    start_proxy,
+    start_upstream,
+)
 from test_github_e2e import HOST, RESOLVE_ADDON, agent_env, gh
 
 from gitvow.testing import free_port
