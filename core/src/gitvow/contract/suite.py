@@ -151,6 +151,20 @@ class AdapterContract:
                         problems.append(f"{fixture.id}: relay line lacks `{template.usage}`: {decision.message}")
         _fail(problems, "relay coverage")
 
+    def test_refusal_body_carries_the_line(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
+        """Every refusal body (``refusal_body``) carries the one-line denial, whatever its shape."""
+        line = "gitvow refused contract.check (POST /x): the contract kit asks. reason=mode_denied"
+        problems = []
+        for fixture in fixtures:
+            try:
+                content_type, body = adapter.refusal_body(fixture.request(), line, "mode_denied")
+            except Exception as exc:
+                problems.append(f"{fixture.id}: raised {type(exc).__name__}: {exc}")
+                continue
+            if not isinstance(content_type, str) or not isinstance(body, bytes) or line.encode() not in body:
+                problems.append(f"{fixture.id}: {content_type!r} body lacks the line")
+        _fail(problems, "refusal bodies")
+
     # -- 4. fail closed -------------------------------------------------------------------
 
     def test_fail_closed(self, adapter: Adapter, fixtures: list[Fixture], engine: Engine) -> None:
