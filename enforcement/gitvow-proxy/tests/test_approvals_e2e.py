@@ -8,6 +8,7 @@ taking effect on the next request without a restart.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -87,7 +88,6 @@ def _api(upstream: Upstream, seen: Seen) -> tuple[int, dict[str, str], bytes]:
 @pytest.fixture(scope="module")
 def forge(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
     pytest.importorskip("gitvow_github", reason="the GitHub adapter plugin is not installed")
-    pytest.importorskip("gitvow_gitlab", reason="the GitLab adapter plugin is not installed")
     server = start_upstream(ca, tmp_path_factory.mktemp("forge-root"), names=(HOST, GITLAB))
     server.routes["/api/"] = lambda seen: _api(server, seen)
     yield server
@@ -101,15 +101,16 @@ def proxy(forge: Upstream, ca_file: Path, broken_plugin_path: Path,
     resolve = workdir / "resolve.py"
     resolve.write_text(RESOLVE_ADDON)
     policy = workdir / "policy.toml"
+    # The GitLab adapter is there in the `all` environment; the proxy's own runs without it.
+    has_gitlab = importlib.util.find_spec("gitvow_gitlab") is not None
+    gitlab_host = f'"{GITLAB}:{forge.port}" = "gitlab"' if has_gitlab else ""
+    gitlab_credentials = '[credentials.gitlab]\ntoken_env = "GITVOW_TEST_GIT_TOKEN"\n' if has_gitlab else ""
     policy.write_text(textwrap.dedent(f"""
         [hosts]
         "{HOST}:{forge.port}" = "github"
-        "{GITLAB}:{forge.port}" = "gitlab"
+        {gitlab_host}
 
         [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [credentials.gitlab]
         token_env = "GITVOW_TEST_GIT_TOKEN"
 
         [proxy]
@@ -137,7 +138,7 @@ def proxy(forge: Upstream, ca_file: Path, broken_plugin_path: Path,
         [agents.coder]
         mode = "issues_and_prs"
         secret_env = "GITVOW_TEST_CODER"
-    """))
+    """) + gitlab_credentials)
     env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_RESOLVE": f"{HOST},{GITLAB}", "GITVOW_TEST_ADMIN": ADMIN_SECRET}
     running = start_proxy(policy, workdir, env, extra=[f"scripts={resolve}"])
     yield running
@@ -290,6 +291,7 @@ def test_gh_api_graphql_refused_by_mode_prints_the_line(proxy: ProxyProcess, for
 
 def test_python_gitlab_prints_the_line(proxy: ProxyProcess, forge: Upstream, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("gitvow_gitlab", reason="the GitLab adapter plugin is not installed")
     gitlab = pytest.importorskip("gitlab")
     env = agent_env(proxy, "reader", tmp_path)
     for name, value in env.items():
