@@ -97,7 +97,12 @@ def forge(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 @pytest.fixture(scope="module")
 def proxy(forge: Upstream, ca_file: Path, broken_plugin_path: Path,
           tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
-    workdir = tmp_path_factory.mktemp("approvals")
+    running = _start(forge, ca_file, broken_plugin_path, tmp_path_factory.mktemp("approvals"), ttl=3600)
+    yield running
+    assert running.stop() == 0, running.log_text()
+
+
+def _start(forge: Upstream, ca_file: Path, broken_plugin_path: Path, workdir: Path, *, ttl: int) -> ProxyProcess:
     resolve = workdir / "resolve.py"
     resolve.write_text(RESOLVE_ADDON)
     policy = workdir / "policy.toml"
@@ -121,7 +126,7 @@ def proxy(forge: Upstream, ca_file: Path, broken_plugin_path: Path,
         path = "{workdir / 'audit.jsonl'}"
 
         [approvals]
-        ttl = 3600
+        ttl = {ttl}
         poll_interval = 0.2
 
         [admin]
@@ -140,9 +145,7 @@ def proxy(forge: Upstream, ca_file: Path, broken_plugin_path: Path,
         secret_env = "GITVOW_TEST_CODER"
     """) + gitlab_credentials)
     env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_RESOLVE": f"{HOST},{GITLAB}", "GITVOW_TEST_ADMIN": ADMIN_SECRET}
-    running = start_proxy(policy, workdir, env, extra=[f"scripts={resolve}"])
-    yield running
-    assert running.stop() == 0, running.log_text()
+    return start_proxy(policy, workdir, env, extra=[f"scripts={resolve}"])
 
 
 def gitvow(proxy: ProxyProcess, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -263,6 +266,30 @@ def test_a_rejected_request_is_never_sent(proxy: ProxyProcess, forge: Upstream, 
     assert "not this week" in retry.stdout
     assert [s for s in forge.seen if s.method == "POST"] == []
     assert gitvow(proxy, "approvals", "approve", ident).returncode == 2  # decided once
+
+
+def test_an_unanswered_approval_expires(forge: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path) -> None:
+    """[approvals] ttl: the sender marks it expired; the agent's retry is refused with approval_expired,
+    and the one after that stages a fresh approval."""
+    import time
+
+    (tmp_path / "short").mkdir()
+    short = _start(forge, ca_file, broken_plugin_path, tmp_path / "short", ttl=1)
+    try:
+        first = _agent_post(short, forge, tmp_path, "Expires")
+        deadline = time.monotonic() + 20
+        while '"status": "expired"' not in gitvow(short, "approvals", "show", first["id"], "--json").stdout:
+            assert time.monotonic() < deadline, "the approval never expired"
+            time.sleep(0.3)
+        assert gitvow(short, "approvals", "approve", first["id"]).returncode == 2
+        expired = _agent_post(short, forge, tmp_path, "Expires")
+        assert expired["id"] == first["id"] and expired["message"].endswith("reason=approval_expired")
+        fresh = _agent_post(short, forge, tmp_path, "Expires")
+        assert fresh["id"] != first["id"] and fresh["message"].endswith("reason=hard_deny")
+        steps = [line["verdict"] for line in short.audit_lines() if line.get("approval") == first["id"]]
+        assert steps[0] == "staged" and "expired" in steps
+    finally:
+        assert short.stop() == 0, short.log_text()
 
 
 # -- refusals in each client's shape ------------------------------------------------------------

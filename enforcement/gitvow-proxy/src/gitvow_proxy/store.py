@@ -53,6 +53,20 @@ class ApprovalError(GitvowError):
     """An approval that does not exist or is not in the status the operation needs."""
 
 
+#: An expired approval's ``reason`` once the agent's retry was refused with approval_expired.
+TOLD_EXPIRED = "expired unanswered; the agent was told"
+
+
+def _tell_expired(latest: Approval | None, now: float) -> Approval | None:
+    """An approval that expired (by now or by the sender's sweep) answers the agent's next
+    identical request once with approval_expired; the one after that stages afresh."""
+    if latest is None:
+        return None
+    if (latest.status == PENDING and latest.expires <= now) or (latest.status == EXPIRED and latest.reason != TOLD_EXPIRED):
+        return latest.with_(status=EXPIRED, reason=TOLD_EXPIRED, updated=now)
+    return None
+
+
 def _check_decidable(found: Approval | None, approval_id: str, now: float) -> Approval:
     if found is None:
         raise ApprovalError(f"no approval {approval_id!r}")
@@ -112,8 +126,9 @@ class Store(ABC):
     def stage(self, approval: Approval, now: float) -> Approval:
         """Keep ``approval`` unless one of the same fingerprint stands; return the one that stands.
 
-        A pending one past its expiry is marked expired and returned (the caller refuses
-        with ``approval_expired``); an expired or failed one is replaced by ``approval``."""
+        An expired one (past its expiry, or marked by :meth:`expire`) is returned once more,
+        so the caller refuses with ``approval_expired``; after that, as after a failed send,
+        ``approval`` replaces it."""
 
     @abstractmethod
     def approval(self, approval_id: str) -> Approval | None:
@@ -214,9 +229,11 @@ class MemoryStore(Store):
         with self._lock:
             latest = max((a for a in self._approvals.values() if a.fingerprint == approval.fingerprint),
                          key=lambda a: a.created, default=None)
+            told = _tell_expired(latest, now)
+            if told is not None:
+                self._approvals[told.id] = told
+                return told
             if latest is not None and latest.status not in RESTAGE:
-                if latest.status == PENDING and latest.expires <= now:
-                    latest = self._approvals[latest.id] = latest.with_(status=EXPIRED, updated=now)
                 return latest
             self._approvals[approval.id] = approval = approval.with_(updated=now)
             return approval
@@ -412,9 +429,10 @@ class SQLiteStore(Store):
                 (approval.fingerprint,),
             ).fetchone()
             latest = None if row is None else _approval(row)
+            told = _tell_expired(latest, now)
+            if told is not None:
+                return self._put(told)
             if latest is not None and latest.status not in RESTAGE:
-                if latest.status == PENDING and latest.expires <= now:
-                    latest = self._put(latest.with_(status=EXPIRED, updated=now))
                 return latest
             return self._put(approval.with_(updated=now))
 
