@@ -292,6 +292,23 @@ def test_an_unanswered_approval_expires(forge: Upstream, ca_file: Path, broken_p
         assert short.stop() == 0, short.log_text()
 
 
+def test_an_approved_request_still_passes_the_gates_that_apply(proxy: ProxyProcess, forge: Upstream,
+                                                               tmp_path: Path) -> None:
+    """Approved while its repository is paused: not sent; the failure is recorded, and `wait` says why."""
+    ident = _agent_post(proxy, forge, tmp_path, "Paused meanwhile")["id"]
+    forge.clear()
+    assert gitvow(proxy, "pause", "team/app").returncode == 0
+    try:
+        assert gitvow(proxy, "approvals", "approve", ident).returncode == 0
+        waited = gitvow(proxy, "approvals", "wait", ident, "--timeout", "30")
+    finally:
+        assert gitvow(proxy, "resume", "team/app").returncode == 0
+    assert waited.returncode == 1 and "failed" in waited.stderr and "reason=repo_paused" in waited.stderr, waited.stderr
+    assert [s for s in forge.seen if s.method == "POST"] == []
+    steps = [line["verdict"] for line in proxy.audit_lines() if line.get("approval") == ident]
+    assert "send_failed" in steps and "sent" not in steps
+
+
 # -- refusals in each client's shape ------------------------------------------------------------
 
 def test_gh_issue_create_refused_for_its_shape_prints_the_line(

@@ -267,9 +267,20 @@ class GitvowAddon:
                       type(exc).__name__, exc)
             flow.response = _refusal(403, f"gitvow refused the request: internal error ({type(exc).__name__}). "
                                      f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
+            if APPROVAL_KEY in flow.metadata:
+                flow.metadata[REFUSED_KEY] = f"internal error ({type(exc).__name__})"
             self._audit(flow, None, "deny", INTERNAL_ERROR, "proxy", time.perf_counter() - started)
             return
-        self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started)
+        try:
+            self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started)
+        except Exception as exc:  # staging, shaping or auditing failed: refuse, never pass it on
+            log.error("gitvow: refusing %s %s: %s: %s", request.method, request.path, type(exc).__name__, exc)
+            flow.response = _refusal(403, f"gitvow refused the request: internal error ({type(exc).__name__}). "
+                                     f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
+        finally:
+            if APPROVAL_KEY in flow.metadata and flow.response is not None:
+                # whatever answered an approved request here is gitvow, not the forge: not sent
+                flow.metadata.setdefault(REFUSED_KEY, flow.response.get_text(strict=False) or "refused")
 
     def _decide(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Decision]:
         req = flow.request
@@ -317,7 +328,7 @@ class GitvowAddon:
                 flow.metadata[_SECRETS_KEY] = (*runtime.needles, *values, *parts)
         elif action is Action.TUNNEL:
             flow.request.headers.pop("proxy-authorization", None)
-            if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse":
+            if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse" or APPROVAL_KEY in flow.metadata:
                 flow.response = _refusal(403, f"gitvow refused a request to {request.host}: no adapter serves it. "
                                          f"reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
                 self._audit(where, identity.name, "deny", HOST_NOT_SERVED, "host", took)
@@ -330,7 +341,7 @@ class GitvowAddon:
             if APPROVAL_KEY in flow.metadata:
                 flow.metadata[REFUSED_KEY] = message
             flow.response = self._shaped_refusal(runtime, request, decision.adapter, decision.status, message,
-                                          decision.reason or INTERNAL_ERROR, dict(decision.headers))
+                                                 decision.reason or INTERNAL_ERROR, dict(decision.headers))
         verdict = _VERDICTS.get(action, "tunnel")
         self._audit(where, identity.name, verdict, decision.reason, decision.stage, took, decision=decision, note=note)
 
