@@ -11,7 +11,7 @@ from gitvow.request import Request
 from gitvow_gitea import GiteaAdapter
 from gitvow_gitea.adapter import build_trie
 from gitvow_gitea.routes import Route
-from gitvow_gitsmart.plugin import push_body
+from gitvow_gitsmart.adapter import push_body
 
 API = "https://codeberg.org/api/v1/repos/team/app"
 

@@ -12,8 +12,8 @@ from gitvow.gates import Caller
 from gitvow.modes import CONVERSE, Mode
 from gitvow.pipeline import Action, Engine
 from gitvow.request import Request
+from gitvow_github.adapter import GitHubAdapter
 from gitvow_github.fixtures import gql
-from gitvow_github.plugin import GitHubAdapter
 
 URL = "https://api.github.com/graphql"
 GHES_URL = "https://ghe.example.test/api/graphql"

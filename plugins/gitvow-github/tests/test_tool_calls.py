@@ -7,7 +7,7 @@ import shlex
 import pytest
 
 from gitvow.request import Request
-from gitvow_github.plugin import GitHubAdapter
+from gitvow_github.adapter import GitHubAdapter
 
 GH = [
     ("gh pr create --title t --body b", ("pr.create",), None),

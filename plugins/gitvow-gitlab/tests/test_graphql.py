@@ -8,8 +8,8 @@ from urllib.parse import quote
 import pytest
 
 from gitvow.request import Classification, Request
+from gitvow_gitlab.adapter import GitLabAdapter
 from gitvow_gitlab.graphql_ops import GRAPHQL_DENIED, GRAPHQL_MUTATION, mutation_operation
-from gitvow_gitlab.plugin import GitLabAdapter
 
 URL = "https://gitlab.com/api/graphql"
 

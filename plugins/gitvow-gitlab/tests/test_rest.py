@@ -10,7 +10,7 @@ import pytest
 from gitvow.errors import PluginError
 from gitvow.request import Request
 from gitvow.routing import RouteTrie, TemplateError
-from gitvow_gitlab.plugin import GitLabAdapter
+from gitvow_gitlab.adapter import GitLabAdapter
 from gitvow_gitlab.routes import REASONS, build
 
 API = "https://gitlab.com/api/v4"

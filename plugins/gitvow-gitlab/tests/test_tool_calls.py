@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from gitvow_gitlab.plugin import GitLabAdapter
+from gitvow_gitlab.adapter import GitLabAdapter
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 from gitvow.errors import PluginError
 from gitvow.request import ZERO_OID, Request
 from gitvow_gitsmart import PktLineError, classify_git, read_ref_updates
-from gitvow_gitsmart.plugin import GitSmartAdapter, pkt, push_body
+from gitvow_gitsmart.adapter import GitSmartAdapter, pkt, push_body
 
 A, B = "a" * 40, "b" * 40
 
