@@ -55,8 +55,10 @@ class Adapter(ABC):
         """Operations this forge cannot express, each with the reason."""
         return {}
 
-    def relay_hints(self, command: str) -> Sequence[str]:
-        """Forge tools an agent must not use instead of relay ``command`` (``gh pr create``)."""
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        """Forge tools an agent must not use for ``operation`` when the policy relays it
+        (``pr.merge`` → ``gh pr merge``). Keyed by operation, not by relay name, so a relay
+        renamed in the policy keeps its hints."""
         return ()
 
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:

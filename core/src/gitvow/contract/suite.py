@@ -126,7 +126,8 @@ class AdapterContract:
     # -- 3. relay coverage ----------------------------------------------------------------
 
     def test_relay_coverage(self, adapter: Adapter, fixtures: list[Fixture], engine: Engine) -> None:
-        """Every relayed operation is refused with hard_deny and the shared relay line, at every mode."""
+        """Every relayed operation is refused with hard_deny and the shared relay line (with the
+        adapter's ``relay_hints(operation)``), at every mode."""
         problems = []
         relayed = sorted(op for op in OPERATIONS if DEFAULT_TABLE[op].relay)
         unsupported = adapter.unsupported()
@@ -142,6 +143,10 @@ class AdapterContract:
                         problems.append(f"{fixture.id} at {grant.mode.label}: {decision.action.value} {decision.reason}")
                     elif template.usage not in (decision.message or ""):
                         problems.append(f"{fixture.id}: relay line lacks `{template.usage}`: {decision.message}")
+                    else:
+                        missing = [h for h in adapter.relay_hints(op) if h not in (decision.message or "")]
+                        if missing:
+                            problems.append(f"{fixture.id}: relay line lacks the hints {missing} of relay_hints({op!r})")
         _fail(problems, "relay coverage")
 
     # -- 4. fail closed -------------------------------------------------------------------

@@ -154,10 +154,10 @@ class GiteaAdapter(Adapter):
             return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
         return {"authorization": f"token {token}"}
 
-    def relay_hints(self, command: str) -> Sequence[str]:
-        if command == "hive-open-pr":
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        if operation == "pr.create":
             return ("tea pr create", f"POST {API}/repos/OWNER/REPO/pulls")
-        if command == "hive-merge":
+        if operation == "pr.merge":
             return ("tea pr merge", f"POST {API}/repos/OWNER/REPO/pulls/N/merge")
         return ()
 

@@ -27,14 +27,14 @@ OPTIONS: Mapping[str, tuple[str, int]] = {
     "graphql_cache_size": ("cache_size", CACHE_SIZE),
 }
 
-#: Forge tools an agent must not use instead of each relay (shown after "do not use").
+#: Forge tools an agent must not use for each relayed operation (shown after "do not use").
 RELAY_HINTS: Mapping[str, tuple[str, ...]] = {
-    "hive-open-pr": (
+    "pr.create": (
         "`gh pr create`",
         "`gh api -X POST repos/{owner}/{repo}/pulls`",
         "the GitHub MCP server's `create_pull_request`",
     ),
-    "hive-merge": (
+    "pr.merge": (
         "`gh pr merge`",
         "`gh api -X PUT repos/{owner}/{repo}/pulls/N/merge`",
         "the GitHub MCP server's `merge_pull_request`",
@@ -101,8 +101,8 @@ class GitHubAdapter(Adapter):
             return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
         return {"authorization": f"Bearer {token}"}
 
-    def relay_hints(self, command: str) -> Sequence[str]:
-        return RELAY_HINTS.get(command, ())
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        return RELAY_HINTS.get(operation, ())
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_gh(argv, self.reader)

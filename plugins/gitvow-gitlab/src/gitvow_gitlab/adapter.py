@@ -167,10 +167,10 @@ class GitLabAdapter(Adapter):
 
     # -- the agent gate ------------------------------------------------------------------------
 
-    def relay_hints(self, command: str) -> Sequence[str]:
-        if command == "hive-open-pr":
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        if operation == "pr.create":
             return ("glab mr create", "the GitLab MCP tool create_merge_request", "GraphQL mergeRequestCreate")
-        if command == "hive-merge":
+        if operation == "pr.merge":
             return ("glab mr merge", "the GitLab MCP tool merge_merge_request", "GraphQL mergeRequestAccept")
         return ()
 
