@@ -31,6 +31,13 @@ def test_an_encoded_slash_stays_inside_one_segment(gitea: GiteaAdapter) -> None:
     assert classify(gitea, "PATCH", "https://codeberg.org/api/v1/repos/team%2Fevil/app") == (("repo.admin",), "team/evil/app")
 
 
+@pytest.mark.parametrize("path", ["/pulls/../issues", "/pulls/%2e%2e/issues", "//pulls/7/merge", "/pulls/./7/merge"])
+def test_paths_a_front_end_would_rewrite_are_unknown(gitea: GiteaAdapter, path: str) -> None:
+    """The core's strict splitter: empty and dot segments (plain or encoded) are refused."""
+    for method in ("GET", "POST"):
+        assert classify(gitea, method, f"{API}{path}")[0] == ("unknown",)
+
+
 def test_archiving_a_repository_is_also_repo_delete(gitea: GiteaAdapter) -> None:
     assert classify(gitea, "PATCH", API, b'{"archived": true}')[0] == ("repo.admin", "repo.delete")
     assert classify(gitea, "PATCH", API, b'{"archived": false, "description": "x"}')[0] == ("repo.admin",)

@@ -16,13 +16,13 @@ An instance mounted under a sub-path (``https://example.test/gitea/``) sets ``pr
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping, Sequence
-from urllib.parse import unquote
 
 from gitvow.adapter import Adapter
+from gitvow.auth import basic_authorization
 from gitvow.errors import PluginError
+from gitvow.paths import PathRefused, split_path
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.routing import ANY_METHOD, Match, RouteTrie
 from gitvow.vocabulary import READ, UNKNOWN
@@ -48,14 +48,6 @@ def build_trie(routes: Sequence[Route] = ROUTES) -> RouteTrie[Route]:
 
 TRIE = build_trie()
 
-
-def split_path(path: str) -> list[str]:
-    """Path segments, each percent-decoded *after* splitting so ``a%2Fb`` stays one segment."""
-    stripped = path.strip("/")
-    if not stripped:
-        return []
-    segments = stripped.split("/")
-    return [unquote(segment) for segment in segments] if "%" in stripped else segments
 
 
 def repo_of(match: Match[Route]) -> str | None:
@@ -126,7 +118,10 @@ class GiteaAdapter(Adapter):
         return Classification.unknown(f"{request.method} {where}: writes go through {API}, where they can be classified")
 
     def _api(self, request: Request, path: str) -> Classification:
-        segments = split_path(path)
+        try:
+            segments = split_path(path)
+        except PathRefused as exc:
+            return Classification.unknown(f"{exc}: a front end would route it elsewhere")
         if request.method in READ_METHODS:
             return Classification((READ,), repo=read_repo(segments))
         if request.method == ANY_METHOD or not request.method.isalpha():
@@ -150,8 +145,7 @@ class GiteaAdapter(Adapter):
         the user name when the password is ``x-oauth-basic`` (``user:token`` is kept as given)."""
         path = request.path[len(self.prefix) :] if self.prefix and request.path.startswith(self.prefix) else request.path
         if not (path == API or path.startswith(API + "/")) and is_git_path(path):
-            userpass = token if ":" in token else f"{token}:x-oauth-basic"
-            return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
+            return basic_authorization(token, password="x-oauth-basic")
         return {"authorization": f"token {token}"}
 
     def relay_hints(self, operation: str) -> Sequence[str]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 
 from gitvow.adapter import Adapter
+from gitvow.auth import basic_authorization
 from gitvow.errors import PluginError
 from gitvow.graphql import BODY_LIMIT, CACHE_SIZE, FIELD_LIMIT, TOKEN_LIMIT, GraphQLReader
 from gitvow.request import Classification, Fixture, Request, ToolCall
@@ -97,8 +97,7 @@ class GitHubAdapter(Adapter):
         Always an ``authorization`` header, so whatever the agent sent is replaced.
         """
         if route(request.host, request.path).surface is Surface.WEB and is_git_path(request.path):
-            userpass = token if ":" in token else f"x-access-token:{token}"
-            return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
+            return basic_authorization(token, user="x-access-token")
         return {"authorization": f"Bearer {token}"}
 
     def relay_hints(self, operation: str) -> Sequence[str]:

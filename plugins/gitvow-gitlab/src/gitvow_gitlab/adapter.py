@@ -18,14 +18,14 @@ A self-managed instance under a relative URL root (``https://host/gitlab/api/v4`
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping, Sequence
-from urllib.parse import unquote
 
 from gitvow.adapter import Adapter
+from gitvow.auth import basic_authorization
 from gitvow.errors import PluginError
 from gitvow.graphql import BODY_LIMIT, FIELD_LIMIT, TOKEN_LIMIT, GraphQLReader
+from gitvow.paths import PathRefused, split_path
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import READ
 from gitvow_gitlab.fixtures import fail_closed_fixtures, fixtures
@@ -44,32 +44,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "agent.session": "GitLab has no agent-activity API of the Linear kind; nothing on the wire maps to it",
 }
 
-
-class PathRefused(ValueError):
-    """A path whose segments a front end would rewrite before routing."""
-
-
-def split_path(path: str) -> list[str]:
-    """``/api/v4/projects/g%2Fp/issues`` → ``["api", "v4", "projects", "g/p", "issues"]``."""
-    raw = path.split("/")
-    if raw and raw[0] == "":
-        raw = raw[1:]
-    if raw and raw[-1] == "":
-        raw = raw[:-1]
-    segments: list[str] = []
-    for part in raw:
-        if not part:
-            raise PathRefused("empty path segment")
-        if "%" in part:
-            # Encoded slashes are by far the commonest escape (project paths): skip unquote for them.
-            plain = part.replace("%2F", "/").replace("%2f", "/")
-            segment = plain if "%" not in plain else unquote(part)
-        else:
-            segment = part
-        if segment in (".", ".."):
-            raise PathRefused("dot segment in the path")
-        segments.append(segment)
-    return segments
 
 
 class GitLabAdapter(Adapter):
@@ -161,8 +135,7 @@ class GitLabAdapter(Adapter):
         if segments[:1] == ["oauth"]:
             return {}
         if segments[:1] != ["api"] and is_git_path(request.path):
-            userpass = token if ":" in token else f"oauth2:{token}"
-            return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
+            return basic_authorization(token, user="oauth2")
         return {"authorization": f"Bearer {token}"}
 
     # -- the agent gate ------------------------------------------------------------------------

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 
 from gitvow.adapter import Adapter
+from gitvow.auth import basic_authorization
 from gitvow.errors import PluginError
 from gitvow.request import ZERO_OID, Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import OPERATIONS
@@ -59,8 +59,7 @@ class GitSmartAdapter(Adapter):
 
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
         """Basic auth; a token of the form ``user:password`` keeps its user."""
-        userpass = token if ":" in token else f"x-access-token:{token}"
-        return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
+        return basic_authorization(token, user="x-access-token")
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_git_command(argv)
