@@ -6,7 +6,8 @@ import base64
 
 import pytest
 
-from gitvow.errors import PluginError
+from gitvow.adapter import configured
+from gitvow.errors import PolicyError
 from gitvow.request import Request
 from gitvow_gitea import GiteaAdapter
 from gitvow_gitea.adapter import build_trie
@@ -77,7 +78,7 @@ def test_git_paths_delegate_to_gitsmart(gitea: GiteaAdapter) -> None:
 
 
 def test_a_sub_path_instance(gitea: GiteaAdapter) -> None:
-    gitea.configure({"prefix": "/gitea/"})
+    gitea = configured(gitea, {"prefix": "/gitea/"})
     base = "https://forge.example.test/gitea"
     assert classify(gitea, "POST", f"{base}/api/v1/repos/team/app/pulls") == (("pr.create",), "team/app")
     assert classify(gitea, "GET", f"{base}/team/app.git/info/refs?service=git-receive-pack") == (("git.push",), "team/app")
@@ -87,8 +88,8 @@ def test_a_sub_path_instance(gitea: GiteaAdapter) -> None:
 
 @pytest.mark.parametrize("options", [{"prefix": "gitea"}, {"prefix": 3}, {"base_url": "/x"}])
 def test_bad_options_name_the_plugin(gitea: GiteaAdapter, options: dict[str, object]) -> None:
-    with pytest.raises(PluginError, match="plugin 'gitea'"):
-        gitea.configure(options)
+    with pytest.raises(PolicyError, match=r"adapters\.gitea\."):
+        configured(gitea, options)
 
 
 def test_credentials_are_token_for_the_api_and_basic_for_git(gitea: GiteaAdapter) -> None:

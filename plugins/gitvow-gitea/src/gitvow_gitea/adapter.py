@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
-from gitvow.errors import PluginError
 from gitvow.paths import PathRefused, split_path
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.routing import ANY_METHOD, Match, RouteTrie
@@ -31,6 +31,9 @@ from gitvow_gitea.commands import classify_tea
 from gitvow_gitea.mcp import classify_gitea_tool
 from gitvow_gitea.routes import ROUTES, Route
 from gitvow_gitsmart import classify_git, is_git_path
+
+if TYPE_CHECKING:
+    from gitvow_gitea.options import GiteaOptions
 
 API = "/api/v1"
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -88,15 +91,14 @@ class GiteaAdapter(Adapter):
     def __init__(self) -> None:
         self.prefix = ""
 
-    def configure(self, options: Mapping[str, object]) -> None:
-        """``prefix``: the sub-path the instance is served under (``/gitea``); default none."""
-        unknown = sorted(set(options) - {"prefix"})
-        if unknown:
-            raise PluginError(self.name, f"unknown option(s) {', '.join(unknown)}; expected prefix")
-        prefix = options.get("prefix", "")
-        if not isinstance(prefix, str) or (prefix and not prefix.startswith("/")):
-            raise PluginError(self.name, f"prefix must be a path starting with '/', got {prefix!r}")
-        self.prefix = prefix.rstrip("/")
+    @classmethod
+    def options_model(cls) -> type[GiteaOptions]:
+        from gitvow_gitea.options import GiteaOptions
+
+        return GiteaOptions
+
+    def configure(self, options: GiteaOptions) -> None:
+        self.prefix = options.prefix
 
     def classify(self, request: Request) -> Classification:
         path = request.path

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
-from gitvow.errors import PluginError
-from gitvow.graphql import BODY_LIMIT, CACHE_SIZE, FIELD_LIMIT, TOKEN_LIMIT, GraphQLReader
+from gitvow.graphql import GraphQLReader
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.commands import classify_gh
@@ -19,13 +19,8 @@ from gitvow_github.mcp import classify_mcp
 from gitvow_github.rest import classify_rest
 from gitvow_gitsmart import classify_git, is_git_path
 
-#: ``[adapters.github]`` options → (GraphQLReader argument, default).
-OPTIONS: Mapping[str, tuple[str, int]] = {
-    "graphql_body_limit": ("body_limit", BODY_LIMIT),
-    "graphql_token_limit": ("token_limit", TOKEN_LIMIT),
-    "graphql_field_limit": ("field_limit", FIELD_LIMIT),
-    "graphql_cache_size": ("cache_size", CACHE_SIZE),
-}
+if TYPE_CHECKING:
+    from gitvow_github.options import GitHubOptions
 
 #: Forge tools an agent must not use for each relayed operation (shown after "do not use").
 RELAY_HINTS: Mapping[str, tuple[str, ...]] = {
@@ -52,19 +47,19 @@ class GitHubAdapter(Adapter):
         self.reader = GraphQLReader()
         self.documents = DocumentCache(self.reader)
 
-    def configure(self, options: Mapping[str, object]) -> None:
-        """``graphql_body_limit`` (bytes), ``graphql_token_limit``, ``graphql_field_limit``,
-        ``graphql_cache_size``: positive integers for the GraphQL reader."""
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
-            raise PluginError(self.name, f"unknown option(s) {', '.join(unknown)}; expected {', '.join(OPTIONS)}")
-        kwargs: dict[str, int] = {}
-        for key, (argument, default) in OPTIONS.items():
-            value = options.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise PluginError(self.name, f"{key} must be a positive integer, got {value!r}")
-            kwargs[argument] = value
-        self.reader = GraphQLReader(**kwargs)
+    @classmethod
+    def options_model(cls) -> type[GitHubOptions]:
+        from gitvow_github.options import GitHubOptions
+
+        return GitHubOptions
+
+    def configure(self, options: GitHubOptions) -> None:
+        self.reader = GraphQLReader(
+            body_limit=options.graphql_body_limit,
+            token_limit=options.graphql_token_limit,
+            field_limit=options.graphql_field_limit,
+            cache_size=options.graphql_cache_size,
+        )
         self.documents = DocumentCache(self.reader)
 
     def classify(self, request: Request) -> Classification:

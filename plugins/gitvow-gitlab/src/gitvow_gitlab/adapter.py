@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
-from gitvow.errors import PluginError
-from gitvow.graphql import BODY_LIMIT, FIELD_LIMIT, TOKEN_LIMIT, GraphQLReader
+from gitvow.graphql import GraphQLReader
 from gitvow.paths import PathRefused, split_path
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import READ
@@ -36,8 +36,10 @@ from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, method_over
 from gitvow_gitsmart import classify_git, is_git_path
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT
 
+if TYPE_CHECKING:
+    from gitvow_gitlab.options import GitLabOptions
+
 OAUTH_PATHS = frozenset({"token", "authorize_device", "revoke"})
-_OPTIONS = ("graphql_body_limit", "graphql_token_limit", "graphql_field_limit", "relative_url_root", "commands_limit")
 
 #: Operations no GitLab request maps to, with the reason (the contract kit checks this list).
 UNSUPPORTED: Mapping[str, str] = {
@@ -62,34 +64,21 @@ class GitLabAdapter(Adapter):
     def relative_url_root(self) -> str:
         return "/" + "/".join(self.root) if self.root else ""
 
-    def configure(self, options: Mapping[str, object]) -> None:
-        """``graphql_body_limit``/``graphql_token_limit``/``graphql_field_limit`` (positive
-        integers), ``relative_url_root`` (``/gitlab``), ``commands_limit`` (git push commands, bytes)."""
-        unknown = set(options) - set(_OPTIONS)
-        if unknown:
-            raise PluginError(self.name, f"unknown option(s) {', '.join(sorted(unknown))}; expected {', '.join(_OPTIONS)}")
-        limits: dict[str, int] = {}
-        for key, default in (("graphql_body_limit", BODY_LIMIT), ("graphql_token_limit", TOKEN_LIMIT),
-                             ("graphql_field_limit", FIELD_LIMIT), ("commands_limit", COMMANDS_LIMIT)):
-            value = options.get(key, default)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise PluginError(self.name, f"{key} must be a positive integer, got {value!r}")
-            limits[key] = value
-        root = options.get("relative_url_root", "")
-        if not isinstance(root, str) or (root and not root.startswith("/")):
-            raise PluginError(self.name, f"relative_url_root must be a path starting with '/', got {root!r}")
-        try:
-            root_segments = split_path(root) if root else []
-        except PathRefused as exc:
-            raise PluginError(self.name, f"relative_url_root {root!r}: {exc}") from None
+    @classmethod
+    def options_model(cls) -> type[GitLabOptions]:
+        from gitvow_gitlab.options import GitLabOptions
+
+        return GitLabOptions
+
+    def configure(self, options: GitLabOptions) -> None:
         self.reader = GraphQLReader(
-            body_limit=limits["graphql_body_limit"],
-            token_limit=limits["graphql_token_limit"],
-            field_limit=limits["graphql_field_limit"],
+            body_limit=options.graphql_body_limit,
+            token_limit=options.graphql_token_limit,
+            field_limit=options.graphql_field_limit,
         )
         self.results = ResultCache()
-        self.commands_limit = limits["commands_limit"]
-        self.root = root_segments
+        self.commands_limit = options.commands_limit
+        self.root = split_path(options.relative_url_root)
 
     # -- the wire ----------------------------------------------------------------------------
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
-from gitvow.errors import PluginError
 from gitvow.request import ZERO_OID, Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import OPERATIONS
 from gitvow_gitsmart.classify import classify_git
 from gitvow_gitsmart.commands import classify_git_command
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT
+
+if TYPE_CHECKING:
+    from gitvow_gitsmart.options import GitSmartOptions
 
 FIXTURE_HOST = "https://git.example.test"
 _OID_A = "a" * 40
@@ -41,17 +44,15 @@ class GitSmartAdapter(Adapter):
         self.strip_prefix = ""
         self.commands_limit = COMMANDS_LIMIT
 
-    def configure(self, options: Mapping[str, object]) -> None:
-        """``strip_prefix`` (a mount point such as ``/git``) and ``commands_limit`` (bytes)."""
-        unknown = set(options) - {"strip_prefix", "commands_limit"}
-        if unknown:
-            raise PluginError(self.name, f"unknown option(s) {', '.join(sorted(unknown))}; expected strip_prefix, commands_limit")
-        prefix = options.get("strip_prefix", "")
-        limit = options.get("commands_limit", COMMANDS_LIMIT)
-        if not isinstance(prefix, str) or not isinstance(limit, int) or limit <= 0:
-            raise PluginError(self.name, "strip_prefix must be a string and commands_limit a positive integer")
-        self.strip_prefix = prefix.rstrip("/")
-        self.commands_limit = limit
+    @classmethod
+    def options_model(cls) -> type[GitSmartOptions]:
+        from gitvow_gitsmart.options import GitSmartOptions
+
+        return GitSmartOptions
+
+    def configure(self, options: GitSmartOptions) -> None:
+        self.strip_prefix = options.strip_prefix.rstrip("/")
+        self.commands_limit = options.commands_limit
 
     def classify(self, request: Request) -> Classification:
         result = classify_git(request, strip_prefix=self.strip_prefix, limit=self.commands_limit)
