@@ -76,6 +76,27 @@ class AdapterContract:
                 problems.append(f"default host {host!r} must be a lower-case host or host:port")
         _fail(problems, "adapter identity")
 
+    def test_options(self, adapter: Adapter) -> None:
+        """``options_model()`` is None or a model that refuses unknown keys and whose defaults
+        (an empty ``[adapters.NAME]``) validate and are accepted by ``configure``."""
+        from gitvow.adapter import configured
+        from gitvow.errors import PolicyError
+
+        model = adapter.options_model()
+        if model is None:
+            return
+        problems = []
+        try:
+            configured(adapter, {})
+        except PolicyError as exc:
+            problems.append(f"an empty [adapters.{adapter.name}] is refused: {exc}")
+        try:
+            configured(adapter, {"__gitvow_contract_unknown__": 1})
+            problems.append(f"{model.__name__} accepts an unknown key")
+        except PolicyError:
+            pass
+        _fail(problems, "adapter options")
+
     # -- 1. completeness ------------------------------------------------------------------
 
     def test_completeness(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
