@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
@@ -114,3 +115,14 @@ def test_no_options_no_pydantic() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_policy_check_names_the_file_and_the_option(gitvow_cli: Callable[..., subprocess.CompletedProcess[str]],
+                                                    tmp_path: Path) -> None:
+    policy = tmp_path / "p.toml"
+    policy.write_text("[adapters.inference]\nmodel_limit = 3\n")
+    result = gitvow_cli(["policy", "check", str(policy)])
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"gitvow: error: {policy}: adapters.inference.model_limit: adapter 'inference' takes no options, got model_limit"
+    )

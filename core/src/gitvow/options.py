@@ -11,6 +11,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gitvow.graphql import BODY_LIMIT, FIELD_LIMIT, TOKEN_LIMIT, GraphQLReader
 from gitvow.paths import PathRefused, split_path
 
 #: A positive integer, strictly: ``true`` and ``"64k"`` are refused, not coerced.
@@ -21,6 +22,20 @@ class AdapterOptions(BaseModel):
     """Base of an adapter's options: an unknown key is an error, never ignored."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GraphQLLimits(AdapterOptions):
+    """The GraphQL reader's limits, as every GraphQL forge spells them (``graphql_body_limit``
+    in bytes, ``graphql_token_limit``, ``graphql_field_limit`` top-level fields)."""
+
+    graphql_body_limit: PositiveInt = BODY_LIMIT
+    graphql_token_limit: PositiveInt = TOKEN_LIMIT
+    graphql_field_limit: PositiveInt = FIELD_LIMIT
+
+    def reader(self, **more: int) -> GraphQLReader:
+        """A reader with these limits (``more``: other reader arguments, e.g. ``cache_size``)."""
+        return GraphQLReader(body_limit=self.graphql_body_limit, token_limit=self.graphql_token_limit,
+                             field_limit=self.graphql_field_limit, **more)
 
 
 def mount_path(value: str) -> str:
@@ -36,4 +51,4 @@ def mount_path(value: str) -> str:
     return value
 
 
-__all__ = ["AdapterOptions", "PositiveInt", "field_validator", "mount_path"]
+__all__ = ["AdapterOptions", "GraphQLLimits", "PositiveInt", "field_validator", "mount_path"]

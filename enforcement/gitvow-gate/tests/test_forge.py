@@ -166,3 +166,15 @@ autonomy = { "team/app" = "advisory" }
     assert reason == proxy_line(policy, "claude", ("git.push",), "gitsmart", "git push")
     assert "use `ship-it BRANCH`" in reason and reason.endswith("reason=hard_deny")
     assert hook("claude", "PreToolUse", claude("git fetch", repo), cwd=repo) == Hooked(0, "", "")
+
+
+@gitsmart
+def test_adapter_options_are_validated_in_the_forge_stage(repo: Path, write_policy: Callable[..., Path],
+                                                          hook: Callable[..., Hooked]) -> None:
+    """The forge stage configures adapters as the proxy does: a bad option is refused by its key path."""
+    write_policy(repo, {"adapters": {"gitsmart": {"commands_limit": 0}}, "agents": {"claude": {"mode": "issues_and_prs"}}})
+    reason = hook("claude", "PreToolUse", claude("git push origin x", repo), cwd=repo).json()[
+        "hookSpecificOutput"]["permissionDecisionReason"]
+    assert "adapters.gitsmart.commands_limit" in reason and reason.endswith("reason=internal_error")
+    write_policy(repo, {"adapters": {"gitsmart": {"commands_limit": 4096}}, "agents": {"claude": {"mode": "issues_and_prs"}}})
+    assert hook("claude", "PreToolUse", claude("git push origin x", repo), cwd=repo) == Hooked(0, "", "")

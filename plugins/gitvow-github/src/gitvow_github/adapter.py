@@ -54,12 +54,7 @@ class GitHubAdapter(Adapter):
         return GitHubOptions
 
     def configure(self, options: GitHubOptions) -> None:
-        self.reader = GraphQLReader(
-            body_limit=options.graphql_body_limit,
-            token_limit=options.graphql_token_limit,
-            field_limit=options.graphql_field_limit,
-            cache_size=options.graphql_cache_size,
-        )
+        self.reader = options.reader(cache_size=options.graphql_cache_size)
         self.documents = DocumentCache(self.reader)
 
     def classify(self, request: Request) -> Classification:

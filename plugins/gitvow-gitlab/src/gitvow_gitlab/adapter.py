@@ -71,11 +71,7 @@ class GitLabAdapter(Adapter):
         return GitLabOptions
 
     def configure(self, options: GitLabOptions) -> None:
-        self.reader = GraphQLReader(
-            body_limit=options.graphql_body_limit,
-            token_limit=options.graphql_token_limit,
-            field_limit=options.graphql_field_limit,
-        )
+        self.reader = options.reader()
         self.results = ResultCache()
         self.commands_limit = options.commands_limit
         self.root = split_path(options.relative_url_root)
