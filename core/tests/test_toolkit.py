@@ -18,13 +18,16 @@ from gitvow.paths import PathRefused, split_path
     ("/repos/o/r/contents/a%20b", ["repos", "o", "r", "contents", "a b"]),
     ("/", []),
     ("", []),
+    ("a/b/", ["a", "b"]),
+    ("/team/app.git/.well-known", ["team", "app.git", ".well-known"]),
+    ("/a/...", ["a", "..."]),
 ])
 def test_split_path_decodes_each_segment_after_splitting(path: str, segments: list[str]) -> None:
     assert split_path(path) == segments
 
 
 @pytest.mark.parametrize("path", [
-    "/api//v4", "//api/v4", "/api/v4//", "/api/./v4", "/api/../v4", "/api/%2e%2e/v4", "/api/%2E/v4", "/a/.%2e/b",
+    "/api//v4", "//api/v4", "//", "///", ".", "..", "../a", "/a/..", "/api/v4//", "/api/./v4", "/api/../v4", "/api/%2e%2e/v4", "/api/%2E/v4", "/a/.%2e/b",
 ])
 def test_split_path_refuses_what_a_front_end_would_rewrite(path: str) -> None:
     with pytest.raises(PathRefused):

@@ -27,6 +27,11 @@ def split_path(path: str) -> list[str]:
     One leading and one trailing slash are dropped; an empty segment anywhere else, or a
     segment that is (or decodes to) ``.`` or ``..``, raises :class:`PathRefused`.
     """
+    if "%" not in path and "//" not in path and "/." not in path and not path.startswith("."):
+        # The common case, checked in one pass: without "//" there is at most one slash to
+        # strip at each end, no empty segment, and no segment can start with a dot.
+        body = path.strip("/")
+        return body.split("/") if body else []
     raw = path.split("/")
     if raw and raw[0] == "":
         raw = raw[1:]
