@@ -46,7 +46,7 @@ def test_split_tool_reads_the_agents_spellings(tool: str, parts: tuple[str | Non
 
 
 @pytest.mark.parametrize("args", [
-    ["-X", "PUT"], ["-XPUT"], ["--method", "PUT"], ["--method=PUT"], ["x", "--method=PUT", "-X", "GET"],
+    ["-X", "PUT"], ["-XPUT"], ["-X=PUT"], ["--method", "PUT"], ["--method=PUT"], ["x", "--method=PUT", "-X", "GET"],
 ])
 def test_option_value_reads_every_spelling(args: list[str]) -> None:
     assert option_value(args, ("-X", "--method")) == "PUT"
@@ -58,6 +58,8 @@ def test_option_value_and_option_at_edge_cases() -> None:
     assert option_at("-X", "POST", ("-X", "--method")) == ("POST", 2)
     assert option_at("--method=POST", None, ("-X", "--method")) == ("POST", 1)
     assert option_at("-f", "a=b", ("-X", "--method")) is None
+    assert option_value(["plan", "-chdir=infra/prod"], ("-chdir",)) == "infra/prod"
+    assert option_value(["get", "pods", "-nbilling"], ("--namespace", "-n")) == "billing"
 
 
 def test_basic_authorization_fills_the_missing_half() -> None:

@@ -26,10 +26,11 @@ def positionals(args: Sequence[str], value_options: Collection[str]) -> list[str
 def option_at(arg: str, following: str | None, names: Sequence[str]) -> tuple[str | None, int] | None:
     """If ``arg`` spells one of the options ``names``, its value and how many arguments it takes.
 
-    The spellings Go's and Cobra's flag parsers accept (``gh``, ``glab``, ``tea``): ``-X V``
-    and ``--method V`` (value ``following``, 2 arguments; None when nothing follows),
-    ``-XV`` for a short name and ``--method=V`` for a long one (1 argument). None if ``arg``
-    is not one of ``names``.
+    The spellings Go's flag parsers accept (pflag in ``gh``, ``glab``, ``kubectl``; the
+    standard ``flag`` package in ``terraform``, ``tea``): ``-X V`` and ``--method V`` (value
+    ``following``, 2 arguments; None when nothing follows), ``--method=V``, and for a
+    single-dash name ``-XV`` or ``-X=V`` (``-chdir=DIR``), 1 argument. None if ``arg`` is not
+    one of ``names``.
     """
     for name in names:
         if arg == name:
@@ -38,7 +39,8 @@ def option_at(arg: str, following: str | None, names: Sequence[str]) -> tuple[st
             if arg.startswith(name + "="):
                 return arg[len(name) + 1 :], 1
         elif arg.startswith(name) and len(arg) > len(name):
-            return arg[len(name) :], 1
+            value = arg[len(name) :]
+            return (value[1:] if value.startswith("=") else value), 1
     return None
 
 
