@@ -188,6 +188,10 @@ def _plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
+def _same(plugin: object) -> object:
+    return plugin
+
+
 def load(
     *,
     entry_points: bool = True,

@@ -76,6 +76,27 @@ class AdapterContract:
                 problems.append(f"default host {host!r} must be a lower-case host or host:port")
         _fail(problems, "adapter identity")
 
+    def test_options(self, adapter: Adapter) -> None:
+        """``options_model()`` is None or a model that refuses unknown keys and whose defaults
+        (an empty ``[adapters.NAME]``) validate and are accepted by ``configure``."""
+        from gitvow.adapter import configured
+        from gitvow.errors import PolicyError
+
+        model = adapter.options_model()
+        if model is None:
+            return
+        problems = []
+        try:
+            configured(adapter, {})
+        except PolicyError as exc:
+            problems.append(f"an empty [adapters.{adapter.name}] is refused: {exc}")
+        try:
+            configured(adapter, {"__gitvow_contract_unknown__": 1})
+            problems.append(f"{model.__name__} accepts an unknown key")
+        except PolicyError:
+            pass
+        _fail(problems, "adapter options")
+
     # -- 1. completeness ------------------------------------------------------------------
 
     def test_completeness(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
@@ -126,7 +147,8 @@ class AdapterContract:
     # -- 3. relay coverage ----------------------------------------------------------------
 
     def test_relay_coverage(self, adapter: Adapter, fixtures: list[Fixture], engine: Engine) -> None:
-        """Every relayed operation is refused with hard_deny and the shared relay line, at every mode."""
+        """Every relayed operation is refused with hard_deny and the shared relay line (with the
+        adapter's ``relay_hints(operation)``), at every mode."""
         problems = []
         relayed = sorted(op for op in OPERATIONS if DEFAULT_TABLE[op].relay)
         unsupported = adapter.unsupported()
@@ -142,6 +164,10 @@ class AdapterContract:
                         problems.append(f"{fixture.id} at {grant.mode.label}: {decision.action.value} {decision.reason}")
                     elif template.usage not in (decision.message or ""):
                         problems.append(f"{fixture.id}: relay line lacks `{template.usage}`: {decision.message}")
+                    else:
+                        missing = [h for h in adapter.relay_hints(op) if h not in (decision.message or "")]
+                        if missing:
+                            problems.append(f"{fixture.id}: relay line lacks the hints {missing} of relay_hints({op!r})")
         _fail(problems, "relay coverage")
 
     # -- 4. fail closed -------------------------------------------------------------------
