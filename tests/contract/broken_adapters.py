@@ -101,6 +101,16 @@ class Raises(ToyAdapter):
         return super().classify(request)
 
 
+class RaisesOnMerge(ToyAdapter):
+    """Breaks the round trip and relay coverage: a merge crashes it (the pipeline then denies it
+    as internal_error, not with the relay line)."""
+
+    def classify(self, request: Request) -> Classification:
+        if request.path.endswith("/merge"):
+            raise KeyError("merge_method")
+        return super().classify(request)
+
+
 class CodelessDenial(ToyAdapter):
     """Breaks the denial line: unknown requests carry no reason code."""
 
@@ -161,6 +171,7 @@ EXPECTED_FAILURES: dict[str, set[str]] = {
     "UnrelayedMerge": {"test_round_trip", "test_relay_coverage", "test_declared_operations_are_never_classified"},
     "FailsOpen": {"test_fail_closed"},
     "Raises": {"test_classify_never_raises"},
+    "RaisesOnMerge": {"test_round_trip", "test_relay_coverage"},
     "CodelessDenial": {"test_denial_line", "test_unknown_is_denied_with_a_code"},
     "PendingIssues": set(),
     "PendingButClassified": {"test_fail_closed", "test_declared_operations_are_never_classified"},

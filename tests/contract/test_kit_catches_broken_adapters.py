@@ -63,3 +63,9 @@ def test_a_raising_adapter_shows_its_traceback(pytester: pytest.Pytester) -> Non
     assert "the adapter raised:" in out
     # the adapter's own frame, not only the kit's
     assert 'broken_adapters.py", line' in out and 'raise RuntimeError("boom")' in out
+
+
+def test_a_relay_failure_shows_the_adapters_traceback(pytester: pytest.Pytester) -> None:
+    out = _run(pytester, "RaisesOnMerge")
+    assert "pr.merge at mode issues_prs_merge: deny internal_error (raised KeyError: 'merge_method')" in out
+    assert 'raise KeyError("merge_method")' in out

@@ -38,7 +38,7 @@ pytestmark = pytest.mark.skipif(
     os.environ.get("GITVOW_INSTALL_SET", "all") not in ("core", "all"),
     reason="builds a plugin on the core alone; runs in tox's core and all environments",
 )
-_PIP_OFFLINE = ["--no-index", "--no-build-isolation", "--no-deps", "--disable-pip-version-check", "--quiet"]
+_PIP_OFFLINE = ["--no-index", "--no-build-isolation", "--no-deps", "--no-cache-dir", "--disable-pip-version-check", "--quiet"]
 
 
 @dataclass(frozen=True)
