@@ -21,6 +21,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,17 @@ def test_the_guide_gives_every_file_and_the_commands(guide: Guide) -> None:
     # the core is named explicitly, by path, in the same command: PyPI's gitvow is 0.42
     assert "./gitvow/core" in install and f"./{PLUGIN}" in install
     assert run[:3] == [".venv/bin/python", "-m", "pytest"]
+
+
+def test_every_shipped_plugin_requires_the_core_as_the_guide_does(guide: Guide) -> None:
+    """``gitvow>=1.0,<2`` everywhere: PyPI's unrelated gitvow 0.42 can satisfy none of them."""
+    wanted = tomllib.loads(guide.files["pyproject.toml"])["project"]["dependencies"][0]
+    projects = sorted([*ROOT.glob("plugins/*/pyproject.toml"), *ROOT.glob("enforcement/*/pyproject.toml")])
+    assert projects
+    for path in projects:
+        dependencies = tomllib.loads(path.read_text(encoding="utf-8"))["project"]["dependencies"]
+        core = [d for d in dependencies if re.match(r"gitvow\b(?!-)", d)]
+        assert core == [wanted], f"{path.relative_to(ROOT)}: {core}"
 
 
 def _write_plugin(where: Path, files: dict[str, str]) -> None:
