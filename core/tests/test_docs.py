@@ -220,3 +220,14 @@ def test_the_policy_examples_validate(policy_doc: str) -> None:
         configure_adapters(plugins.adapters, policy.adapter_options, source="docs/policy.md")
         checked += 1
     assert checked, "no example in docs/policy.md could be checked"
+
+
+def test_the_checks_can_fail(guide: str, policy_doc: str) -> None:
+    """An undocumented name is caught: a hook, a member, a top-level key, a key nested under one."""
+    assert not _named(guide, "register_forges")
+    assert not _named(guide, "classify_graphql")
+    assert section_for(policy_doc, "approvals") is None
+    budget = section_for(policy_doc, "budget")
+    assert budget is not None and _named(budget, "window_seconds") and not _named(budget, "burst")
+    # a name merely mentioned in prose is not documentation
+    assert not _named("the agents may run", "agents") and _named("| `agents` | x |", "agents")
