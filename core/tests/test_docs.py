@@ -99,6 +99,15 @@ def test_what_adapters_read_and_answer_is_in_the_plugin_guide(guide: str, kind: 
     assert not missing, f"docs/writing-a-plugin.md does not name {kind.__name__}'s {', '.join(missing)}"
 
 
+def test_every_check_of_the_kit_is_in_the_plugin_guide(guide: str) -> None:
+    from gitvow.contract import AdapterContract
+
+    checks = sorted(name for name in dir(AdapterContract) if name.startswith("test_"))
+    assert len(checks) >= 10
+    missing = [name for name in checks if f"| `{name}` |" not in guide]
+    assert not missing, f"docs/writing-a-plugin.md's table of checks lacks {', '.join(missing)}"
+
+
 def test_the_vocabulary_is_in_the_plugin_guide(guide: str) -> None:
     rows = dict(re.findall(r"^\| `([a-z_.]+)` \| (?:yes|no) \| (.*?) \|$", guide, re.MULTILINE))
     missing = sorted(set(OPERATIONS) - set(rows))
