@@ -65,7 +65,16 @@ class Adapter(ABC):
         return ()
 
     def unsupported(self) -> Mapping[str, str]:
-        """Operations this forge cannot express, each with the reason."""
+        """Operations this forge cannot express at all, each with the reason (no request can be one)."""
+        return {}
+
+    def not_implemented(self) -> Mapping[str, str]:
+        """Operations the forge has but this adapter does not classify yet, each with a note.
+
+        Distinct from :meth:`unsupported` so an adapter never claims "the forge cannot do
+        this" when it means "not written yet": such requests come back ``unknown`` and are
+        denied at every mode, and the contract kit checks that nothing is classified as one.
+        """
         return {}
 
     def relay_hints(self, operation: str) -> Sequence[str]:
