@@ -158,17 +158,12 @@ def policy_keys() -> dict[str, set[str]]:
 
 
 def adapter_option_keys() -> dict[str, set[str]]:
-    """Installed adapter → the keys of its typed options (a pydantic model it declares), if any."""
+    """Installed adapter → the keys of its typed options (``options_model()``), if any."""
     found: dict[str, set[str]] = {}
     for name, adapter in installed().adapters.items():
-        keys: set[str] = set()
-        for klass in type(adapter).__mro__:
-            for value in vars(klass).values():
-                if inspect.isclass(value) and issubclass(value, BaseModel):
-                    keys.update(value.model_fields)
-                    keys.update(nested_keys(value))
-        if keys:
-            found[name] = keys
+        model = adapter.options_model()
+        if model is not None:
+            found[name] = set(model.model_fields) | nested_keys(model)
     return found
 
 
