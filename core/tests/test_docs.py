@@ -17,7 +17,6 @@ Adding a hook, an adapter member or a policy key without documenting it fails he
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import re
 import tomllib
 import types

@@ -232,10 +232,6 @@ def load(
     return Plugins(pm, sources, failures, skipped)
 
 
-def _same(plugin: object) -> object:
-    return plugin
-
-
 def _check_pending(pm: pluggy.PluginManager, failures: list[PluginError],
                    sources: dict[str, tuple[str | None, str | None]]) -> None:
     """Unregister, and report by name, every plugin with an implementation of no known hook."""
