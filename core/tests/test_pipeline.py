@@ -12,7 +12,7 @@ from gitvow.gates import Caller, Context, Gates, Throttle
 from gitvow.modes import Mode
 from gitvow.pipeline import Action, Engine
 from gitvow.plugins import Plugins
-from gitvow.policy.load import Policy
+from gitvow.policy.load import Policy, parse_policy
 from gitvow.policy.table import PolicyRow, PolicyTable
 from gitvow.relay import APPROVAL, RelayTemplate
 from gitvow.request import Classification, Request
@@ -31,8 +31,8 @@ class Forge(Adapter):
         op = {"GET": "read", "POST": "pr.create", "PUT": "issue.create"}.get(request.method, "unknown")
         return Classification((op,), repo="o/r")
 
-    def relay_hints(self, command: str) -> Sequence[str]:
-        return ("forge-cli pr create",)
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        return ("forge-cli pr create",) if operation == "pr.create" else ()
 
 
 class Recording(Gates):
@@ -88,6 +88,18 @@ def req(method: str, path: str = "/x") -> Request:
 
 
 AGENT = Caller("bot", Grant(Mode.ISSUES_AND_PRS))
+OPEN_PR = RelayTemplate("open-pr", "open-pr --title T", "opening a pull request")  # an operator's [relays.NAME]
+
+
+def test_relay_hints_follow_the_operation_not_the_relay_name() -> None:
+    """A relay renamed in the policy keeps the adapter's hints: they are keyed by operation."""
+    data = {"relays": {"open-it": {"usage": "open-it TITLE", "what": "opening"}},
+            "operations": {"pr.create": {"relay": "open-it"}}}
+    plugins = Plugins.of(adapters=[Forge()], relays=[APPROVAL])
+    renamed = Engine(parse_policy(data, relays=plugins.relays, sections=()), plugins)
+    decision = renamed.decide(req("POST"), AGENT, Recording())
+    assert decision.message is not None
+    assert "use `open-it TITLE`" in decision.message and "forge-cli pr create" in decision.message
 
 
 def test_unserved_host_is_tunnelled(engine: Engine) -> None:
@@ -106,9 +118,6 @@ def test_run_state_reports_before_the_relay(engine: Engine) -> None:
     """Seed 003: a PR-create on a paused repo reports repo_paused, not hard_deny."""
     decision = engine.decide(req("POST"), AGENT, Recording(refuse={"run_state"}))
     assert (decision.stage, decision.reason, decision.status) == ("run_state", "repo_paused", 403)
-
-
-OPEN_PR = RelayTemplate("open-pr", "open-pr --title T", "opening a pull request")
 
 
 def test_policy_runs_after_write_surface_and_before_the_repo_filter() -> None:

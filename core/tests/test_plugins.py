@@ -78,3 +78,120 @@ def test_registering_something_that_is_not_an_adapter_names_the_plugin() -> None
     found = load(entry_points=False, extra=[("wrong", Wrong())])
     assert [f.plugin for f in found.failures] == ["wrong"]
     assert "expected a gitvow.adapter.Adapter" in str(found.failures[0])
+
+
+def _adapter_plugin(adapter_name: str, **marks: bool) -> object:
+    """A plugin object registering one toy adapter, its hook implementation marked ``marks``."""
+    from gitvow.adapter import Adapter
+    from gitvow.hookspecs import hookimpl
+    from gitvow.request import Classification
+
+    class Toy(Adapter):
+        name = adapter_name
+
+        def classify(self, request):  # type: ignore[no-untyped-def]
+            return Classification.unknown("toy")
+
+    class Plugin:
+        @hookimpl(**marks)
+        def register_adapters(self, register):  # type: ignore[no-untyped-def]
+            register(Toy())
+
+    return Plugin()
+
+
+def test_hook_implementations_run_in_pluggys_order_tryfirst_and_trylast_honoured() -> None:
+    found = load(entry_points=False, builtins=False, extra=[
+        ("late", _adapter_plugin("late", trylast=True)),
+        ("plain-1", _adapter_plugin("plain-1")),
+        ("early", _adapter_plugin("early", tryfirst=True)),
+        ("plain-2", _adapter_plugin("plain-2")),
+    ])
+    # pluggy: tryfirst first, trylast last, otherwise the plugin registered last runs first
+    assert list(found.adapters) == ["early", "plain-2", "plain-1", "late"]
+    assert not found.failures
+
+
+def test_a_misspelled_hook_implementation_fails_its_plugin_by_name(tmp_path: Path, gitvow_cli: Callable[..., Any]) -> None:
+    make_distribution(
+        tmp_path,
+        "gitvow-typo",
+        "[gitvow]\ntypo = typo_plugin\n",
+        {
+            "typo_plugin": (
+                "from gitvow.hookspecs import hookimpl\n"
+                "@hookimpl\n"
+                "def register_adaptors(register):\n"
+                "    pass\n"
+            ),
+        },
+    )
+    result = gitvow_cli(["plugins", "--json"], env={"PYTHONPATH": str(tmp_path)})
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    failed = {f["plugin"]: f["error"] for f in report["failures"]}
+    assert "register_adaptors" in failed["typo"] and "misspelled" in failed["typo"]
+    assert "typo" not in {p["name"] for p in report["plugins"]}
+    assert "inference" in {a["name"] for p in report["plugins"] for a in p["adapters"]}  # the others still load
+
+
+def test_gitvow_disable_plugins_blocks_by_entry_point_or_distribution_name(
+    tmp_path: Path, gitvow_cli: Callable[..., Any]
+) -> None:
+    make_distribution(
+        tmp_path,
+        "gitvow-explodes",
+        "[gitvow]\nexplodes = explodes_plugin\n",
+        {"explodes_plugin": "raise RuntimeError('imported although disabled')\n"},
+    )
+    env = {"PYTHONPATH": str(tmp_path)}
+    assert gitvow_cli(["plugins"], env=env).returncode == 1  # enabled: it fails to import
+    for spelling in ("explodes", "gitvow-explodes", "inference,gitvow-explodes", "relays gitvow-explodes"):
+        result = gitvow_cli(["plugins", "--json"], env={**env, "GITVOW_DISABLE_PLUGINS": spelling})
+        assert result.returncode == 0, result.stdout + result.stderr
+        report = json.loads(result.stdout)
+        assert not report["failures"]
+        assert "explodes" in report["disabled"]
+    result = gitvow_cli(["plugins", "--json"], env={"GITVOW_DISABLE_PLUGINS": "inference"})
+    assert "inference" not in {a["name"] for p in json.loads(result.stdout)["plugins"] for a in p["adapters"]}
+
+
+def test_built_in_plugins_are_registered_in_code_not_as_entry_points_of_the_core() -> None:
+    import importlib.metadata as metadata
+
+    from gitvow.plugins import BUILTIN_PLUGINS
+
+    core_entry_points = [ep for ep in metadata.entry_points(group="gitvow") if ep.dist and ep.dist.name == "gitvow"]
+    assert core_entry_points == []
+    assert {name for name, _module in BUILTIN_PLUGINS} <= {info.name for info in installed().infos}
+
+
+def test_policy_sections_a_key_claimed_twice_fails_the_later_plugin() -> None:
+    from pydantic import BaseModel
+
+    from gitvow.hookspecs import hookimpl
+    from gitvow.policy.sections import PolicySection
+
+    class Mine(BaseModel):
+        budget: int = 0
+
+    class Theirs(BaseModel):
+        budget: int = 0
+
+    class Agents(BaseModel):
+        agents: int = 0
+
+    def plugin(model: type[BaseModel]) -> object:
+        class Plugin:
+            @hookimpl
+            def register_policy_sections(self, register):  # type: ignore[no-untyped-def]
+                register(PolicySection(model, "gitvow-test"))
+
+        return Plugin()
+
+    found = load(entry_points=False, builtins=False,
+                 extra=[("theirs", plugin(Theirs)), ("mine", plugin(Mine)), ("core-key", plugin(Agents))])
+    assert [s.model for s in found.sections] == [Mine]
+    messages = {f.plugin: str(f) for f in found.failures}
+    assert "'budget' is already read by mine" in messages["theirs"]
+    assert "'agents' is already read by the core" in messages["core-key"]

@@ -121,9 +121,9 @@ class Engine:
         """The one-line denial, with the adapter's do-not-use hints for a relay (and the
         approval id of a staged request)."""
         hints: tuple[str, ...] = ()
-        if verdict.outcome is Outcome.RELAY and verdict.relay and adapter is not None:
+        if verdict.outcome is Outcome.RELAY and verdict.operation and adapter is not None:
             try:
-                hints = tuple(adapter.relay_hints(verdict.relay))
+                hints = tuple(adapter.relay_hints(verdict.operation))
             except Exception:
                 log.exception("adapter %r raised in relay_hints", adapter.name)
         return denial.render(verdict, target=target, repo=classification.repo, relays=self.relays, hints=hints,

@@ -22,7 +22,7 @@ import importlib.metadata as metadata
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import pluggy
@@ -188,6 +188,10 @@ def _plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
+def _same(plugin: object) -> object:
+    return plugin
+
+
 def load(
     *,
     entry_points: bool = True,
@@ -217,13 +221,13 @@ def load(
     if builtins:
         core = ("gitvow", __version__)
         for name, module in BUILTIN_PLUGINS:
-            add(name, core, lambda module=module: importlib.import_module(module))
+            add(name, core, partial(importlib.import_module, module))
     if entry_points:
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = (ep.dist.name, ep.dist.version) if ep.dist else (None, None)
             add(ep.name, dist, ep.load)
     for name, plugin in extra:
-        add(name, (None, None), lambda plugin=plugin: plugin)
+        add(name, (None, None), partial(_same, plugin))
     _check_pending(pm, failures, sources)
     return Plugins(pm, sources, failures, skipped)
 

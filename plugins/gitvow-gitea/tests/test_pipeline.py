@@ -47,3 +47,24 @@ def test_the_prefix_option_comes_from_the_policy_file() -> None:
     decision = eng.decide(request, Caller("agent", Grant(Mode.ISSUES_ONLY)))
     assert decision.action is Action.FORWARD
     assert decision.classification is not None and decision.classification.repo == "team/app"
+
+
+def test_gitvow_disable_plugins_switches_the_gitea_plugin_off() -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def plugins(extra_env: dict[str, str]) -> dict[str, object]:
+        result = subprocess.run([sys.executable, "-m", "gitvow.cli.main", "plugins", "--json"], capture_output=True,
+                                text=True, env={**os.environ, **extra_env}, timeout=60)
+        report: dict[str, object] = json.loads(result.stdout)
+        return report
+
+    def adapters(report: dict[str, object]) -> set[str]:
+        return {a["name"] for p in report["plugins"] for a in p["adapters"]}  # type: ignore[attr-defined,index]
+
+    assert "gitea" in adapters(plugins({}))
+    disabled = plugins({"GITVOW_DISABLE_PLUGINS": "gitvow-gitea"})
+    assert "gitea" not in adapters(disabled)
+    assert disabled["disabled"] == ["gitea"]

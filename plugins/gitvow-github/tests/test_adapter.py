@@ -15,8 +15,8 @@ from gitvow.plugins import Plugins, installed, load
 from gitvow.policy.load import load_policy, parse_policy
 from gitvow.relay import APPROVAL
 from gitvow.request import Request
+from gitvow_github.adapter import GitHubAdapter
 from gitvow_github.hosts import Surface, route
-from gitvow_github.plugin import GitHubAdapter
 
 TOKEN = "ghs_0123456789abcdef"
 

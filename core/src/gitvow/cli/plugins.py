@@ -25,7 +25,7 @@ def report() -> dict[str, Any]:
         for info in sorted(found.infos, key=lambda i: i.name)
     ]
     failures = [{"plugin": f.plugin, "error": str(f)} for f in found.failures]
-    return {"plugins": plugins, "failures": failures}
+    return {"plugins": plugins, "failures": failures, "disabled": list(found.disabled)}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,4 +40,6 @@ def run(args: argparse.Namespace) -> int:
                 print(f"    adapter {adapter['name']}: {hosts}")
         for failure in data["failures"]:
             print(f"FAILED  {failure['error']}")
+        if data["disabled"]:
+            print(f"disabled by GITVOW_DISABLE_PLUGINS: {', '.join(data['disabled'])}")
     return 1 if data["failures"] else 0
