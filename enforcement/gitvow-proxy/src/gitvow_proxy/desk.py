@@ -39,6 +39,7 @@ log = logging.getLogger("gitvow_proxy")
 
 COOKIE = "gitvow_desk"
 SESSION_SECONDS = 12 * 3600
+FAILED_SIGN_IN_DELAY = 0.5
 ALLOW_COLOUR = "#2e7d32"
 _PALETTE = ("#c62828", "#ef6c00", "#6a1b9a", "#1565c0", "#00838f", "#ad1457", "#5d4037", "#455a64",
             "#9e9d24")
@@ -201,6 +202,7 @@ class _Handler(BaseHTTPRequestHandler):
             token = self.desk.login(form.get("name", "").strip()[:64], form.get("secret", ""))
             if token is None:
                 log.warning("gitvow desk: a sign-in with a wrong secret")
+                time.sleep(FAILED_SIGN_IN_DELAY)  # each guess costs the guesser, not the proxy (its own thread)
                 self._redirect("/login?failed=1")
                 return
             cookie = f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}"
