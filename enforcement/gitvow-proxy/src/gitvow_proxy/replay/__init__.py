@@ -56,7 +56,9 @@ def replay(
     new = Replayer(policy, plugins)
     old = Replayer(against, plugins) if against is not None else None
     report = Report(old_label=f"{old.path} (replayed)" if old else _recorded_label(items), new_label=f"{new.path} (replayed)")
-    report.limits["identity"] = IDENTITY
+    anonymous = sum(1 for item in items if item.agent is None)
+    report.limits["identity"] = IDENTITY + (
+        f"; {anonymous} request(s) name no agent and are refused as unauthenticated (pass --agent)" if anonymous else "")
     report.limits["budget"] = BUDGET
     report.limits["run-time flags"] = RUN_FLAGS
     if old is None:

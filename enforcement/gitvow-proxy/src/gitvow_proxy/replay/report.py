@@ -119,6 +119,7 @@ class Report:
     def lines(self) -> Iterable[str]:
         yield f"old: {self.old_label}"
         yield f"new: {self.new_label}"
+        yield "stages and inputs:"
         for name, what in self.limits.items():
             yield f"  {name}: {what}"
         yield (f"{self.requests} requests replayed; {self.changed} decisions change "
