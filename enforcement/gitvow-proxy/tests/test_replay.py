@@ -54,7 +54,7 @@ def summary(report: dict[str, Any]) -> set[tuple[str, str, str | None, str, str,
 # -- HAR ---------------------------------------------------------------------------------------
 
 def test_har_fixture_under_a_stricter_mode(tmp_path: Path) -> None:
-    old, new = policy(tmp_path, "old.toml"), policy(tmp_path, "new.toml", coder="issues_only")
+    old, new = policy(tmp_path, "old.toml"), policy(tmp_path, "new.toml", coder="advisory")
     status, report, err = replay("--policy", new, "--against", old, "--agent", "coder", HAR)
     assert status == 1, err
     assert report["requests"] == 5
