@@ -33,7 +33,8 @@ pytest.importorskip("gitvow_github")
 pytest.importorskip("gitvow_proxy")
 
 from mitmproxy import connection, http
-from mitmproxy.io import FlowWriter
+from mitmproxy.addons.savehar import SaveHar
+from mitmproxy.io import FlowReader, FlowWriter
 
 from gitvow.plugins import installed
 from gitvow_proxy.record import METADATA_KEY
@@ -135,7 +136,7 @@ def test_short_script_run() -> None:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     figures = json.loads(proc.stdout)
-    assert set(figures) >= {"flow file, as recorded", "audit log, as recorded"}
+    assert set(figures) >= {"flow file, as recorded", "audit log, as recorded", "HAR (mitmproxy's export), --against"}
 
 
 def _rate(count: int, work: Callable[[], object], rounds: int) -> dict[str, int]:
@@ -160,6 +161,9 @@ def main() -> None:
         items = load([setup.recording])
         audit = Path(tmp) / "audit.jsonl"
         audit.write_text("".join(_audit_line(item) for item in items))
+        har = Path(tmp) / "recorded.har"
+        with setup.recording.open("rb") as fo:
+            har.write_text(json.dumps(SaveHar().make_har(list(FlowReader(fo).stream()))))  # type: ignore[no-untyped-call]
         n = args.requests
         results = {
             "flow file, as recorded": _rate(n, lambda: setup.run(against=False), args.rounds),
@@ -167,6 +171,8 @@ def main() -> None:
             "  of which reading (mitmproxy FlowReader)": _rate(n, lambda: load([setup.recording]), args.rounds),
             "  of which deciding, as recorded": _rate(
                 n, lambda: replay(items, setup.new, None, plugins=setup.plugins), args.rounds),
+            "HAR (mitmproxy's export), --against": _rate(
+                n, lambda: replay(load([har], agent="coder"), setup.new, setup.old, plugins=setup.plugins), args.rounds),
             "audit log, as recorded": _rate(
                 n, lambda: replay(load([audit]), setup.new, None, plugins=setup.plugins), args.rounds),
         }
