@@ -213,3 +213,25 @@ def test_record_to_an_unwritable_place_is_refused(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "gitvow_record" in proc.stderr and "x.flows" in proc.stderr
+
+
+def test_recorder_truncates_or_appends_as_mitmproxy_does(tmp_path: Path) -> None:
+    from mitmproxy.io import FlowReader
+    from mitmproxy.test import tflow
+
+    from gitvow_proxy.record import Recorder
+
+    target = tmp_path / "r.flows"
+    target.write_bytes(b"")
+    target.chmod(0o644)
+
+    def flows() -> int:
+        with target.open("rb") as fo:
+            return len(list(FlowReader(fo).stream()))
+
+    for spec, expected in ((str(target), 1), (f"+{target}", 2), (str(target), 1)):
+        recorder = Recorder(spec)
+        recorder.write(tflow.tflow(resp=True))  # type: ignore[no-untyped-call]
+        recorder.close()
+        assert flows() == expected, spec
+    assert target.stat().st_mode & 0o777 == 0o600

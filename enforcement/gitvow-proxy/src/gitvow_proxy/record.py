@@ -158,6 +158,8 @@ class Recorder:
         self.path = Path(spec[1:] if append else spec).expanduser()
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o600)
+            if os.name == "posix":
+                os.fchmod(fd, 0o600)  # the agents' request bodies: readable by the proxy's user only
             self._file: IO[bytes] = os.fdopen(fd, "ab" if append else "wb")
         except OSError as exc:
             raise GitvowError(f"cannot open the recording {self.path}: {exc.strerror or exc}") from None
