@@ -65,6 +65,7 @@ class GitvowAddon:
         self._known: dict[str, tuple[str, Runtime, Identity]] = {}  # connection id → last identity proven
         self.recorder: Recorder | None = None
         self._redactor_cache: tuple[Runtime, Redactor, dict[str, str]] | None = None
+        self._policy_stamp: tuple[Runtime, dict[str, str]] | None = None  # the file as loaded, for recordings
 
     # -- mitmproxy lifecycle ------------------------------------------------------------------
 
@@ -84,6 +85,8 @@ class GitvowAddon:
                     self.recorder = Recorder(ctx.options.gitvow_record)
                 except GitvowError as exc:
                     raise exceptions.OptionsError(f"gitvow_record: {exc}") from None  # type: ignore[no-untyped-call]
+                if self.runtime is not None:
+                    self._policy_stamp = (self.runtime, policy_stamp(ctx.options.gitvow_policy))
         if "gitvow_policy" not in updated and "gitvow_state" not in updated:
             return
         if not ctx.options.gitvow_policy:
@@ -139,6 +142,8 @@ class GitvowAddon:
             if old is not None:
                 old.close()
         self.runtime, self._stamp = runtime, stamp
+        if self.recorder is not None:
+            self._policy_stamp = (runtime, policy_stamp(path))
         hosts = ", ".join(f"{h}→{a}" for h, a in runtime.engine.hosts.items()) or "none"
         log.info("gitvow: policy %s loaded (hosts: %s)", path, hosts)
 
@@ -354,7 +359,8 @@ class GitvowAddon:
             canaries=canaries,
             literal=tuple(settings.canary.tokens),
         )
-        stamp = policy_stamp(runtime.source or ctx.options.gitvow_policy)
+        known = self._policy_stamp
+        stamp = known[1] if known is not None and known[0] is runtime else {"path": runtime.source or "", "sha256": ""}
         self._redactor_cache = (runtime, redactor, stamp)
         return redactor, stamp
 
