@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("gitvow.cli.explain", "classify one request offline and show the verdict", CORE),
     "proxy": ("gitvow_proxy.cli.proxy", "run the proxy: the whole pipeline on the agents' traffic", PROXY),
     "env": ("gitvow_proxy.cli.env", "print an agent's shell environment for the proxy", PROXY),
+    "replay": ("gitvow_proxy.cli.replay", "re-decide recorded traffic under a new policy; list what changes", PROXY),
     "approvals": ("gitvow_proxy.cli.approvals", "list, show, approve, reject or wait for requests the proxy staged", PROXY),
     "pause": ("gitvow_proxy.cli.pause", "refuse agent writes to a repository from the next request on", PROXY),
     "resume": ("gitvow_proxy.cli.resume", "undo `gitvow pause` for a repository", PROXY),
