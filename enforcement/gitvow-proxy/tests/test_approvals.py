@@ -142,3 +142,22 @@ def test_the_summary_reads_rest_and_graphql_bodies() -> None:
 
 def _fields(a: Approval) -> dict[str, object]:
     return {name: getattr(a, name) for name in Approval.__dataclass_fields__}
+
+
+def test_the_chart_counts_request_decisions_by_verdict_and_reason() -> None:
+    from gitvow_proxy.status import SPANS, decisions_over_time
+
+    now = 10_000.0
+    records = [
+        {"at": now - 10, "verdict": "allow", "stage": "forward"},
+        {"at": now - 20, "verdict": "deny", "reason": "hard_deny", "stage": "policy"},
+        {"at": now - 3000, "verdict": "deny", "reason": "hard_deny", "stage": "policy"},
+        {"at": now - 5, "verdict": "staged", "reason": "hard_deny", "stage": "approval"},
+        {"at": now - 5, "verdict": "paused", "stage": "run_state"},
+        {"at": now - 5, "verdict": "tunnel", "stage": "host"},
+        {"at": now - 7200, "verdict": "allow", "stage": "forward"},  # outside the hour
+    ]
+    chart = decisions_over_time(records, SPANS["1h"], now)
+    assert list(chart["series"]) == ["allow", "deny: hard_deny"]
+    assert sum(chart["series"]["allow"]) == 1 and sum(chart["series"]["deny: hard_deny"]) == 2
+    assert chart["series"]["deny: hard_deny"][-1] == 1 and chart["series"]["deny: hard_deny"][5] == 1  # 600 s into the hour, 120 s buckets

@@ -24,6 +24,7 @@ from gitvow_proxy.store import PAUSED, Store
 #: How much of the audit log's end is read (bytes): enough for a day of a busy proxy's refusals.
 AUDIT_TAIL = 4 * 1024 * 1024
 _REFUSALS = frozenset({"deny", "throttle", "refuse"})
+_DECISIONS = _REFUSALS | {"allow"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +80,8 @@ def _time(text: object) -> float | None:
 def series_of(record: dict[str, Any]) -> str | None:
     """A request decision's chart series: ``allow``, or ``deny: mode_denied`` and the like."""
     verdict = record.get("verdict")
-    if record.get("stage") == "approval" or not isinstance(verdict, str) or verdict == "tunnel":
-        return None
+    if record.get("stage") == "approval" or verdict not in _DECISIONS:
+        return None  # approval steps, pauses and tunnels are not decisions on a request
     reason = record.get("reason")
     return verdict if not reason else f"{verdict}: {reason}"
 
