@@ -326,7 +326,8 @@ def validate(path: str, content: bytes) -> GatePolicy:
 
     data = parse_document(path, content)
     plugins = installed()
-    policy = parse_policy(data, source=path, relays=plugins.relays, sections=plugins.sections, absent="skip")
+    policy = parse_policy(data, source=path, relays=plugins.relays, sections=plugins.sections, absent="skip",
+                          adapters=plugins.adapters)
     model = policy.model
     # The forge stage's input to gitvow.policy.compile, in the validated plain form the
     # loader itself compiles from: one path builds the table for the proxy and the gate.
