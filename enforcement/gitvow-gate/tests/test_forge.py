@@ -56,11 +56,11 @@ mode = "issues_and_prs"
 @gitsmart
 def test_git_push_below_its_mode_gets_the_proxys_line(repo: Path, forge_policy: Path,
                                                        hook: Callable[..., Hooked]) -> None:
-    answer = hook("claude", "PreToolUse", claude("cd sub && git -C . push --force-with-lease origin x", repo), cwd=repo)
+    answer = hook("claude", "PreToolUse", claude("cd sub && git -C . push origin x", repo), cwd=repo)
     out = answer.json()["hookSpecificOutput"]
     # the forge refusal is final, so it wins over the rule that would only have asked
     assert out["permissionDecision"] == "deny"
-    expected = proxy_line(forge_policy, "claude", ("git.push",), "gitsmart", "git push (force)")
+    expected = proxy_line(forge_policy, "claude", ("git.push",), "gitsmart", "git push")
     assert out["permissionDecisionReason"] == expected
     assert expected.endswith("reason=mode_denied") and "git.push needs mode issues_and_prs" in expected
 

@@ -139,13 +139,11 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
 
                 repo = repo or repo_of(call)
                 spellings.append(relative(edit.path, repo))
-            path_rule = rules.match_path(policy.path_confirm, *spellings)
-            if path_rule is None:
-                continue
-            if path_rule.when == "observe":
-                observed.append(f"{path_rule.reason}: {spellings[-1]}")
-            elif pending is None:
-                pending = GateDecision(CONFIRM, f"{path_rule.reason}: {spellings[-1]}", "path_confirm")
+            for path_rule in rules.match_paths(policy.path_confirm, *spellings):
+                if path_rule.when == "observe":
+                    observed.append(f"{path_rule.reason}: {spellings[-1]}")
+                elif pending is None:
+                    pending = GateDecision(CONFIRM, f"{path_rule.reason}: {spellings[-1]}", "path_confirm")
     elif call.kind == "mcp":
         if rules.mcp_listed(policy.mcp_deny, call.mcp_tool):
             return GateDecision(DENY, f"MCP tool {call.mcp_tool} is on the deny list", "mcp_deny")

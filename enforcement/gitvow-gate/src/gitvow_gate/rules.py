@@ -75,10 +75,14 @@ def all_command_matches(
 
 def match_path(rules: Sequence[PathRule], *paths: str) -> PathRule | None:
     """The first ``path_confirm`` rule matching any spelling of the path (as given, repo-relative)."""
-    for rule in rules:
-        if any(p and re.search(rule.pattern, p) for p in paths):
-            return rule
-    return None
+    found = match_paths(rules, *paths)
+    return found[0] if found else None
+
+
+def match_paths(rules: Sequence[PathRule], *paths: str) -> list[PathRule]:
+    """Every ``path_confirm`` rule matching any spelling of the path: with the built-in rules
+    layered under a file's, an ``observe`` rule of one must not hide a confirming rule of the other."""
+    return [rule for rule in rules if any(p and re.search(rule.pattern, p) for p in paths)]
 
 
 def mcp_listed(patterns: Sequence[str], tool: str) -> bool:
