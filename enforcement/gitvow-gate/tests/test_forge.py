@@ -88,7 +88,11 @@ def test_check_reports_the_forge_verdict(repo: Path, forge_policy: Path, cli: Ca
     denied = cli("check", "--agent", "claude", "--", "git", "push", cwd=repo)
     assert denied.code == 2 and denied.stdout.startswith("DENY: gitvow refused git.push")
     assert denied.stdout.rstrip().endswith("reason=mode_denied")
-    assert cli("check", "--", "git", "push", cwd=repo).stdout.startswith("CONFIRM: pushing to a remote")
+    # without --agent, check judges as the hook does: as claude here, the forge stage included
+    assert cli("check", "--", "git", "push", cwd=repo).stdout == denied.stdout
+    # an agent the policy does not name skips the forge stage, as the hook does for it
+    assert cli("check", "--agent", "nobody", "--", "git", "push", cwd=repo).stdout.startswith(
+        "CONFIRM: pushing to a remote")
 
 
 github = pytest.mark.skipif("github" not in installed().adapters, reason="the github adapter is not installed here")

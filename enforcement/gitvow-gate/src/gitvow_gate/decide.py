@@ -94,11 +94,14 @@ def strictest(decisions: Sequence[GateDecision]) -> GateDecision:
     """The decision to report for several calls (a patch touching several files)."""
     if not decisions:
         return GateDecision(ALLOW)
+    if len(decisions) == 1:
+        return decisions[0]
     worst = max(decisions, key=lambda d: _RANK[d.outcome])
     observed = tuple(dict.fromkeys(o for d in decisions for o in d.observed))
     if worst.outcome == ALLOW:
         return GateDecision(ALLOW, observed=observed)
-    return GateDecision(worst.outcome, worst.reason, worst.stage, worst.evidence, observed, worst.operations)
+    return GateDecision(worst.outcome, worst.reason, worst.stage, worst.evidence, observed, worst.operations,
+                        worst.answers)
 
 
 def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
