@@ -88,7 +88,10 @@ def test_kube_context_from_flag_and_kubeconfig(legacy: gate_policy.GatePolicy, e
 
 
 def test_indirect_commands_are_confirmed(legacy: gate_policy.GatePolicy) -> None:
-    assert shell(legacy, 'eval "$DEPLOY"') == ("confirm", "runs a command the gate cannot read: eval")
+    # eval's body is read like any line; a variable in its program position cannot be
+    outcome, reason = shell(legacy, 'eval "$DEPLOY"')
+    assert outcome == "confirm" and reason.startswith("runs a command the gate cannot read: $DEPLOY")
+    assert shell(legacy, "eval 'git reset --hard'") == ("deny", "destructive git history/worktree operation")
     outcome, reason = shell(legacy, "$TOOL push")
     assert outcome == "confirm" and "$TOOL" in reason
     decision = decide(legacy, GateCall.shell("bash ./deploy.sh", "/"))

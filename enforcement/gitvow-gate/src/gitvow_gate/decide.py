@@ -15,7 +15,7 @@ anything: they are recorded and the call goes on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from gitvow_gate import rules, shell
 from gitvow_gate.call import GateCall
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 ALLOW, CONFIRM, DENY = "allow", "confirm", "deny"
 _RANK = {ALLOW: 0, CONFIRM: 1, DENY: 2}
 INDIRECT = "runs a command the gate cannot read"
+UNREADABLE = "a command line the gate cannot parse"
 
 
 @record
@@ -104,28 +105,39 @@ def strictest(decisions: Sequence[GateDecision]) -> GateDecision:
                         worst.answers)
 
 
-def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
+def decide(policy: GatePolicy, call: GateCall, agent: str = "", env: Mapping[str, str] | None = None) -> GateDecision:
+    """The decision for one act; ``env`` supplies ``HOME`` and friends (default: this process's)."""
     observed: list[str] = []
     pending: GateDecision | None = None
     commands: list[shell.Command] | None = None
 
-    # 1. regular-expression rules
+    # 1. rules: regular expressions on the text, and checks on the parsed command
     if call.kind == "shell":
         line = call.command
         commands = shell.commands(line)
-        hit = rules.first_command_match(policy.bash_deny, line, commands, call.cwd)
-        if hit is not None:
+        hit = rules.first_command_match(policy.bash_deny, line, commands, call.cwd, env)
+        if hit is not None and hit.certain:
             return GateDecision(DENY, hit.describe(), "bash_deny", observed=tuple(observed))
-        for found in rules.all_command_matches(policy.bash_confirm, line, commands, call.cwd):
+        if hit is not None:
+            pending = GateDecision(CONFIRM, f"{hit.rule.reason}? the gate cannot tell what this reaches: "
+                                            f"{hit.target}", "bash_deny")
+        for found in rules.all_command_matches(policy.bash_confirm, line, commands, call.cwd, env):
             if found.rule.when == "observe":
                 observed.append(found.describe())
             else:
-                pending = GateDecision(CONFIRM, found.describe(), "bash_confirm")
+                pending = pending or GateDecision(CONFIRM, found.describe(), "bash_confirm")
                 break
+        if pending is None and commands is None:
+            pending = GateDecision(CONFIRM, f"{UNREADABLE} (an unbalanced quote, or nesting deeper than the gate "
+                                            "reads)", "unreadable")
         if pending is None:
             for command in commands or ():
                 if command.indirect:
                     pending = GateDecision(CONFIRM, f"{INDIRECT}: {command.indirect}", "indirect")
+                    break
+                if shell.reads_stdin(command):
+                    pending = GateDecision(CONFIRM, f"{INDIRECT}: {command.program} reading commands from its "
+                                                    "standard input", "indirect")
                     break
                 script = shell.runs_script(command)
                 if script:

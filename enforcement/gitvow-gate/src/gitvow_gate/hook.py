@@ -61,7 +61,7 @@ def judge(calls: Sequence[GateCall], agent: str, env: Mapping[str, str]) -> Gate
             where = repo_of(call)
         policy = policies.get(where) or gate_policy.load(where, env=env)
         policies[where] = policy
-        decision = decide(policy, call, agent)
+        decision = decide(policy, call, agent, env)
         if decision.blocks and len(calls) > 1 and call.edits:
             decision = GateDecision(decision.outcome, f"{decision.reason} [file: {call.edits[0].path}]",
                                     decision.stage, decision.evidence, decision.observed, decision.operations)

@@ -10,8 +10,9 @@ whole-line regex, which errs toward matching.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from gitvow_gate import shell
 from gitvow_gate.policy import CommandRule, PathRule, command_rule_pattern, verb_pattern
@@ -25,6 +26,8 @@ class RuleMatch:
     rule: CommandRule
     program: str = ""
     target: str | None = None
+    #: False when a ``check`` rule could not resolve the target: the call is asked about.
+    certain: bool = True
 
     def describe(self) -> str:
         where = f" @ {self.target}" if self.target else ""
@@ -32,8 +35,16 @@ class RuleMatch:
 
 
 def match_command(
-    rule: CommandRule, line: str, commands: Sequence[shell.Command] | None, cwd: str | None
+    rule: CommandRule, line: str, commands: Sequence[shell.Command] | None, cwd: str | None,
+    env: Mapping[str, str] | None = None,
 ) -> RuleMatch | None:
+    if rule.check is not None:
+        if commands is None:
+            return None  # a line that cannot be read is confirmed by the caller as such
+        from gitvow_gate import protections
+
+        found = protections.run(rule.check, commands, cwd, os.environ if env is None else env)
+        return None if found is None else RuleMatch(rule, target=found.target, certain=found.certain)
     if rule.pattern is not None:
         if rule.needs is not None and rule.needs not in line:
             return None  # the pattern cannot match without this literal: skip compiling it
@@ -58,19 +69,24 @@ def match_command(
 
 
 def first_command_match(
-    rules: Sequence[CommandRule], line: str, commands: Sequence[shell.Command] | None, cwd: str | None
+    rules: Sequence[CommandRule], line: str, commands: Sequence[shell.Command] | None, cwd: str | None,
+    env: Mapping[str, str] | None = None,
 ) -> RuleMatch | None:
+    """The first rule that fires for certain, else the first that fired uncertain."""
+    uncertain: RuleMatch | None = None
     for rule in rules:
-        found = match_command(rule, line, commands, cwd)
-        if found is not None:
+        found = match_command(rule, line, commands, cwd, env)
+        if found is not None and found.certain:
             return found
-    return None
+        uncertain = uncertain or found
+    return uncertain
 
 
 def all_command_matches(
-    rules: Sequence[CommandRule], line: str, commands: Sequence[shell.Command] | None, cwd: str | None
+    rules: Sequence[CommandRule], line: str, commands: Sequence[shell.Command] | None, cwd: str | None,
+    env: Mapping[str, str] | None = None,
 ) -> list[RuleMatch]:
-    return [m for m in (match_command(r, line, commands, cwd) for r in rules) if m is not None]
+    return [m for m in (match_command(r, line, commands, cwd, env) for r in rules) if m is not None]
 
 
 def match_path(rules: Sequence[PathRule], *paths: str) -> PathRule | None:

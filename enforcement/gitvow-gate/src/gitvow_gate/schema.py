@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gitvow_gate.policy import command_rule_pattern
+
+if TYPE_CHECKING:
+    from gitvow.policy.load import Policy
 
 When = Literal["immediate", "commit", "observe"]
 #: Checks stated on the parsed command (program, flags, targets), not on its text.
@@ -198,3 +201,12 @@ class GateSections(BaseModel):
 def ignored_keys(data: dict[str, Any]) -> list[str]:
     """The keys of a policy document that gitvow accepts without acting on them."""
     return [key for key in data if key in IGNORED_KEYS or (isinstance(key, str) and key.startswith("_"))]
+
+
+def notes(policy: Policy) -> list[str]:
+    """What ``gitvow policy check`` says about a valid file: built-in protections switched off."""
+    if policy.section(GateSections).builtin_rules == "replace":
+        return ['builtin_rules = "replace": the gate\'s built-in rules (recursive deletes of / and home '
+                "directories, force pushes, destructive git/kubectl/terraform/SQL/AWS, CI and policy edits…) are "
+                "NOT in force; only this file's rules apply"]
+    return []
