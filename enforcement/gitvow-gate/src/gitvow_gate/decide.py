@@ -171,7 +171,7 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "", env: Mapping[str
         from gitvow_gate import forge
 
         if forge.may_be_forge(call, commands):
-            verdict = forge.evaluate(call, commands, agent, policy)
+            verdict = forge.evaluate(call, commands, agent, policy, env)
             if not verdict.allowed:
                 return GateDecision(DENY, verdict.message, "forge", observed=tuple(observed),
                                     operations=verdict.operations)

@@ -47,6 +47,7 @@ class GitHubAdapter(Adapter):
     """GitHub REST (every route of the OpenAPI inventory), GraphQL, git smart-HTTP and sign-in."""
 
     name = "github"
+    commands = ("gh",)
     default_hosts = DEFAULT_HOSTS
 
     def __init__(self) -> None:
