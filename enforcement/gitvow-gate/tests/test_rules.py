@@ -144,3 +144,23 @@ def test_required_literal_is_in_every_match(pattern: str, needs: str | None, mat
     for line in matching:
         assert re.search(pattern, line)
         assert needs is None or needs in line
+
+
+def test_push_target_read_from_the_files_is_gits_own(repo: Path, tmp_path: Path) -> None:
+    """The push target is read from .git/config and HEAD without running git, and equals git's answer;
+    a config git would rewrite (insteadOf) is left to git."""
+    from gitvow_gate import targets
+
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, check=True,
+                   env={**__import__("os").environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b",
+                        "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"})
+    assert targets._remote_url_from_files("origin", str(repo)) == (True, "https://git.example.test/team/app.git")
+    assert targets._branch_from_files(str(repo)) == (True, "main")
+    assert targets.git_push(["origin"], str(repo)) == "remote=https://git.example.test/team/app.git branch=main"
+    worktree = tmp_path / "wt"
+    subprocess.run(["git", "worktree", "add", "-q", "-b", "feature", str(worktree)], cwd=repo, check=True)
+    assert targets.git_push([], str(worktree / ".")) == "remote=https://git.example.test/team/app.git branch=feature"
+    subprocess.run(["git", "config", "url.https://mirror.test/.insteadOf", "https://git.example.test/"], cwd=repo,
+                   check=True)
+    assert targets._remote_url_from_files("origin", str(repo))[0] is False
+    assert targets.git_push(["origin"], str(repo)) == "remote=https://mirror.test/team/app.git branch=main"
