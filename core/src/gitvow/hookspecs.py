@@ -9,21 +9,22 @@ third parties are found through the ``gitvow`` entry-point group. Callers never 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
 
+TYPE_CHECKING = False  # not typing's: importing typing costs the agent hook's forge path
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from gitvow.adapter import Adapter
     from gitvow.policy.sections import PolicySection
     from gitvow.relay import RelayTemplate
+
+    F = TypeVar("F", bound=Callable[..., Any])
 
 PROJECT = "gitvow"
 #: Attributes the markers below set: the options given, read by :mod:`gitvow.plugins`'
 #: plugin manager, which hands them to pluggy's own markers.
 IMPL_MARK = "gitvow_hookimpl"
 SPEC_MARK = "gitvow_hookspec"
-
-F = TypeVar("F", bound=Callable[..., Any])
-
 
 class Marker:
     """``@hookimpl`` / ``@hookimpl(tryfirst=True)`` without importing pluggy.

@@ -164,3 +164,21 @@ def test_push_target_read_from_the_files_is_gits_own(repo: Path, tmp_path: Path)
                    check=True)
     assert targets._remote_url_from_files("origin", str(repo))[0] is False
     assert targets.git_push(["origin"], str(repo)) == "remote=https://mirror.test/team/app.git branch=main"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("push",), ("-C", "x", "push"), ("--git-dir=.g", "push", "-f"), ("-c", "a=b", "push"), ("--no-pager", "push"),
+     ("-C", "-x", "push"), ("status",), ("-C", "push"), ("--context", "prod", "delete", "pod"), ("-n", "ns", "apply"),
+     ("--kubeconfig=x", "-v", "delete"), ("pr", "merge", "3"), ("-R", "o/r", "pr", "merge"), ("-x", "y", "z", "push"),
+     ("--a", "b", "--c", "push"), ("--a", "b c", "push"), ("", "push"), ("pushy",), ("--", "push"), ("-C/x", "push")],
+)
+def test_verbs_after_options_read_word_by_word_equal_the_old_pattern(args: tuple[str, ...]) -> None:
+    import re
+
+    from gitvow_gate.policy import verb_pattern
+    from gitvow_gate.rules import _verb_follows
+
+    for verbs in (("push",), ("push\\b.*?(?:--force|\\s-f\\b|\\+refs)",), ("delete", "apply"), ("pr\\s+merge",)):
+        expected = re.match(verb_pattern(verbs), " " + " ".join(args)) is not None
+        assert _verb_follows(verbs, args) == expected, (verbs, args)

@@ -8,7 +8,8 @@ that registers it and the programs it classifies (``Adapter.commands``), plus th
 templates as plain data. Later calls read the index and import only the plugin module the
 command's program needs, calling its ``register_adapters`` hook implementation directly.
 
-The index is keyed on the import path: each ``sys.path`` directory with its modification time
+The index is keyed on the import path: each ``sys.path`` directory (after the script's own)
+with its modification time
 (installing, upgrading or removing a distribution adds or removes a ``*.dist-info`` entry in
 it, which changes the directory's mtime), the Python version and ``GITVOW_DISABLE_PLUGINS``.
 A changed key rebuilds the index; so does any doubt (an unreadable entry, a plugin that
@@ -48,7 +49,10 @@ class Loaded:
 def key(env: Mapping[str, str]) -> str:
     """What the index depends on: the import path's directories and their mtimes, cheap to stat."""
     parts = [f"{INDEX_SCHEMA}", sys.version, env.get("GITVOW_DISABLE_PLUGINS", "")]
-    for entry in sys.path:
+    # sys.path[0] is the running script's directory (the virtualenv's bin/, or the working
+    # directory for `python -c`): distributions are not installed there, and a directory such
+    # as /tmp changes all the time
+    for entry in sys.path[1:]:
         try:
             parts.append(f"{entry}\0{os.stat(entry or '.').st_mtime_ns}")
         except OSError:

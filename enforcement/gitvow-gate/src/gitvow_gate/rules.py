@@ -52,11 +52,10 @@ def match_command(
     if commands is None:  # untokenisable: the whole-line form, target unknown (matches)
         pattern = command_rule_pattern(rule.programs, rule.verbs)
         return RuleMatch(rule) if re.search(pattern, line) else None
-    head = re.compile(verb_pattern(rule.verbs))
     for command in commands:
         if command.indirect or command.program not in rule.programs:
             continue
-        if not head.match(" " + " ".join(command.args)):
+        if not _verb_follows(rule.verbs, command.args):
             continue
         if rule.target is None:
             return RuleMatch(rule, command.program)
@@ -66,6 +65,35 @@ def match_command(
         if target is None or re.search(rule.target, target):
             return RuleMatch(rule, command.program, target)
     return None
+
+
+_OPTION_WITH_VALUE = r"-{1,2}[\w.-]+=\S*"
+_FLAG = r"-{1,2}[\w.-]+"
+_VALUE = r"[^-\s|;&<>()]"
+
+
+def _verb_follows(verbs: tuple[str, ...], args: tuple[str, ...]) -> bool:
+    """Whether a verb follows the options after the program: gitvow 0.42's ``OPTS`` semantics.
+
+    The same answer as matching :func:`~gitvow_gate.policy.verb_pattern` against the joined
+    arguments, without compiling that large pattern on every hook call: the options are
+    stepped over word by word (``--k=v``; ``--k v`` where ``v`` is not an option or shell
+    metacharacter; a bare ``-k``, each option taking its value or not), and the small verb
+    pattern is tried after every prefix the options can make. Arguments holding whitespace
+    (or empty ones) are matched with the whole pattern, as before.
+    """
+    if any(not arg or any(c.isspace() for c in arg) for arg in args):
+        return re.match(verb_pattern(verbs), " " + " ".join(args)) is not None
+    starts = {0}
+    for i, arg in enumerate(args):
+        if i not in starts:
+            continue
+        if re.fullmatch(_OPTION_WITH_VALUE, arg) or re.fullmatch(_FLAG, arg):
+            starts.add(i + 1)
+        if re.fullmatch(_FLAG, arg) and i + 1 < len(args) and re.match(_VALUE, args[i + 1]):
+            starts.add(i + 2)
+    head = rf"(?:{'|'.join(verbs)})\b"
+    return any(re.match(head, " ".join(args[i:])) for i in sorted(starts) if i < len(args))
 
 
 def first_command_match(
