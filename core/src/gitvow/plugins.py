@@ -22,7 +22,7 @@ import importlib.metadata as metadata
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import pluggy
@@ -251,15 +251,19 @@ def load(
     if builtins:
         core = ("gitvow", __version__)
         for name, module in BUILTIN_PLUGINS:
-            add(name, core, lambda module=module: importlib.import_module(module))
+            add(name, core, partial(importlib.import_module, module))
     if entry_points:
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = (ep.dist.name, ep.dist.version) if ep.dist else (None, None)
             add(ep.name, dist, ep.load)
     for name, plugin in extra:
-        add(name, (None, None), lambda plugin=plugin: plugin)
+        add(name, (None, None), partial(_given, plugin))
     _check_pending(pm, failures, sources)
     return Plugins(pm, sources, failures, skipped)
+
+
+def _given(plugin: object) -> object:
+    return plugin
 
 
 def _check_pending(pm: pluggy.PluginManager, failures: list[PluginError],
