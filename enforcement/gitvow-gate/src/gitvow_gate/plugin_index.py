@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 #: Bumped whenever the index's form changes.
 INDEX_SCHEMA = 1
+#: The ``commands`` of an adapter that classifies commands but does not name its programs.
+ANY = "*"
 
 
 @record
@@ -86,13 +88,18 @@ def build(env: Mapping[str, str]) -> dict[str, Any]:
     plugins = installed()
     adapters = plugins.adapters
     sources = {info.name: info for info in plugins.infos}
+    from gitvow.adapter import Adapter
+
     entries: dict[str, Any] = {}
     for name, adapter in adapters.items():
         plugin = plugins.adapter_plugin.get(name, "")
+        commands = sorted(getattr(adapter, "commands", ()) or ())
+        if not commands and type(adapter).classify_command is not Adapter.classify_command:
+            commands = [ANY]  # reads commands without saying which: loaded for every one
         entries[name] = {
             "plugin": plugin,
             "module": _module_of(plugins, plugin) or type(adapter).__module__,
-            "commands": sorted(getattr(adapter, "commands", ()) or ()),
+            "commands": commands,
             "distribution": sources[plugin].distribution if plugin in sources else None,
         }
     index = {
@@ -126,7 +133,8 @@ def for_programs(programs: set[str], env: Mapping[str, str]) -> Loaded | None:
     index = read(env) or build(env)
     if index.get("failures"):
         return None  # let full discovery report the broken plugin, by name
-    wanted = {name: entry for name, entry in index["adapters"].items() if programs & set(entry["commands"])}
+    wanted = {name: entry for name, entry in index["adapters"].items()
+              if programs & set(entry["commands"]) or ANY in entry["commands"]}
     from gitvow.relay import RelayTemplate
 
     relays = {command: RelayTemplate(command, usage, what) for command, usage, what in index["relays"]}
