@@ -29,6 +29,9 @@ class Adapter(ABC):
     name: ClassVar[str]
     #: Hosts (``host`` or ``host:port``) this adapter serves without any configuration.
     default_hosts: ClassVar[tuple[str, ...]] = ()
+    #: Programs (basenames) whose command lines :meth:`classify_command` reads, so the agent
+    #: gate loads only the adapter a command needs (its plugin index maps program → adapter).
+    commands: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def options_model(cls) -> type[BaseModel] | None:

@@ -59,7 +59,8 @@ def read_credentials(policy: Policy, plugins: Plugins) -> dict[str, str]:
 def build_runtime(path: str | Path, store: Store, *, plugins: Plugins | None = None) -> Runtime:
     """Load and validate ``path`` and everything it names; raises PolicyError."""
     plugins = plugins if plugins is not None else installed()
-    policy = load_policy(path, relays=plugins.relays, sections=plugins.sections, absent="skip")
+    policy = load_policy(path, relays=plugins.relays, sections=plugins.sections, absent="skip",
+                         adapters=plugins.adapters)
     engine = Engine(policy, plugins)
     identities = Identities.from_policy(policy)
     credentials = read_credentials(policy, plugins)

@@ -87,6 +87,7 @@ class GiteaAdapter(Adapter):
     """Gitea/Forgejo REST API v1 and git smart-HTTP."""
 
     name = "gitea"
+    commands = ("tea",)
     default_hosts = ("codeberg.org",)
 
     def __init__(self) -> None:

@@ -12,7 +12,6 @@ from gitvow.graphql import GraphQLReader
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.commands import classify_gh
-from gitvow_github.fixtures import FAIL_CLOSED, FIXTURES, UNSUPPORTED
 from gitvow_github.graphql import DocumentCache
 from gitvow_github.hosts import DEFAULT_HOSTS, LOGIN_PATHS, Surface, route
 from gitvow_github.inventory import READ_METHODS
@@ -42,6 +41,7 @@ class GitHubAdapter(Adapter):
     """GitHub REST (every route of the OpenAPI inventory), GraphQL, git smart-HTTP and sign-in."""
 
     name = "github"
+    commands = ("gh",)
     default_hosts = DEFAULT_HOSTS
 
     def __init__(self) -> None:
@@ -110,11 +110,19 @@ class GitHubAdapter(Adapter):
     def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
         return classify_mcp(tool, arguments)
 
+    # The contract kit's data is imported when asked for: the agent gate loads this module on
+    # every `gh` command and never needs it.
     def fixtures(self) -> Sequence[Fixture]:
+        from gitvow_github.fixtures import FIXTURES
+
         return FIXTURES
 
     def fail_closed_fixtures(self) -> Sequence[Fixture]:
+        from gitvow_github.fixtures import FAIL_CLOSED
+
         return FAIL_CLOSED
 
     def unsupported(self) -> Mapping[str, str]:
+        from gitvow_github.fixtures import UNSUPPORTED
+
         return UNSUPPORTED

@@ -53,6 +53,7 @@ class GitLabAdapter(Adapter):
     """GitLab REST v4, GraphQL, OAuth sign-in and git smart-HTTP."""
 
     name = ADAPTER
+    commands = ("glab",)
     default_hosts = ("gitlab.com",)
 
     def __init__(self) -> None:
