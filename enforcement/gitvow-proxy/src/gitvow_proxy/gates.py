@@ -14,10 +14,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from gitvow.evaluator import REPO_UNRESOLVED
 from gitvow.gates import Context, Gates, Throttle
 from gitvow.policy.load import Policy
+from gitvow.request import Classification
+from gitvow.targets import Pending, ResolutionCache, needs_type, settle
 from gitvow.verdict import Verdict
-from gitvow.vocabulary import writes
+from gitvow.vocabulary import UNKNOWN, writes
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
 from gitvow_proxy.settings import IssueShape, ProxyPolicy
 from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, Store
@@ -30,6 +33,16 @@ _BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
 def _matches(repo: str, patterns: list[str]) -> bool:
     repo = repo.lower()
     return any(fnmatch.fnmatchcase(repo, pattern.lower()) for pattern in patterns)
+
+
+def _unresolved(operation: str, constraint: str) -> Verdict:
+    return Verdict.deny(REPO_UNRESOLVED, f"the repository of this write could not be established and {constraint}",
+                        operation=operation, instead="name the repository by owner/name, or ask a human")
+
+
+def resolution_scope(adapter: str, host: str, port: int) -> str:
+    """The cache scope of a target: the same id on two hosts is two objects."""
+    return f"{adapter}@{host.lower()}:{port}"
 
 
 def _writes(ctx: Context) -> list[str]:
@@ -54,6 +67,7 @@ class ProxyGates(Gates):
         credentials: Mapping[str, str],
         canaries: Mapping[str, str],
         clock: Callable[[], float] = time.time,
+        resolutions: ResolutionCache | None = None,
     ) -> None:
         self.settings = settings = policy.section(ProxyPolicy)
         self.agents = policy.model.agents
@@ -67,29 +81,73 @@ class ProxyGates(Gates):
         for token in settings.canary.tokens:
             tokens.setdefault(token, "(policy)")
         self.scanner = CanaryScanner(tokens, limit=settings.canary.scan_limit)
+        proxy = settings.proxy
+        self.resolutions = resolutions if resolutions is not None else ResolutionCache(
+            size=proxy.resolve_cache_size, ttl=proxy.resolve_ttl)
+
+    # -- targets: resolved only when a repository gate needs them ---------------------------
+
+    def repo_gated(self, ctx: Context) -> bool:
+        """Whether some repository gate depends on this request's repositories: a write, and
+        a pause, auto-merge switch, allowed-repository list, agent scope or autonomy in force.
+        An unconstrained deployment answers False and never resolves a target."""
+        if not _writes(ctx):
+            return False
+        if self.settings.proxy.allowed_repos is not None or ctx.caller.grant.autonomy:
+            return True
+        agent = self.agents.get(ctx.caller.name or "")
+        if agent is not None and agent.repos is not None:
+            return True
+        if self._paused or self.store.flags(PAUSED):
+            return True
+        return "pr.merge" in ctx.operations and bool(self._auto_merge_off or self.store.flags(AUTO_MERGE_OFF))
+
+    def resolve(self, ctx: Context) -> Classification:
+        classification = ctx.classification
+        wanted = classification.targets if self.repo_gated(ctx) else needs_type(classification)
+        if not wanted:
+            return classification
+        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
+        found, missing = self.resolutions.lookup(scope, wanted)
+        if missing:
+            raise Pending(scope, missing)
+        return settle(classification, found)
 
     # -- 2: run-state ---------------------------------------------------------------------
 
     def run_state(self, ctx: Context) -> Verdict | None:
-        repo = ctx.repo.lower() if ctx.repo else None
+        classification = ctx.classification
+        repos = [repo.lower() for repo in classification.repos]
         written = _writes(ctx)
-        if repo is not None and written and (repo in self._paused or repo in self.store.flags(PAUSED)):
-            return Verdict.deny("repo_paused", f"{repo} is paused", operation=written[0],
-                                instead="wait until a human resumes the repository")
+        # ``unknown`` is denied at every mode by the policy stage, with a better reason.
+        unresolved = not classification.repo_established and any(op != UNKNOWN for op in written)
+        gated = ctx.adapter.has_repositories
+        if written:
+            paused = self._paused | self.store.flags(PAUSED) if self._paused else self.store.flags(PAUSED)
+            if paused:
+                hit = next((repo for repo in repos if repo in paused), None)
+                if hit is not None:
+                    return Verdict.deny("repo_paused", f"{hit} is paused", operation=written[0],
+                                        instead="wait until a human resumes the repository")
+                if unresolved and gated:
+                    return _unresolved(written[0], "some repositories are paused")
         agent = self.agents.get(ctx.caller.name or "")
         if agent is not None and agent.repos is not None:
-            if repo is None:
-                if written:
-                    return Verdict.deny("agent_repo_scope", "the repository of this write could not be determined "
-                                        "and this agent is limited to some repositories", operation=written[0])
-            elif not _matches(repo, agent.repos):
-                return Verdict.deny("agent_repo_scope", f"this agent may not touch {repo}",
+            outside = next((repo for repo in repos if not _matches(repo, agent.repos)), None)
+            if outside is not None:
+                return Verdict.deny("agent_repo_scope", f"this agent may not touch {outside}",
                                     operation=ctx.operations[0], instead="work only on the repositories assigned to you")
-        if repo is not None and "pr.merge" in ctx.operations and (
-            repo in self._auto_merge_off or repo in self.store.flags(AUTO_MERGE_OFF)
-        ):
-            return Verdict.deny("repo_auto_merge_disabled", f"merging on {repo} is switched off", operation="pr.merge",
-                                instead="leave the merge to a human")
+            if unresolved:
+                return _unresolved(written[0], "this agent is limited to some repositories")
+        if "pr.merge" in ctx.operations:
+            off = self._auto_merge_off | self.store.flags(AUTO_MERGE_OFF)
+            if off:
+                hit = next((repo for repo in repos if repo in off), None)
+                if hit is not None:
+                    return Verdict.deny("repo_auto_merge_disabled", f"merging on {hit} is switched off",
+                                        operation="pr.merge", instead="leave the merge to a human")
+                if unresolved and gated:
+                    return _unresolved("pr.merge", "merging is switched off on some repositories")
         return None
 
     # -- 3: write surface -----------------------------------------------------------------
@@ -113,10 +171,17 @@ class ProxyGates(Gates):
 
     def repo_filter(self, ctx: Context) -> Verdict | None:
         allowed = self.settings.proxy.allowed_repos
-        if allowed is None or ctx.repo is None or _matches(ctx.repo, allowed):
+        if allowed is None:
             return None
-        return Verdict.deny("repo_not_in_config", f"{ctx.repo.lower()} is not a repository this proxy serves",
-                            operation=ctx.operations[0], instead="ask a human to add the repository")
+        classification = ctx.classification
+        outside = next((repo for repo in classification.repos if not _matches(repo, allowed)), None)
+        if outside is not None:
+            return Verdict.deny("repo_not_in_config", f"{outside.lower()} is not a repository this proxy serves",
+                                operation=ctx.operations[0], instead="ask a human to add the repository")
+        written = [op for op in _writes(ctx) if op != UNKNOWN]
+        if written and not classification.repo_established and ctx.adapter.has_repositories:
+            return _unresolved(written[0], "this proxy serves only some repositories")
+        return None
 
     # -- 6: body gates ----------------------------------------------------------------------
 
