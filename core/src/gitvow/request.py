@@ -96,6 +96,8 @@ class Target:
     kind: str
     value: str
     by_type: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Where on the same host the forge answers about it (e.g. the GraphQL endpoint's path).
+    at: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ Fetch = Callable[[str, str, bytes], tuple[int, bytes]]
 _FAILED = Resolution(repo=None, type="\0failed")
 
 
-class Pending(Exception):  # noqa: N818 - a signal, not an error
+class Pending(Exception):
     """Raised by gates that need targets resolved and have no cached answer.
 
     The enforcement point resolves ``targets`` off its event loop (through

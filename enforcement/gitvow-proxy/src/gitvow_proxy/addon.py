@@ -30,9 +30,9 @@ from gitvow.request import Request
 from gitvow.targets import Pending
 from gitvow_proxy.audit import AuditLog
 from gitvow_proxy.identity import PROXY_AUTHENTICATE, Identity
+from gitvow_proxy.resolver import resolve_pending, tls_context
 from gitvow_proxy.runtime import Runtime, build_runtime
 from gitvow_proxy.settings import ProxyPolicy
-from gitvow_proxy.resolver import resolve_pending, tls_context
 from gitvow_proxy.store import Store, open_store
 
 log = logging.getLogger("gitvow_proxy")
@@ -271,10 +271,8 @@ class GitvowAddon:
 
     def _upstream_tls(self, runtime: Runtime) -> ssl.SSLContext:
         extra = runtime.policy.section(ProxyPolicy).proxy.upstream_ca
-        try:
-            extra = extra or ctx.options.ssl_verify_upstream_trusted_ca or None
-        except AttributeError:
-            pass
+        if not extra:
+            extra = getattr(ctx.options, "ssl_verify_upstream_trusted_ca", None) or None
         if self._tls is None or self._tls[0] != extra:
             self._tls = (extra, tls_context(extra))
         return self._tls[1]

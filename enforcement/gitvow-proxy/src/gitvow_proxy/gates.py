@@ -117,8 +117,11 @@ class ProxyGates(Gates):
 
     def run_state(self, ctx: Context) -> Verdict | None:
         classification = ctx.classification
-        repos = [repo.lower() for repo in classification.repos]
         written = _writes(ctx)
+        if needs_type(classification):
+            # The operation depends on what the forge says the object is, and it did not say.
+            return _unresolved(ctx.operations[0], "what this request does depends on it")
+        repos = [repo.lower() for repo in classification.repos]
         # ``unknown`` is denied at every mode by the policy stage, with a better reason.
         unresolved = not classification.repo_established and any(op != UNKNOWN for op in written)
         gated = ctx.adapter.has_repositories

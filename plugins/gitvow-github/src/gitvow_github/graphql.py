@@ -20,6 +20,7 @@ from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
 from gitvow.request import Classification
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.inventory import Rule, graphql_operations
+from gitvow_github.targets import graphql_targets
 
 ADAPTER = "github"
 GRAPHQL_DENIED = "graphql_denied"
@@ -31,9 +32,8 @@ NAME_LIMIT = 64
 def _repository(operation: GraphQLOperation, variables: Mapping[str, Any]) -> str | None:
     """``owner/name`` when every top-level ``repository(owner:, name:)`` field names the same one.
 
-    Mutations address objects by node id (``repositoryId``, ``pullRequestId``), which do not
-    say which repository they belong to without a lookup: those stay None, so repo-scoped
-    gates fail closed.
+    Mutations are read by :func:`gitvow_github.targets.graphql_targets` instead: every
+    repository named in any argument, and node ids for the forge to resolve.
     """
     found: set[str] = set()
     for field in operation.fields:
@@ -82,9 +82,11 @@ def classify_operation(
         return Classification(
             (UNKNOWN,), adapter=ADAPTER, unknown_code=GRAPHQL_DENIED, note="the mutation selects no field"
         )
+    repos, targets = graphql_targets(operation, variables)
     return Classification(
         tuple(operations),
-        repo=None,
+        repos=repos,
+        targets=targets,
         adapter=ADAPTER,
         unknown_code=GRAPHQL_MUTATION,
         mode_code=GRAPHQL_MUTATION,

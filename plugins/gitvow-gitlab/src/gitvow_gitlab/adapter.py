@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.graphql import GraphQLReader
 from gitvow.paths import PathRefused, split_path
-from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.vocabulary import READ
 from gitvow_gitlab.fixtures import fail_closed_fixtures, fixtures
 from gitvow_gitlab.glab import classify_glab
@@ -37,7 +38,11 @@ from gitvow_gitsmart import classify_git, is_git_path
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT
 
 if TYPE_CHECKING:
+    from gitvow.targets import Fetch
     from gitvow_gitlab.options import GitLabOptions
+
+#: The kind of target a numeric project id is.
+PROJECT = "project"
 
 OAUTH_PATHS = frozenset({"token", "authorize_device", "revoke"})
 
@@ -93,7 +98,13 @@ class GitLabAdapter(Adapter):
             segments = segments[len(self.root) :]
         head = segments[:2]
         if head == ["api", "v4"]:
-            return classify_rest(request, segments[2:])
+            result = classify_rest(request, segments[2:])
+            project = result.details.get("project_id")
+            if project is not None and result.repo is None:
+                # A numeric project id: GitLab says which project it is (``GET /projects/:id``).
+                at = f"{self.relative_url_root}/api/v4/projects/{project}"
+                return replace(result, targets=(Target(PROJECT, str(project), at=at),))
+            return result
         if head == ["api", "graphql"] and len(segments) == 2:
             return classify_graphql(request, self.reader, self.results)
         if len(segments) == 2 and segments[0] == "oauth" and segments[1] in OAUTH_PATHS and request.method == "POST":
@@ -104,6 +115,24 @@ class GitLabAdapter(Adapter):
         if git is not None:
             return git
         return self._outside(request)
+
+    def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
+        """Numeric project ids through ``GET /api/v4/projects/:id`` (``path_with_namespace``).
+
+        GraphQL global ids (``gid://gitlab/Issue/5``) are not resolved: they stay unknown, so a
+        repository gate in force refuses such a write (``repo_unresolved``)."""
+        answers: dict[Target, Resolution] = {}
+        for target in targets:
+            if target.kind != PROJECT or not target.at:
+                continue
+            status, body = fetch("GET", target.at, b"")
+            if status != 200:
+                continue
+            data = json.loads(body)
+            path = data.get("path_with_namespace") if isinstance(data, dict) else None
+            if isinstance(path, str) and path.strip("/") and str(data.get("id")) == target.value:
+                answers[target] = Resolution(path.strip("/"), "project")
+        return answers
 
     @staticmethod
     def _outside(request: Request) -> Classification:
