@@ -10,7 +10,6 @@ that the proxy asked the forge with its own credential.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import ssl
 import subprocess

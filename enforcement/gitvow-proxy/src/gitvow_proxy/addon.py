@@ -294,7 +294,7 @@ class GitvowAddon:
         if address is None:
             return
         if runtime is None or runtime.engine.hosts.lookup(address[0], address[1]) is not None:
-            flow.kill()
+            flow.kill()  # type: ignore[no-untyped-call]
             self._audit(("STREAM", f"{address[0]}:{address[1]}", ""), None, "deny", UNSUPPORTED_PROTOCOL,
                         "transport", 0.0)
 

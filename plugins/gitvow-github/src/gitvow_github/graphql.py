@@ -29,27 +29,6 @@ GRAPHQL_MUTATION = "graphql_mutation"
 NAME_LIMIT = 64
 
 
-def _repository(operation: GraphQLOperation, variables: Mapping[str, Any]) -> str | None:
-    """``owner/name`` when every top-level ``repository(owner:, name:)`` field names the same one.
-
-    Mutations are read by :func:`gitvow_github.targets.graphql_targets` instead: every
-    repository named in any argument, and node ids for the forge to resolve.
-    """
-    found: set[str] = set()
-    for field in operation.fields:
-        if field.name != "repository":
-            continue
-        try:
-            owner = field.argument("owner", variables)
-            name = field.argument("name", variables)
-        except Exception:  # a malformed argument value names no repository
-            return None
-        if not isinstance(owner, str) or not isinstance(name, str) or not owner or not name:
-            return None
-        found.add(f"{owner}/{name}")
-    return found.pop() if len(found) == 1 else None
-
-
 def classify_operation(
     operation: GraphQLOperation,
     variables: Mapping[str, Any],
@@ -57,9 +36,11 @@ def classify_operation(
 ) -> Classification:
     """Operations for an already-read GraphQL operation."""
     if operation.kind != "mutation":
+        # Every repository a query names (agent scope and allowed repositories apply to reads);
+        # node ids are left alone: a read is never refused for an unknown repository.
         return Classification(
             (READ,),
-            repo=_repository(operation, variables),
+            repos=graphql_targets(operation, variables)[0],
             adapter=ADAPTER,
             details=MappingProxyType({"graphql": operation.kind, "fields": tuple(f.name for f in operation.fields)}),
         )
