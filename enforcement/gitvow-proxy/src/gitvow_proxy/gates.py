@@ -17,7 +17,7 @@ from typing import Any
 from gitvow.evaluator import REPO_UNRESOLVED
 from gitvow.gates import Context, Gates, Throttle
 from gitvow.policy.load import Policy
-from gitvow.request import Classification
+from gitvow.request import Classification, Request
 from gitvow.targets import Pending, ResolutionCache, needs_type, settle
 from gitvow.verdict import Verdict
 from gitvow.vocabulary import UNKNOWN, writes
@@ -81,6 +81,7 @@ class ProxyGates(Gates):
         for token in settings.canary.tokens:
             tokens.setdefault(token, "(policy)")
         self.scanner = CanaryScanner(tokens, limit=settings.canary.scan_limit)
+        self._memo: tuple[Request, dict[str, frozenset[str]]] | None = None
         proxy = settings.proxy
         self.resolutions = resolutions if resolutions is not None else ResolutionCache(
             size=proxy.resolve_cache_size, ttl=proxy.resolve_ttl)
@@ -98,9 +99,22 @@ class ProxyGates(Gates):
         agent = self.agents.get(ctx.caller.name or "")
         if agent is not None and agent.repos is not None:
             return True
-        if self._paused or self.store.flags(PAUSED):
+        if self._paused or self._flags(ctx, PAUSED):
             return True
-        return "pr.merge" in ctx.operations and bool(self._auto_merge_off or self.store.flags(AUTO_MERGE_OFF))
+        return "pr.merge" in ctx.operations and bool(self._auto_merge_off or self._flags(ctx, AUTO_MERGE_OFF))
+
+    def _flags(self, ctx: Context, kind: str) -> frozenset[str]:
+        """The store's run-time flags, read once per decision (resolve and run_state both ask).
+
+        Decisions run one at a time on the proxy's event loop; the memo holds the request
+        it was read for and is dropped when the decision is recorded."""
+        memo = self._memo
+        if memo is None or memo[0] is not ctx.request:
+            memo = self._memo = (ctx.request, {})
+        found = memo[1].get(kind)
+        if found is None:
+            found = memo[1][kind] = self.store.flags(kind)
+        return found
 
     def resolve(self, ctx: Context) -> Classification:
         classification = ctx.classification
@@ -110,6 +124,7 @@ class ProxyGates(Gates):
         scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
         found, missing = self.resolutions.lookup(scope, wanted)
         if missing:
+            self._memo = None  # the decision starts over after the lookup: read the flags afresh
             raise Pending(scope, missing)
         return settle(classification, found)
 
@@ -126,7 +141,7 @@ class ProxyGates(Gates):
         unresolved = not classification.repo_established and any(op != UNKNOWN for op in written)
         gated = ctx.adapter.has_repositories
         if written:
-            paused = self._paused | self.store.flags(PAUSED) if self._paused else self.store.flags(PAUSED)
+            paused = self._paused | self._flags(ctx, PAUSED) if self._paused else self._flags(ctx, PAUSED)
             if paused:
                 hit = next((repo for repo in repos if repo in paused), None)
                 if hit is not None:
@@ -143,7 +158,7 @@ class ProxyGates(Gates):
             if unresolved:
                 return _unresolved(written[0], "this agent is limited to some repositories")
         if "pr.merge" in ctx.operations:
-            off = self._auto_merge_off | self.store.flags(AUTO_MERGE_OFF)
+            off = self._auto_merge_off | self._flags(ctx, AUTO_MERGE_OFF)
             if off:
                 hit = next((repo for repo in repos if repo in off), None)
                 if hit is not None:
@@ -216,6 +231,7 @@ class ProxyGates(Gates):
     # -- write counters, budget, credentials ------------------------------------------------
 
     def record(self, ctx: Context, verdict: Verdict) -> None:
+        self._memo = None
         if not counts_as_write(ctx):
             return
         outcome = "allowed" if verdict.allowed else "refused"
