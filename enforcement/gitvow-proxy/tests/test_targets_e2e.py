@@ -65,7 +65,12 @@ def _json(data: object, status: int = 200) -> tuple[int, dict[str, str], bytes]:
 
 
 def _github(seen: Seen) -> tuple[int, dict[str, str], bytes]:
-    """Enough GraphQL for ``gh issue create`` and the proxy's ``nodes(ids:)`` lookup."""
+    """Enough GraphQL for ``gh issue create`` and the proxy's ``nodes(ids:)`` lookup; issue 7
+    of team/open is a pull request, issue 8 an issue."""
+    if seen.route.startswith("/api/v3/repos/team/open/issues/"):
+        number = int(seen.route.rsplit("/", 1)[1])
+        pull = {"url": f"https://{GHES}/api/v3/repos/team/open/pulls/7"} if number == 7 else None
+        return _json({"number": number, "title": "x", **({"pull_request": pull} if pull else {})})
     if seen.route != "/api/graphql":
         return _json({"message": "Not Found"}, 404)
     payload = json.loads(seen.body or b"{}")
@@ -159,6 +164,10 @@ def tproxy(forges: dict[str, Upstream], plain: dict[str, RecordingServer], ca_fi
         [agents.coder]
         mode = "issues_and_prs"
         secret_env = "GITVOW_TEST_CODER"
+
+        [agents.limited]
+        mode = "issues_only"
+        secret_env = "GITVOW_TEST_LIMITED"
     """))
     env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_RESOLVE": ",".join((GHES, GITLAB, PLAIN, MARKED))}
     running = start_proxy(policy, workdir, env, extra=[f"scripts={resolve}"])
@@ -230,6 +239,25 @@ def test_python_gitlab_on_a_paused_project_by_numeric_id_is_refused(
     issue = client.projects.get(7, lazy=True).issues.create({"title": "a bug"})
     assert issue.iid == 1
     assert [f"{s.method} {s.route}" for s in upstream.seen] == ["GET /api/v4/projects/7", "POST /api/v4/projects/7/issues"]
+
+
+def test_closing_a_pull_request_through_the_issues_api_is_pr_edit(
+    tproxy: ProxyProcess, forges: dict[str, Upstream]
+) -> None:
+    github = forges["github"]
+    github.clear()
+    context = ssl.create_default_context(cafile=str(tproxy.ca))
+    base = f"https://{GHES}:{github.port}/api/v3/repos/team/open/issues"
+    with httpx.Client(proxy=tproxy.url("limited", SECRETS["limited"]), verify=context, timeout=30) as c:
+        pull = c.patch(f"{base}/7", json={"state": "closed"})
+        issue = c.patch(f"{base}/8", json={"state": "closed"})
+    assert pull.status_code == 403 and pull.headers["x-gitvow-reason"] == "mode_denied"
+    assert "pr.edit" in pull.text and pull.text.rstrip().endswith("reason=mode_denied")
+    assert issue.status_code == 200
+    assert [f"{s.method} {s.route}" for s in github.seen] == [
+        "GET /api/v3/repos/team/open/issues/7", "GET /api/v3/repos/team/open/issues/8",
+        "PATCH /api/v3/repos/team/open/issues/8",
+    ]
 
 
 def test_a_failed_lookup_is_repo_unresolved(tproxy: ProxyProcess, forges: dict[str, Upstream], tmp_path: Path) -> None:

@@ -53,11 +53,26 @@ def test_node_ids_are_targets_at_the_hosts_graphql_endpoint() -> None:
     assert merge.targets == (Target("node", "PR_9", at="/graphql"),)
 
 
-def test_the_issues_route_may_be_a_pull_request() -> None:
-    c = GitHubAdapter().classify(Request.from_url("PATCH", "https://api.github.com/repos/team/app/issues/7", body=b"{}"))
+@pytest.mark.parametrize(
+    ("method", "url", "at"),
+    [
+        ("PATCH", "https://api.github.com/repos/team/app/issues/7", "/repos/team/app/issues/7"),
+        ("PUT", "https://api.github.com/repos/team/app/issues/7/lock", "/repos/team/app/issues/7"),
+        ("POST", "https://ghes.example/api/v3/repos/team/app/issues/7/assignees", "/api/v3/repos/team/app/issues/7"),
+        ("DELETE", "https://api.github.com/repos/team/app/issues/7/labels/bug", "/repos/team/app/issues/7"),
+    ],
+    ids=["edit", "lock", "assignees-ghes", "remove-label"],
+)
+def test_the_issues_api_may_act_on_a_pull_request(method: str, url: str, at: str) -> None:
+    c = GitHubAdapter().classify(Request.from_url(method, url, body=b"{}"))
     assert c.operations == ("issue.edit",) and c.repos == ("team/app",)
-    (target,) = c.targets
-    assert target.by_type == (("PullRequest", ("pr.edit",)),) and target.at == "/repos/team/app/issues/7"
+    assert c.targets == (Target("issue", at, by_type=(("PullRequest", ("pr.edit",)),), at=at),)
+
+
+def test_issue_routes_that_mean_the_same_on_a_pull_request_carry_no_target() -> None:
+    for method, path in (("POST", "/repos/team/app/issues/7/comments"), ("POST", "/repos/team/app/issues/7/labels")):
+        c = GitHubAdapter().classify(Request.from_url(method, f"https://api.github.com{path}", body=b"{}"))
+        assert c.operations in (("issue.comment",), ("label.add",)) and c.targets == ()
 
 
 def _forge(seen: Seen) -> tuple[int, dict[str, str], bytes]:

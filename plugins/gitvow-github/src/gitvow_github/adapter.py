@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from gitvow.targets import Fetch
     from gitvow_github.options import GitHubOptions
 
-#: The REST route that edits (closes, reopens) an issue or, with the same number, a pull request.
-ISSUE_EDIT_ROUTE = "PATCH /repos/{owner}/{repo}/issues/{issue_number}"
+#: Routes below this act on an issue or, with the same number, a pull request.
+ISSUE_ROUTE = "/repos/{owner}/{repo}/issues/{issue_number}"
 
 #: Forge tools an agent must not use for each relayed operation (shown after "do not use").
 RELAY_HINTS: Mapping[str, tuple[str, ...]] = {
@@ -68,9 +68,11 @@ class GitHubAdapter(Adapter):
         target = route(request.host, request.path)
         if target.surface is Surface.REST:
             result = classify_rest(request.method, target.path)
-            if result.details.get("route") == ISSUE_EDIT_ROUTE:
-                # The issues API edits and closes pull requests too: the forge says which it is.
-                return replace(result, targets=(issue_target(request.path),))
+            if result.operations == ("issue.edit",) and ISSUE_ROUTE in str(result.details.get("route", "")):
+                # The issues API edits, closes, locks and assigns pull requests too: the forge
+                # says which one number N is (one lookup per number, whatever the sub-route).
+                root = request.path[: len(request.path) - len(target.path)]
+                return replace(result, targets=(issue_target(root + "/".join(target.path.split("/")[:6])),))
             return result
         if target.surface is Surface.GRAPHQL:
             result = self.documents.classify(
