@@ -87,3 +87,32 @@ def test_autonomy_over_several_repositories_and_unknown_ones() -> None:
     assert evaluate(Classification(comment, targets=(A,)), raised).code == "mode_denied"
     assert evaluate(Classification(comment, repos=("o/dev",)), raised).allowed
     assert evaluate(Classification(("read",), targets=(A,)), lowered).allowed  # reads are not gated
+
+
+def test_concurrent_lookups_of_one_target_ask_once() -> None:
+    import threading
+
+    cache = ResolutionCache()
+    started, release = threading.Event(), threading.Event()
+    calls: list[tuple[Target, ...]] = []
+
+    def slow(targets: Sequence[Target]) -> Mapping[Target, Resolution]:
+        calls.append(tuple(targets))
+        started.set()
+        release.wait(5)
+        return {t: Resolution("o/r") for t in targets}
+
+    first = threading.Thread(target=cache.resolve, args=("s", [A], slow))
+    first.start()
+    assert started.wait(5)
+    second = threading.Thread(target=cache.resolve, args=("s", [A, B], slow))
+    second.start()
+    for _ in range(500):  # the second asks only about B, then waits for A
+        if len(calls) == 2:
+            break
+        threading.Event().wait(0.01)
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert calls == [(A,), (B,)]
+    assert set(cache.lookup("s", [A, B])[0]) == {A, B}

@@ -15,7 +15,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from threading import Lock
+from threading import Event, Lock
 
 from gitvow.request import Classification, Resolution, Target
 
@@ -56,13 +56,15 @@ class ResolutionCache:
     """
 
     def __init__(self, *, size: int = 4096, ttl: float = 300.0, negative_ttl: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, wait: float = 30.0) -> None:
         self.size = size
+        self.wait = wait
         self.ttl = ttl
         self.negative_ttl = negative_ttl
         self.clock = clock
         self._entries: OrderedDict[tuple[str, Target], _Entry] = OrderedDict()
         self._lock = Lock()
+        self._inflight: dict[tuple[str, Target], Event] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -109,11 +111,33 @@ class ResolutionCache:
         _, missing = self.lookup(scope, targets)
         if not missing:
             return
+        # Concurrent requests about the same target share one lookup: the first asks, the
+        # others wait for its answer (and count as failed if it never comes).
+        mine: list[Target] = []
+        theirs: list[Event] = []
+        done = Event()
+        with self._lock:
+            for target in missing:
+                running = self._inflight.get((scope, target))
+                if running is None:
+                    self._inflight[(scope, target)] = done
+                    mine.append(target)
+                else:
+                    theirs.append(running)
         try:
-            answers = dict(resolver(missing))
-        except Exception:
-            answers = {}
-        self.store(scope, missing, answers)
+            if mine:
+                try:
+                    answers = dict(resolver(mine))
+                except Exception:
+                    answers = {}
+                self.store(scope, mine, answers)
+        finally:
+            with self._lock:
+                for target in mine:
+                    self._inflight.pop((scope, target), None)
+            done.set()
+        for event in theirs:
+            event.wait(self.wait)
 
 
 def settle(classification: Classification, answers: Mapping[Target, Resolution]) -> Classification:
