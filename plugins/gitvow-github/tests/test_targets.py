@@ -80,7 +80,10 @@ def _forge(seen: Seen) -> tuple[int, dict[str, str], bytes]:
         ids = json.loads(seen.body)["variables"]["ids"]
         known = {"R_1": {"__typename": "Repository", "nameWithOwner": "team/app"},
                  "PR_9": {"__typename": "PullRequest", "repository": {"nameWithOwner": "team/open"}},
-                 "U_1": {"__typename": "User"}}
+                 "U_1": {"__typename": "User"},
+                 "DC_1": {"__typename": "DiscussionComment", "discussion": {"repository": {"nameWithOwner": "team/d"}}},
+                 "X_1": {"__typename": "SomethingNew"},
+                 "L_1": {"__typename": "Label", "repository": None}}
         return 200, {}, json.dumps({"data": {"nodes": [known.get(i) for i in ids]}}).encode()
     if seen.route == "/repos/team/app/issues/7":
         return 200, {}, json.dumps({"number": 7, "pull_request": {"url": "x"}}).encode()
@@ -101,7 +104,7 @@ def _fetch(server: RecordingServer) -> Fetch:
 
 
 def test_resolve_asks_once_for_many_nodes_and_reads_issue_types() -> None:
-    node = [Target("node", i, at="/graphql") for i in ("R_1", "PR_9", "U_1", "GONE")]
+    node = [Target("node", i, at="/graphql") for i in ("R_1", "PR_9", "U_1", "GONE", "DC_1", "X_1", "L_1")]
     issues = [Target("issue", p, at=p) for p in ("/repos/team/app/issues/7", "/repos/team/app/issues/8",
                                                   "/repos/team/app/issues/9")]
     with RecordingServer(_forge) as server:
@@ -112,6 +115,7 @@ def test_resolve_asks_once_for_many_nodes_and_reads_issue_types() -> None:
         node[0]: Resolution("team/app", "Repository"),
         node[1]: Resolution("team/open", "PullRequest"),
         node[2]: Resolution(None, "User"),
+        node[4]: Resolution("team/d", "DiscussionComment"),
         issues[0]: Resolution("team/app", "PullRequest"),
         issues[1]: Resolution("team/app", "Issue"),
     }

@@ -45,7 +45,16 @@ NODES_QUERY = """query($ids: [ID!]!) { nodes(ids: $ids) { __typename
   ... on Ref { repository { nameWithOwner } }
   ... on Commit { repository { nameWithOwner } }
   ... on PullRequestReviewThread { repository { nameWithOwner } }
+  ... on Release { repository { nameWithOwner } }
+  ... on Deployment { repository { nameWithOwner } }
+  ... on DiscussionComment { discussion { repository { nameWithOwner } } }
 } }"""
+#: Types that belong to no repository: naming one adds none. Any other type the answer does
+#: not place in a repository stays unresolved (a type this query does not know is not free).
+REPOSITORY_FREE = frozenset({
+    "User", "Organization", "Bot", "Mannequin", "Team", "Enterprise", "Gist", "ProjectV2", "ProjectV2Item",
+    "ProjectV2Field", "ProjectV2SingleSelectField", "ProjectV2IterationField",
+})
 
 
 def _walk(value: Any, repos: list[str], ids: list[str], depth: int = 0) -> None:
@@ -125,15 +134,23 @@ def _nodes(endpoint: str, group: list[Target], fetch: Fetch) -> Iterator[tuple[T
         if not isinstance(node, dict) or not isinstance(node.get("__typename"), str):
             continue  # not found (null): stays unresolved
         kind = node["__typename"]
-        repo = node.get("nameWithOwner")
-        inner = node.get("repository")
-        if repo is None and isinstance(inner, dict):
-            repo = inner.get("nameWithOwner")
-        if repo is not None and (not isinstance(repo, str) or repo.count("/") != 1):
+        repo = _repository_of(node)
+        if repo is None and kind not in REPOSITORY_FREE:
+            continue  # in a repository we were not told of, or a type we do not know: unresolved
+        if repo is not None and repo.count("/") != 1:
             continue
-        if repo is None and "repository" in node:
-            continue  # the field was asked and came back empty: not an answer
         yield target, Resolution(repo, kind)
+
+
+def _repository_of(node: dict[str, Any]) -> str | None:
+    """``nameWithOwner`` of the node, of its ``repository``, or of its discussion's."""
+    holder: Any = node
+    if isinstance(holder.get("discussion"), dict):
+        holder = holder["discussion"]
+    if "nameWithOwner" not in holder and isinstance(holder.get("repository"), dict):
+        holder = holder["repository"]
+    name = holder.get("nameWithOwner") if isinstance(holder, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _issue(target: Target, fetch: Fetch) -> Resolution | None:
