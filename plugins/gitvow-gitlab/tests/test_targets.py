@@ -24,6 +24,23 @@ def test_a_numeric_project_id_is_a_target() -> None:
     assert named.repos == ("team/app",) and named.targets == ()
 
 
+def test_a_merge_request_into_another_project_targets_it_too() -> None:
+    c = GitLabAdapter().classify(Request.from_url(
+        "POST", "https://gitlab.com/api/v4/projects/team%2Ffork/merge_requests",
+        body=b'{"source_branch": "x", "target_branch": "main", "title": "t", "target_project_id": 424242}',
+        headers={"content-type": "application/json"}))
+    assert c.repos == ("team/fork",)
+    assert c.targets == (Target("project", "424242", at="/api/v4/projects/424242"),)
+    form = GitLabAdapter().classify(Request.from_url(
+        "POST", "https://gitlab.com/api/v4/projects/9/merge_requests", body=b"title=t&target_project_id=9",
+        headers={"content-type": "application/x-www-form-urlencoded"}))
+    assert form.targets == (Target("project", "9", at="/api/v4/projects/9"),)
+    odd = GitLabAdapter().classify(Request.from_url(
+        "POST", "https://gitlab.com/api/v4/projects/team%2Ffork/merge_requests",
+        body=b'{"title": "t", "target_project_id": "team/app"}', headers={"content-type": "application/json"}))
+    assert odd.targets == (Target("project", "unreadable"),)  # never resolves: fail closed
+
+
 def test_graphql_project_paths_anywhere_and_global_ids() -> None:
     query = ('mutation { a: createIssue(input: {projectPath: "team/app", title: "t", labelIds: ["gid://gitlab/ProjectLabel/1"]})'
              ' { clientMutationId } b: createNote(input: {noteableId: "gid://gitlab/Issue/5", body: "x"}) { clientMutationId } }')

@@ -33,7 +33,7 @@ from gitvow_gitlab.fixtures import fail_closed_fixtures, fixtures
 from gitvow_gitlab.glab import classify_glab
 from gitvow_gitlab.graphql_ops import ResultCache, classify_graphql
 from gitvow_gitlab.mcp import classify_mcp
-from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, method_override, unknown
+from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, method_override, target_project, unknown
 from gitvow_gitsmart import classify_git, is_git_path
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT
 
@@ -99,12 +99,15 @@ class GitLabAdapter(Adapter):
         head = segments[:2]
         if head == ["api", "v4"]:
             result = classify_rest(request, segments[2:])
-            project = result.details.get("project_id")
-            if project is not None and result.repo is None:
-                # A numeric project id: GitLab says which project it is (``GET /projects/:id``).
-                at = f"{self.relative_url_root}/api/v4/projects/{project}"
-                return replace(result, targets=(Target(PROJECT, str(project), at=at),))
-            return result
+            projects = [result.details.get("project_id")] if result.repo is None else []
+            if request.method not in READ_METHODS:
+                projects.append(target_project(request))
+            # A numeric project id: GitLab says which project it is (``GET /projects/:id``).
+            targets = tuple(
+                Target(PROJECT, str(p), at=f"{self.relative_url_root}/api/v4/projects/{p}" if isinstance(p, int) else "")
+                for p in dict.fromkeys(projects) if p is not None
+            )
+            return replace(result, targets=targets) if targets else result
         if head == ["api", "graphql"] and len(segments) == 2:
             return classify_graphql(request, self.reader, self.results)
         if len(segments) == 2 and segments[0] == "oauth" and segments[1] in OAUTH_PATHS and request.method == "POST":
