@@ -299,3 +299,22 @@ def test_a_websocket_upgrade_to_a_served_host_is_refused(tproxy: ProxyProcess, f
 
 def test_the_lookup_never_reaches_the_agent(tproxy: ProxyProcess) -> None:
     assert GIT_TOKEN not in json.dumps(tproxy.audit_lines())
+
+
+def test_a_raw_stream_to_a_served_host_is_cut(tproxy: ProxyProcess, forges: dict[str, Upstream]) -> None:
+    import base64
+    import socket
+
+    github = forges["github"]
+    auth = base64.b64encode(f"coder:{SECRETS['coder']}".encode()).decode()
+    with socket.create_connection(("127.0.0.1", tproxy.port), timeout=10) as sock:
+        sock.sendall(f"CONNECT {GHES}:{github.port} HTTP/1.1\r\nHost: {GHES}:{github.port}\r\n"
+                     f"Proxy-Authorization: Basic {auth}\r\n\r\n".encode())
+        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+        sock.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")  # neither TLS nor HTTP: a raw stream
+        received = b""
+        while chunk := sock.recv(4096):
+            received += chunk
+    assert b"SSH" not in received  # nothing came back from the forge: the stream was cut
+    cut = [d for d in tproxy.audit_lines() if d["reason"] == "unsupported_protocol" and d["method"] == "STREAM"]
+    assert cut and cut[-1]["host"] == f"{GHES}:{github.port}"
