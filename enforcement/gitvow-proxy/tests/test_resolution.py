@@ -210,3 +210,18 @@ def test_a_forge_that_is_down_is_repo_unresolved(forge: RecordingServer) -> None
     assert adapter is not None
     resolve_pending(pending.value, h.gates.resolutions, adapter, request, "tok-9", None)  # connection refused
     assert reason(h.engine.decide(request, Caller("bot", grant), h.gates)) == "repo_unresolved"
+
+
+def test_answers_survive_a_reload_unless_the_cache_settings_change(tmp_path: Any) -> None:
+    from gitvow_proxy.runtime import build_runtime
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[agents.bot]\nmode = "advisory"\n')
+    store = MemoryStore()
+    first = build_runtime(policy, store)
+    first.gates.resolutions.store("s", [Target("node", "A")], {Target("node", "A"): Resolution("o/r")})
+    again = build_runtime(policy, store, previous=first)
+    assert again.gates.resolutions is first.gates.resolutions
+    policy.write_text('[agents.bot]\nmode = "advisory"\n\n[proxy]\nresolve_ttl = 60\n')
+    changed = build_runtime(policy, store, previous=again)
+    assert changed.gates.resolutions is not first.gates.resolutions and len(changed.gates.resolutions) == 0

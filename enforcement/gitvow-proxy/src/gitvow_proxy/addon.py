@@ -120,7 +120,7 @@ class GitvowAddon:
 
             state = ctx.options.gitvow_state or load_policy(path, absent="skip").section(ProxyPolicy).proxy.state
             self.store = open_store(state)
-        runtime = build_runtime(path, self.store)
+        runtime = build_runtime(path, self.store, previous=None if initial else self.runtime)
         audit_path = runtime.policy.section(ProxyPolicy).audit.path
         if self.audit is None or self.audit.path != audit_path:
             old, self.audit = self.audit, AuditLog(audit_path)
