@@ -225,3 +225,11 @@ def test_answers_survive_a_reload_unless_the_cache_settings_change(tmp_path: Any
     policy.write_text('[agents.bot]\nmode = "advisory"\n\n[proxy]\nresolve_ttl = 60\n')
     changed = build_runtime(policy, store, previous=again)
     assert changed.gates.resolutions is not first.gates.resolutions and len(changed.gates.resolutions) == 0
+
+
+def test_nothing_is_asked_for_a_read_or_an_unknown_operation(forge: RecordingServer) -> None:
+    h = Harness(forge, {"run_state": {"paused": ["team/app"]}})
+    forge.clear()
+    assert reason(h.decide("bot", "POST", "/write", write(["read"], ids=["R1"]))) is None
+    assert reason(h.decide("bot", "POST", "/write", write(["unknown"], ids=["R1"]))) == "mode_denied"
+    assert h.lookups == 0 and forge.seen == []

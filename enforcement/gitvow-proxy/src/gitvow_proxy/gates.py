@@ -92,8 +92,8 @@ class ProxyGates(Gates):
         """Whether some repository gate depends on this request's repositories: a write, and
         a pause, auto-merge switch, allowed-repository list, agent scope or autonomy in force.
         An unconstrained deployment answers False and never resolves a target."""
-        if not _writes(ctx):
-            return False
+        if not any(op != UNKNOWN for op in _writes(ctx)):
+            return False  # reads are never refused for an unknown repository; ``unknown`` always is
         if self.settings.proxy.allowed_repos is not None or ctx.caller.grant.autonomy:
             return True
         agent = self.agents.get(ctx.caller.name or "")
