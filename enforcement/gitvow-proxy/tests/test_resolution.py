@@ -233,3 +233,10 @@ def test_nothing_is_asked_for_a_read_or_an_unknown_operation(forge: RecordingSer
     assert reason(h.decide("bot", "POST", "/write", write(["read"], ids=["R1"]))) is None
     assert reason(h.decide("bot", "POST", "/write", write(["unknown"], ids=["R1"]))) == "mode_denied"
     assert h.lookups == 0 and forge.seen == []
+
+
+def test_a_request_naming_too_many_ids_is_not_looked_up(forge: RecordingServer) -> None:
+    h = Harness(forge, {"run_state": {"paused": ["team/app"]}})
+    forge.clear()
+    assert reason(h.decide("bot", "POST", "/write", write(ids=["R2"] + [f"U{i}" for i in range(100)]))) == "repo_unresolved"
+    assert h.lookups == 0 and forge.seen == []

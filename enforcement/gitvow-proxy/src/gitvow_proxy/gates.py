@@ -28,6 +28,10 @@ from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, Store
 #: Operations the write-surface lanes never restrict (seed 003).
 WRITE_SURFACE_EXEMPT = frozenset({"auth.login", "git.fetch"})
 _BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Most opaque ids one request may have resolved (GitHub answers this many in one query); a
+#: request naming more stays unresolved, so an agent cannot make the proxy spend the forge's
+#: rate limit on its behalf.
+MAX_TARGETS = 100
 
 
 def _matches(repo: str, patterns: list[str]) -> bool:
@@ -119,8 +123,8 @@ class ProxyGates(Gates):
     def resolve(self, ctx: Context) -> Classification:
         classification = ctx.classification
         wanted = classification.targets if self.repo_gated(ctx) else needs_type(classification)
-        if not wanted:
-            return classification
+        if not wanted or len(wanted) > MAX_TARGETS:
+            return classification  # more than one lookup's worth is not asked about: unresolved
         scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
         found, missing = self.resolutions.lookup(scope, wanted)
         if missing:
