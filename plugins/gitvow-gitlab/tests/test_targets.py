@@ -52,6 +52,16 @@ def test_graphql_project_paths_anywhere_and_global_ids() -> None:
     assert not c.repo_established
 
 
+def test_a_project_global_id_is_resolved_like_a_numeric_id() -> None:
+    query = 'mutation { createIssue(input: {projectPath: "team/open", title: "t"}) { clientMutationId } }'
+    body = json.dumps({"query": query.replace('projectPath: "team/open"', 'projectPath: "team/open", '
+                                              'moveTo: "gid://gitlab/Project/424242"')}).encode()
+    c = GitLabAdapter().classify(Request.from_url("POST", "https://gitlab.com/api/graphql", body=body,
+                                                  headers={"content-type": "application/json"}))
+    assert c.repos == ("team/open",)
+    assert c.targets == (Target("project", "424242", at="/api/v4/projects/424242"),)
+
+
 def _forge(seen: Seen) -> tuple[int, dict[str, str], bytes]:
     if seen.route == "/api/v4/projects/424242":
         return 200, {}, json.dumps({"id": 424242, "path_with_namespace": "team/app"}).encode()

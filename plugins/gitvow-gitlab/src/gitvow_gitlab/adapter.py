@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 #: The kind of target a numeric project id is.
 PROJECT = "project"
+PROJECT_GID = "gid://gitlab/Project/"
 
 OAUTH_PATHS = frozenset({"token", "authorize_device", "revoke"})
 
@@ -109,7 +110,11 @@ class GitLabAdapter(Adapter):
             )
             return replace(result, targets=targets) if targets else result
         if head == ["api", "graphql"] and len(segments) == 2:
-            return classify_graphql(request, self.reader, self.results)
+            result = classify_graphql(request, self.reader, self.results)
+            if any(t.value.startswith(PROJECT_GID) for t in result.targets):
+                # A project's global id is its numeric id: resolved like one.
+                return replace(result, targets=tuple(self._project_gid(t) for t in result.targets))
+            return result
         if len(segments) == 2 and segments[0] == "oauth" and segments[1] in OAUTH_PATHS and request.method == "POST":
             return Classification(("auth.login",), adapter=ADAPTER, details={"api": "oauth"})
         if segments[:1] == ["api"]:
@@ -119,11 +124,18 @@ class GitLabAdapter(Adapter):
             return git
         return self._outside(request)
 
+    def _project_gid(self, target: Target) -> Target:
+        number = target.value[len(PROJECT_GID):]
+        if not target.value.startswith(PROJECT_GID) or not (number.isascii() and number.isdigit()):
+            return target
+        return Target(PROJECT, number, at=f"{self.relative_url_root}/api/v4/projects/{number}")
+
     def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
         """Numeric project ids through ``GET /api/v4/projects/:id`` (``path_with_namespace``).
 
-        GraphQL global ids (``gid://gitlab/Issue/5``) are not resolved: they stay unknown, so a
-        repository gate in force refuses such a write (``repo_unresolved``)."""
+        A project's GraphQL global id (``gid://gitlab/Project/42``) is resolved the same way;
+        other global ids (``gid://gitlab/Issue/5``) are not: they stay unknown, so a repository
+        gate in force refuses such a write (``repo_unresolved``)."""
         answers: dict[Target, Resolution] = {}
         for target in targets:
             if target.kind != PROJECT or not target.at:
