@@ -252,7 +252,9 @@ def test_closing_a_pull_request_through_the_issues_api_is_pr_edit(
         pull = c.patch(f"{base}/7", json={"state": "closed"})
         issue = c.patch(f"{base}/8", json={"state": "closed"})
     assert pull.status_code == 403 and pull.headers["x-gitvow-reason"] == "mode_denied"
-    assert "pr.edit" in pull.text and pull.text.rstrip().endswith("reason=mode_denied")
+    line = pull.json()["message"]  # refusals come in the forge's own error shape
+    assert "pr.edit" in line and line.endswith("reason=mode_denied")
+    assert pull.headers["x-gitvow-reason"] == "mode_denied"
     assert issue.status_code == 200
     assert [f"{s.method} {s.route}" for s in github.seen] == [
         "GET /api/v3/repos/team/open/issues/7", "GET /api/v3/repos/team/open/issues/8",
@@ -267,7 +269,8 @@ def test_a_failed_lookup_is_repo_unresolved(tproxy: ProxyProcess, forges: dict[s
     with httpx.Client(proxy=tproxy.url("coder", SECRETS["coder"]), verify=context, timeout=30) as c:
         r = c.post(f"https://{GITLAB}:{upstream.port}/api/v4/projects/999/issues", json={"title": "t"})
     assert r.status_code == 403 and r.headers["x-gitvow-reason"] == "repo_unresolved"
-    assert r.text.rstrip().endswith("reason=repo_unresolved")
+    assert r.json()["message"].endswith("reason=repo_unresolved")
+    assert r.headers["x-gitvow-reason"] == "repo_unresolved"
     assert [f"{s.method} {s.route}" for s in upstream.seen] == ["GET /api/v4/projects/999"]
 
 
