@@ -28,6 +28,10 @@ class Adapter(ABC):
     name: ClassVar[str]
     #: Hosts (``host`` or ``host:port``) this adapter serves without any configuration.
     default_hosts: ClassVar[tuple[str, ...]] = ()
+    #: Whether the forge keeps a percent-encoded slash inside one path segment (GitLab's
+    #: ``projects/group%2Fproject``). False (the default) refuses ``%2F`` in a path before
+    #: the adapter sees it (``path_not_canonical``), as for forges that decode it to a separator.
+    encoded_slash: ClassVar[bool] = False
 
     @classmethod
     def options_model(cls) -> type[BaseModel] | None:

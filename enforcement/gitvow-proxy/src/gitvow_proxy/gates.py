@@ -7,7 +7,6 @@ and budget rules. Reason codes are seed 003's.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import math
 import time
@@ -16,6 +15,7 @@ from typing import Any
 
 from gitvow.gates import Context, Gates, Throttle
 from gitvow.policy.load import Policy
+from gitvow.repos import RepoPatterns, matches_any
 from gitvow.verdict import Verdict
 from gitvow.vocabulary import writes
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
@@ -28,8 +28,7 @@ _BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def _matches(repo: str, patterns: list[str]) -> bool:
-    repo = repo.lower()
-    return any(fnmatch.fnmatchcase(repo, pattern.lower()) for pattern in patterns)
+    return matches_any(repo, patterns)
 
 
 def _writes(ctx: Context) -> list[str]:
@@ -61,8 +60,8 @@ class ProxyGates(Gates):
         self.credentials = dict(credentials)
         self.clock = clock
         self.note: str | None = None
-        self._paused = frozenset(r.lower() for r in settings.run_state.paused)
-        self._auto_merge_off = frozenset(r.lower() for r in settings.run_state.auto_merge_off)
+        self._paused = RepoPatterns(settings.run_state.paused)
+        self._auto_merge_off = RepoPatterns(settings.run_state.auto_merge_off)
         tokens = dict(canaries) if settings.canary.enabled else {}
         for token in settings.canary.tokens:
             tokens.setdefault(token, "(policy)")
@@ -73,7 +72,7 @@ class ProxyGates(Gates):
     def run_state(self, ctx: Context) -> Verdict | None:
         repo = ctx.repo.lower() if ctx.repo else None
         written = _writes(ctx)
-        if repo is not None and written and (repo in self._paused or repo in self.store.flags(PAUSED)):
+        if repo is not None and written and (self._paused.matches(repo) or matches_any(repo, self.store.flags(PAUSED))):
             return Verdict.deny("repo_paused", f"{repo} is paused", operation=written[0],
                                 instead="wait until a human resumes the repository")
         agent = self.agents.get(ctx.caller.name or "")
@@ -86,7 +85,7 @@ class ProxyGates(Gates):
                 return Verdict.deny("agent_repo_scope", f"this agent may not touch {repo}",
                                     operation=ctx.operations[0], instead="work only on the repositories assigned to you")
         if repo is not None and "pr.merge" in ctx.operations and (
-            repo in self._auto_merge_off or repo in self.store.flags(AUTO_MERGE_OFF)
+            self._auto_merge_off.matches(repo) or matches_any(repo, self.store.flags(AUTO_MERGE_OFF))
         ):
             return Verdict.deny("repo_auto_merge_disabled", f"merging on {repo} is switched off", operation="pr.merge",
                                 instead="leave the merge to a human")

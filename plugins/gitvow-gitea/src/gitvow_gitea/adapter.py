@@ -87,6 +87,7 @@ class GiteaAdapter(Adapter):
 
     name = "gitea"
     default_hosts = ("codeberg.org",)
+    encoded_slash = True  # branches/feature%2Fx: Gitea routes the raw path, so it stays one segment
 
     def __init__(self) -> None:
         self.prefix = ""

@@ -53,6 +53,7 @@ class GitLabAdapter(Adapter):
 
     name = ADAPTER
     default_hosts = ("gitlab.com",)
+    encoded_slash = True  # projects/group%2Fproject: GitLab keeps an encoded slash in its segment
 
     def __init__(self) -> None:
         self.reader = GraphQLReader()
