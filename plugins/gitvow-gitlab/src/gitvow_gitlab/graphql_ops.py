@@ -138,7 +138,7 @@ def _classify_post(body: bytes, reader: GraphQLReader) -> Classification:
         operation = reader.operation(query, name or None)
     except GraphQLRefused as exc:
         return _denied(str(exc))
-    return _classify_operation(operation, variables)
+    return _classify_operation(operation, operation.variables(variables))
 
 
 def _classify_get(params: Mapping[str, list[str]], reader: GraphQLReader) -> Classification:
