@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
+from gitvow.issues import draft_from_json
 from gitvow.paths import PathRefused, split_path
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.routing import ANY_METHOD, Match, RouteTrie
@@ -141,7 +142,12 @@ class GiteaAdapter(Adapter):
         operations: tuple[str, ...] = (route.operation,)
         if route.operation == "repo.admin" and route.template == "/repos/{owner}/{repo}" and _archives(request):
             operations = ("repo.admin", "repo.delete")
-        return Classification(operations, repo=repo, details={"route": f"{route.method} {route.template}"})
+        details = {"route": f"{route.method} {route.template}"}
+        if route.operation == "issue.create":
+            # CreateIssueOption: Gitea binds title and body from the JSON object's top level.
+            draft = draft_from_json(request)
+            return Classification(operations, repo=repo, details=details, issues=(draft,) if draft else ())
+        return Classification(operations, repo=repo, details=details)
 
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
         """``Authorization: token …`` for the API; Basic for git, where Gitea reads a token as

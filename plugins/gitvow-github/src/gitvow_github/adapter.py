@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.graphql import GraphQLReader
+from gitvow.issues import draft_from_json
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.commands import classify_gh
@@ -60,7 +62,12 @@ class GitHubAdapter(Adapter):
     def classify(self, request: Request) -> Classification:
         target = route(request.host, request.path)
         if target.surface is Surface.REST:
-            return classify_rest(request.method, target.path)
+            result = classify_rest(request.method, target.path)
+            if result.details.get("operation_id") == "issues/create":
+                # POST /repos/{owner}/{repo}/issues: GitHub reads title and body at the top level.
+                draft = draft_from_json(request)
+                return replace(result, issues=(draft,)) if draft is not None else result
+            return result
         if target.surface is Surface.GRAPHQL:
             return self.documents.classify(
                 request.method.upper(), request.body, content_encoding=request.header("content-encoding")

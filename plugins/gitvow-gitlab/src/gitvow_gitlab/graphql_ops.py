@@ -24,8 +24,9 @@ from threading import Lock
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
-from gitvow.request import Classification, Request
+from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused, TopField
+from gitvow.issues import draft_from_mapping
+from gitvow.request import Classification, IssueDraft, Request
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitlab.rest import ADAPTER, unknown
 
@@ -167,6 +168,8 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
     if not operation.fields:
         return _denied("a mutation with no fields")
     operations: list[str] = []
+    actions: list[str] = []
+    issues: list[IssueDraft] = []
     unmapped: list[str] = []
     repos: set[str | None] = set()
     for field in operation.fields:
@@ -174,8 +177,13 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
         if op is None:
             unmapped.append(field.name)
             continue
+        actions.append(op)
         if op not in operations:
             operations.append(op)
+        if field.name == "createIssue":
+            draft = _issue_draft(field, variables)
+            if draft is not None:
+                issues.append(draft)
         repos.add(_project_path(field.arguments.get("input"), variables))
     repo = repos.pop() if len(repos) == 1 else None
     fields = tuple(f.name for f in operation.fields)
@@ -196,7 +204,18 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
         unknown_code=GRAPHQL_MUTATION,
         mode_code=GRAPHQL_MUTATION,
         details={"api": "graphql", "fields": fields},
+        actions=tuple(actions) if len(actions) != len(operations) else (),
+        issues=tuple(issues),
     )
+
+
+def _issue_draft(field: TopField, variables: Mapping[str, Any]) -> IssueDraft | None:
+    """``createIssue(input: {title, description})`` as GitLab reads it; None if unreadable."""
+    try:
+        value = field.argument("input", variables)
+    except Exception:  # a malformed literal is not an issue anyone can read
+        return None
+    return draft_from_mapping(value, body="description")
 
 
 def _project_path(node: ValueNode | None, variables: Mapping[str, Any]) -> str | None:
