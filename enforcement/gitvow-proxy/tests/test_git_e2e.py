@@ -240,6 +240,30 @@ def test_canary_in_a_pushed_file_is_refused(proxy: ProxyProcess, upstream: Upstr
     assert any(line["reason"] == "canary_egress" for line in proxy.audit_lines())
 
 
+def test_canary_made_only_by_a_delta_in_the_pushed_pack_is_refused(
+    proxy: ProxyProcess, upstream: Upstream, tmp_path: Path
+) -> None:
+    """Two versions of a file pushed at once: the first splits the canary with a middle part,
+    the second drops the middle. git sends the second as a delta copying around the middle,
+    so the canary exists only once the delta is resolved against its base in the same pack."""
+    env = agent_env(proxy, "coder", tmp_path)
+    canary = env["GH_TOKEN"]
+    half = len(canary) // 2
+    filler = "".join(f"line {i} of a file that stays the same\n" for i in range(300))
+    work = tmp_path / "app"
+    git("clone", "-q", upstream.url("/team/app.git"), str(work), cwd=tmp_path, env=env)
+    (work / "notes.txt").write_text(filler + canary[:half] + "\n" + "MIDDLE PART " * 40 + "\n" + canary[half:] + "\n")
+    git("add", "notes.txt", cwd=work, env=env)
+    git("commit", "-q", "-m", "notes", cwd=work, env=env)
+    (work / "notes.txt").write_text(filler + canary + "\n")
+    git("commit", "-q", "-am", "tidy", cwd=work, env=env)
+    upstream.clear()
+    result = git("push", "origin", "HEAD:refs/heads/delta-leak", cwd=work, env=env, check=False)
+    assert result.returncode != 0 and "403" in result.stderr, result.stderr
+    assert reached(upstream, "/git-receive-pack") == [], upstream.paths()
+    assert proxy.audit_lines()[-1]["reason"] == "canary_egress"
+
+
 @pytest.mark.parametrize(
     "encode",
     [
