@@ -18,8 +18,8 @@ import json
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from threading import Lock
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
