@@ -158,3 +158,13 @@ def test_the_total_budget_counts_every_action() -> None:
     assert outcome(h.send(GITHUB_GQL, comments)) == "forward"
     throttled = h.send(GITHUB_GQL, gql('mutation { addComment(input: {subjectId: "I", body: "x"}) { clientMutationId } }'))
     assert outcome(throttled) == "write_budget" and throttled.status == 429
+
+
+def test_github_issue_creations_without_a_title_in_the_request_are_unreadable() -> None:
+    h = Harness(SHAPE)
+    discussion = 'mutation { createDiscussion(input: {repositoryId: "R", categoryId: "C", title: "%s", body: "%s"}) { clientMutationId } }'
+    assert outcome(h.send(GITHUB_GQL, gql(discussion % (GOOD[0], "## Why\\nit matters")))) == "forward"
+    assert outcome(h.send(GITHUB_GQL, gql(discussion % ("x" * 41, "## Why\\nit matters")))) == "issue_shape"
+    converted = h.send(GITHUB_GQL, gql('mutation { convertProjectV2DraftIssueItemToIssue(input: {itemId: "I", repositoryId: "R"}) { clientMutationId } }'))
+    assert outcome(converted) == "issue_shape"
+    assert converted.message is not None and "could not be read" in converted.message

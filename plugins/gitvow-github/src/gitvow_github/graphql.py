@@ -27,6 +27,10 @@ GRAPHQL_DENIED = "graphql_denied"
 GRAPHQL_MUTATION = "graphql_mutation"
 #: Longest field name quoted in a note; GraphQL names are identifiers, this keeps notes short.
 NAME_LIMIT = 64
+#: ``issue.create`` mutations whose input carries the new thread's ``title`` and ``body``. The
+#: others (``convertProjectV2DraftIssueItemToIssue``) take them from an existing object, so
+#: ``[issue_shape]`` cannot read them and refuses.
+_DRAFTED = frozenset({"createIssue", "createDiscussion"})
 
 
 def _repository(operation: GraphQLOperation, variables: Mapping[str, Any]) -> str | None:
@@ -82,7 +86,7 @@ def classify_operation(
         actions.append(op)
         if op not in operations:
             operations.append(op)
-        if field.name == "createIssue":
+        if field.name in _DRAFTED:
             draft = _issue_draft(field, variables)
             if draft is not None:
                 issues.append(draft)
@@ -104,7 +108,7 @@ def classify_operation(
 
 
 def _issue_draft(field: TopField, variables: Mapping[str, Any]) -> IssueDraft | None:
-    """``createIssue(input: {title, body})`` as GitHub reads it; None if unreadable."""
+    """``createIssue``/``createDiscussion(input: {title, body})`` as GitHub reads it; None if unreadable."""
     try:
         value = field.argument("input", variables)
     except Exception:  # a malformed literal is not an issue anyone can read
