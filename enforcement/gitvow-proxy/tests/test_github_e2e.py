@@ -253,6 +253,24 @@ def test_pygithub_and_gh_issues_are_shaped_and_counted_per_issue(
     assert len(github.seen) == 1  # 1 + 2 = 3: the cap is reached, not passed
 
 
+def test_gh_graphql_variable_defaults_are_read_as_github_runs_them(
+    ghproxy: ProxyProcess, github: Upstream, tmp_path: Path
+) -> None:
+    """The issue's body comes from the document's default when gh sends no such variable."""
+    query = ('query=mutation($b: String = "%s") { createIssue(input: {repositoryId: "R", title: "t", body: $b}) '
+             '{ issue { id } } }')
+    github.clear()
+    defaulted_bad = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", query % "no sections", "--include")
+    assert "X-Gitvow-Reason: issue_shape" in defaulted_bad.stdout, defaulted_bad.stdout + defaulted_bad.stderr
+    overridden = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", query % "## Why\\nok",
+                    "-f", "b=no sections", "--include")
+    assert "X-Gitvow-Reason: issue_shape" in overridden.stdout, overridden.stdout
+    # A good default passes the shape gate; the cap of 3 issues, used up above, then throttles it.
+    defaulted_good = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", query % "## Why\\nok", "--include")
+    assert "X-Gitvow-Reason: write_budget" in defaulted_good.stdout, defaulted_good.stdout
+    assert github.seen == []
+
+
 # -- httpx -----------------------------------------------------------------------------------
 
 def test_httpx_graphql_query_allowed_mutation_denied(ghproxy: ProxyProcess, github: Upstream) -> None:
