@@ -40,6 +40,11 @@ class Adapter(ABC):
     #: its requests, rather than refusing every one as ``repo_unresolved``.
     has_repositories: ClassVar[bool] = True
 
+    #: Whether the forge keeps a percent-encoded slash inside one path segment (GitLab's
+    #: ``projects/group%2Fproject``). False (the default) refuses ``%2F`` in a path before
+    #: the adapter sees it (``path_not_canonical``), as for forges that decode it to a separator.
+    encoded_slash: ClassVar[bool] = False
+
     @classmethod
     def options_model(cls) -> type[BaseModel] | None:
         """The pydantic model of ``[adapters.NAME]``, or None if the adapter takes no options.

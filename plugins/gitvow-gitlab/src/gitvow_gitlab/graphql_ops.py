@@ -25,8 +25,9 @@ from threading import Lock
 from typing import Any
 from urllib.parse import parse_qs
 
-from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
-from gitvow.request import Classification, Request, Target
+from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused, TopField
+from gitvow.issues import draft_from_mapping
+from gitvow.request import Classification, IssueDraft, Request, Target
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitlab.rest import ADAPTER, unknown
 
@@ -136,7 +137,7 @@ def _classify_post(body: bytes, reader: GraphQLReader) -> Classification:
         operation = reader.operation(query, name or None)
     except GraphQLRefused as exc:
         return _denied(str(exc))
-    return _classify_operation(operation, variables)
+    return _classify_operation(operation, operation.variables(variables))
 
 
 def _classify_get(params: Mapping[str, list[str]], reader: GraphQLReader) -> Classification:
@@ -165,6 +166,8 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
     if not operation.fields:
         return _denied("a mutation with no fields")
     operations: list[str] = []
+    actions: list[str] = []
+    issues: list[IssueDraft] = []
     unmapped: list[str] = []
     named: list[str] = []
     ids: list[str] = []
@@ -173,8 +176,13 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
         if op is None:
             unmapped.append(field.name)
             continue
+        actions.append(op)
         if op not in operations:
             operations.append(op)
+        if field.name == "createIssue":
+            draft = _issue_draft(field, variables)
+            if draft is not None:
+                issues.append(draft)
         try:
             _walk({name: field.argument(name, variables) for name in field.arguments}, named, ids)
         except Exception:  # a malformed value names nothing we can trust
@@ -202,11 +210,22 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
         unknown_code=GRAPHQL_MUTATION,
         mode_code=GRAPHQL_MUTATION,
         details={"api": "graphql", "fields": fields},
+        actions=tuple(actions) if len(actions) != len(operations) else (),
+        issues=tuple(issues),
     )
 
 
 #: Keys whose string value is a project's (or group's) full path.
 _PATH_KEYS = frozenset({"projectPath", "fullPath", "groupPath", "targetProjectPath", "sourceProjectPath"})
+
+
+def _issue_draft(field: TopField, variables: Mapping[str, Any]) -> IssueDraft | None:
+    """``createIssue(input: {title, description})`` as GitLab reads it; None if unreadable."""
+    try:
+        value = field.argument("input", variables)
+    except Exception:  # a malformed literal is not an issue anyone can read
+        return None
+    return draft_from_mapping(value, body="description")
 
 
 def _walk(value: Any, repos: list[str], ids: list[str], depth: int = 0) -> None:

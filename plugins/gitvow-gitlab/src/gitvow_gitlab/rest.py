@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from urllib.parse import parse_qsl
 
+from gitvow.issues import draft_from_mapping
 from gitvow.request import Classification, Request
 from gitvow.routing import Match
 from gitvow.vocabulary import READ, UNKNOWN
@@ -102,6 +103,36 @@ def target_project(request: Request) -> object:
     return int(values[0])
 
 
+def param_values(request: Request) -> dict[str, object] | None:
+    """Top-level parameters from the query string and the body (JSON or form), as Grape merges
+    them; None if unreadable or if a name is given twice (which one Grape keeps is not ours to
+    guess)."""
+    found: dict[str, object] = {}
+    pairs: list[tuple[str, object]] = list(parse_qsl(request.query, keep_blank_values=True))
+    body = request.body
+    if body.strip():
+        if len(body) > _BODY_READ_LIMIT or request.header("content-encoding").strip().lower() not in ("", "identity"):
+            return None
+        content_type = request.header("content-type").split(";", 1)[0].strip().lower()
+        if content_type.startswith("multipart/"):
+            return None
+        try:
+            if content_type == "application/x-www-form-urlencoded":
+                pairs += parse_qsl(body.decode("utf-8"), keep_blank_values=True)
+            else:
+                payload = json.loads(body)
+                if not isinstance(payload, dict):
+                    return None
+                pairs += [(str(k), v) for k, v in payload.items()]
+        except (ValueError, UnicodeDecodeError):
+            return None
+    for key, value in pairs:
+        if key in found:
+            return None
+        found[key] = value
+    return found
+
+
 def _base_key(key: str) -> str:
     return key.split("[", 1)[0]
 
@@ -155,7 +186,13 @@ def classify_rest(request: Request, segments: list[str]) -> Classification:
     route = match.value
     if route.is_unknown:
         return unknown(route.reason, repo=repo, details=details)
-    return Classification(_resolve(route, request), repo=repo, adapter=ADAPTER, details=details)
+    operations = _resolve(route, request)
+    if "issue.create" in operations:
+        # An issue (POST /projects/:id/issues) or an epic: title and description, from wherever Grape reads them.
+        draft = draft_from_mapping(param_values(request), body="description")
+        issues = (draft,) if draft is not None else ()
+        return Classification(operations, repo=repo, adapter=ADAPTER, details=details, issues=issues)
+    return Classification(operations, repo=repo, adapter=ADAPTER, details=details)
 
 
 def _repo_from_params(match: Match[Route]) -> tuple[str | None, dict[str, object]]:
