@@ -56,7 +56,7 @@ class Grant:
             return self.mode
         if not established and any(mode < self.mode for mode in autonomy.values()):
             return None
-        modes = [autonomy.get(repo.lower(), self.mode) for repo in repos]
+        modes = [self.mode_for(repo) for repo in repos]
         if not established or not modes:
             modes.append(self.mode)
         return min(modes)
