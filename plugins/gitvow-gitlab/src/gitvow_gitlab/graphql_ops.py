@@ -12,6 +12,12 @@ token and field limits, parsed documents cached by text). What is GitLab's own:
   GraphQL parameters in the URL of a POST are refused. A body with a ``_json`` key
   (Rails' spelling of a batch, which GitLab runs as a multiplex) is refused, as are
   batches themselves. Mutations over GET are refused too (GitLab refuses them as well).
+- Notes and descriptions carry quick actions (:mod:`gitvow_gitlab.quick_actions`): a mutation
+  that writes one (``createNote``, ``createIssue``, ``updateIssue``, ``mergeRequestCreate``,
+  ``mergeRequestUpdate``) is also every operation its quick actions carry. Every string
+  literal of the document (defaults of variables included) and every string of the
+  variables is read; the context is the noteable's global id type when ``createNote`` names
+  one (``gid://gitlab/MergeRequest/7``), else every context's operations.
 - The repository is the ``projectPath`` of the mutation's ``input`` when every field
   names the same one; otherwise None (``createNote`` names a global id, not a project).
 """
@@ -24,9 +30,11 @@ from threading import Lock
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+from gitvow.comments import graphql_strings, strings_in
 from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
 from gitvow.request import Classification, Request
 from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitlab.quick_actions import quick_actions
 from gitvow_gitlab.rest import ADAPTER, unknown
 
 if TYPE_CHECKING:
@@ -43,6 +51,19 @@ MUTATIONS: Mapping[str, str] = {
     "createIssue": "issue.create",
     "updateIssue": "issue.edit",
     "createNote": "issue.comment",
+}
+#: Mutations whose input GitLab reads quick actions from, and the context they run in
+#: (None: ``createNote``, whose context is its noteable's type).
+TEXT_MUTATIONS: Mapping[str, str | None] = {
+    "createNote": None,
+    "createIssue": "issue",
+    "updateIssue": "issue",
+    "mergeRequestCreate": "merge_request",
+    "mergeRequestUpdate": "merge_request",
+}
+#: Global id types of noteables → quick-action context.
+_NOTEABLE_CONTEXTS: Mapping[str, str] = {
+    "Issue": "issue", "WorkItem": "issue", "Epic": "issue", "MergeRequest": "merge_request", "Commit": "commit",
 }
 PREFIXES: tuple[tuple[str, str], ...] = (("mergeRequestSet", "pr.edit"),)
 #: A ``mergeRequestSet*`` that names one of these is not an edit (a future
@@ -138,7 +159,44 @@ def _classify_post(body: bytes, reader: GraphQLReader) -> Classification:
         operation = reader.operation(query, name or None)
     except GraphQLRefused as exc:
         return _denied(str(exc))
-    return _classify_operation(operation, variables)
+    result = _classify_operation(operation, variables)
+    texts = [field for field in operation.fields if field.name in TEXT_MUTATIONS]
+    if not texts or result.is_unknown:
+        return result
+    return _with_quick_actions(result, query, operation, variables)
+
+
+def _with_quick_actions(
+    result: Classification, query: str, operation: GraphQLOperation, variables: Mapping[str, Any]
+) -> Classification:
+    literals = graphql_strings(query)
+    if literals is None:  # pragma: no cover - the reader parsed the same document already
+        return _denied("document does not parse")
+    contexts = {_context(field, variables) for field in operation.fields if field.name in TEXT_MUTATIONS}
+    context = contexts.pop() if len(contexts) == 1 else None
+    found = quick_actions([*literals, *strings_in(dict(variables))], context)
+    if not found.operations:
+        return result
+    operations = tuple(dict.fromkeys((*result.operations, *found.operations)))
+    note = "; ".join(found.notes) if UNKNOWN in found.operations else result.note
+    details = {**result.details, "quick_actions": found.operations}
+    return Classification(operations, repo=result.repo, adapter=ADAPTER, unknown_code=GRAPHQL_MUTATION,
+                          mode_code=GRAPHQL_MUTATION, note=note, details=details)
+
+
+def _context(field: Any, variables: Mapping[str, Any]) -> str | None:
+    context = TEXT_MUTATIONS[field.name]
+    if context is not None:
+        return context
+    try:
+        value = field.argument("input", variables)
+    except Exception:  # a malformed input reads as "context not known": every context's operations
+        return None
+    noteable = value.get("noteableId") if isinstance(value, dict) else None
+    if not isinstance(noteable, str) or not noteable.startswith("gid://gitlab/"):
+        return None
+    kind = noteable.removeprefix("gid://gitlab/").split("/", 1)[0]
+    return _NOTEABLE_CONTEXTS.get(kind)
 
 
 def _classify_get(params: Mapping[str, list[str]], reader: GraphQLReader) -> Classification:
