@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
 from gitvow.request import Classification, Request
 from gitvow_gitlab.adapter import GitLabAdapter
 from gitvow_gitlab.quick_actions import CONTEXTS, command_names, parse_table, table
