@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -110,9 +111,20 @@ def test_every_carrier_is_read() -> None:
      (json.dumps({"query": "mutation {"}).encode(), "application/json"), (b"x" * (256 * 1024 + 1), "application/json")],
 )
 def test_an_unreadable_comment_is_unknown_while_a_table_is_declared(body: bytes, content_type: str) -> None:
+    """Multipart, not UTF-8, not JSON, a GraphQL document that does not parse, over the limit."""
     assert "unknown" in operations(body, content_type=content_type)
     _, untouched = engine({}).classify(comment(body, content_type=content_type))
     assert untouched is not None and untouched.operations == ("issue.comment",)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "x-unknown"])
+def test_an_encoded_comment_is_unknown(encoding: str) -> None:
+    request = Request.from_url("POST", f"https://{HOST}/comments", body=b'{"body": "thanks"}',
+                               headers={"content-type": "application/json", "content-encoding": encoding})
+    _, classification = engine().classify(request)
+    assert classification is not None and classification.is_unknown
+    identity = replace(request, headers={"content-type": "application/json", "content-encoding": "identity"})
+    assert engine().classify(identity)[1] == engine({}).classify(identity)[1]
 
 
 def test_a_reader_that_raises_is_unknown() -> None:

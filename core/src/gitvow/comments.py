@@ -15,7 +15,7 @@ default, and an empty table costs nothing.
 operations carry text (a comment, a review, an issue or pull request body), it returns every
 string the request sends (JSON values, form values, query-string values and, for GraphQL,
 every string literal of the document and every string in its variables). ``None`` means the
-body could not be read: with a non-empty table that request is refused, never guessed at.
+body could not be read (a ``Content-Encoding`` included: what is read is what the server reads): with a non-empty table that request is refused, never guessed at.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def bodies_of(request: Request, classification: Classification) -> tuple[str, ..
     body = request.body
     if not body.strip():
         return tuple(out)
-    if len(body) > BODY_LIMIT:
+    if len(body) > BODY_LIMIT or not plain_encoding(request):
         return None
     content_type = request.header("content-type").split(";", 1)[0].strip().lower()
     try:
@@ -133,6 +133,11 @@ def bodies_of(request: Request, classification: Classification) -> tuple[str, ..
         payload = {k: v for k, v in payload.items() if k != "query"}
     out.extend(strings_in(payload))
     return tuple(out)
+
+
+def plain_encoding(request: Request) -> bool:
+    """Whether the body is sent as is (no ``Content-Encoding`` a server would undo first)."""
+    return request.header("content-encoding").strip().lower() in ("", "identity")
 
 
 def strings_in(value: Any) -> Iterable[str]:

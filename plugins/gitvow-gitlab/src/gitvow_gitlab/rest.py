@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from urllib.parse import parse_qsl
 
-from gitvow.comments import strings_in
+from gitvow.comments import plain_encoding, strings_in
 from gitvow.request import Classification, Request
 from gitvow.routing import Match
 from gitvow.vocabulary import READ, UNKNOWN
@@ -89,7 +89,7 @@ def param_values(request: Request, names: frozenset[str]) -> list[str] | None:
     body = request.body
     if not body.strip():
         return values
-    if len(body) > _BODY_READ_LIMIT:
+    if len(body) > _BODY_READ_LIMIT or not plain_encoding(request):
         return None
     content_type = request.header("content-type").split(";", 1)[0].strip().lower()
     try:
