@@ -204,3 +204,19 @@ def test_every_command_runs_somewhere() -> None:
     """Each row names operations for at least one context (a row of '-' would be a silent pass)."""
     for name, action in table().items():
         assert any(ops for ops in action.operations.values()), name
+
+
+def test_the_agent_gate_reads_quick_actions_in_glab_and_mcp_calls() -> None:
+    """The early boundary sees the same: ``glab mr note -m /merge`` and an MCP note are merges."""
+    assert ADAPTER.classify_command(["glab", "mr", "note", "7", "-m", "LGTM\n/merge"]).operations == (  # type: ignore[union-attr]
+        "issue.comment", "pr.merge")
+    assert ADAPTER.classify_command(["glab", "mr", "note", "7", "-m", "LGTM"]).operations == ("issue.comment",)  # type: ignore[union-attr]
+    created = ADAPTER.classify_command(["glab", "issue", "create", "-t", "t", "-d", "/create_merge_request x"])
+    assert created is not None and created.operations == ("issue.create", "pr.create", "ref.write")
+    note = ADAPTER.classify_mcp_tool("create_note", {"project_id": "team/app", "noteable_type": "merge_request",
+                                                      "noteable_iid": 7, "body": "/merge"})
+    assert note is not None and note.operations == ("issue.comment", "pr.merge")
+    issue_note = ADAPTER.classify_mcp_tool("create_issue_note", {"project_id": "team/app", "body": "/merge"})
+    assert issue_note is not None and issue_note.operations == ("issue.comment",)  # /merge runs on merge requests only
+    rebase = ADAPTER.classify_mcp_tool("create_merge_request_note", {"project_id": "team/app", "body": "ok\n/rebase"})
+    assert rebase is not None and rebase.operations == ("issue.comment", "pr.update_branch")
