@@ -108,8 +108,8 @@ def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLCla
         return None
     repo = _repo(arguments)
     if name in GRAPHQL_TOOLS and ours:
-        operations, found = graphql(str(arguments.get("query", "")), arguments.get("variables"))
-        return ToolCall(operations, repo=found or repo, adapter="gitlab", summary=f"MCP {name}")
+        graphql_ops, graphql_repo = graphql(str(arguments.get("query", "")), arguments.get("variables"))
+        return ToolCall(graphql_ops, repo=graphql_repo or repo, adapter="gitlab", summary=f"MCP {name}")
     op = TOOLS.get(name)
     if op is None:
         if not ours:
@@ -118,8 +118,8 @@ def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLCla
     operations: tuple[str, ...] = (op,)
     if op in TEXT_OPERATIONS:
         # Notes and descriptions carry quick actions (``create_note`` with body ``/merge``).
-        found = quick_actions(list(strings_in(dict(arguments))), _context(name, arguments))
-        operations = tuple(dict.fromkeys((op, *found.operations)))
+        commands = quick_actions(list(strings_in(dict(arguments))), _context(name, arguments))
+        operations = tuple(dict.fromkeys((op, *commands.operations)))
     return ToolCall(operations, repo=repo, adapter="gitlab", summary=f"MCP {name}")
 
 
