@@ -15,8 +15,8 @@ token and field limits, parsed documents cached by text). What is GitLab's own:
 - Notes and descriptions carry quick actions (:mod:`gitvow_gitlab.quick_actions`): a mutation
   that writes one (``createNote``, ``createIssue``, ``updateIssue``, ``mergeRequestCreate``,
   ``mergeRequestUpdate``) is also every operation its quick actions carry. Every string
-  literal of the document (defaults of variables included) and every string of the
-  variables is read; the context is the noteable's global id type when ``createNote`` names
+  literal in those fields' arguments, every string of the variables, and, when a variable is
+  not supplied (its default applies), every literal of the document is read; the context is the noteable's global id type when ``createNote`` names
   one (``gid://gitlab/MergeRequest/7``), else every context's operations.
 - The repository is the ``projectPath`` of the mutation's ``input`` when every field
   names the same one; otherwise None (``createNote`` names a global id, not a project).
@@ -169,7 +169,7 @@ def _classify_post(body: bytes, reader: GraphQLReader) -> Classification:
 def _with_quick_actions(
     result: Classification, query: str, operation: GraphQLOperation, variables: Mapping[str, Any]
 ) -> Classification:
-    literals = graphql_strings(query)
+    literals = _literals(operation, variables, query)
     if literals is None:  # pragma: no cover - the reader parsed the same document already
         return _denied("document does not parse")
     contexts = {_context(field, variables) for field in operation.fields if field.name in TEXT_MUTATIONS}
@@ -182,6 +182,30 @@ def _with_quick_actions(
     details = {**result.details, "quick_actions": found.operations}
     return Classification(operations, repo=result.repo, adapter=ADAPTER, unknown_code=GRAPHQL_MUTATION,
                           mode_code=GRAPHQL_MUTATION, note=note, details=details)
+
+
+def _literals(operation: GraphQLOperation, variables: Mapping[str, Any], query: str) -> list[str] | None:
+    """String literals in the arguments of the text mutations, from the parsed (cached) fields.
+
+    A variable the request does not supply may take its default from the document, which the
+    fields do not carry: then every literal of the document is read (a second parse).
+    """
+    from graphql import ListValueNode, ObjectValueNode, StringValueNode, VariableNode
+
+    found: list[str] = []
+    stack: list[Any] = [node for field in operation.fields if field.name in TEXT_MUTATIONS
+                        for node in field.arguments.values()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, StringValueNode):
+            found.append(node.value)
+        elif isinstance(node, ListValueNode):
+            stack.extend(node.values)
+        elif isinstance(node, ObjectValueNode):
+            stack.extend(field.value for field in node.fields)
+        elif isinstance(node, VariableNode) and node.name.value not in variables:
+            return graphql_strings(query)
+    return found
 
 
 def _context(field: Any, variables: Mapping[str, Any]) -> str | None:
