@@ -15,7 +15,8 @@ default, and an empty table costs nothing.
 operations carry text (a comment, a review, an issue or pull request body), it returns every
 string the request sends (JSON values, form values, query-string values and, for GraphQL,
 every string literal of the document and every string in its variables). ``None`` means the
-body could not be read (a ``Content-Encoding`` included: what is read is what the server reads): with a non-empty table that request is refused, never guessed at.
+body could not be read (a ``Content-Encoding`` counts: what is read must be what the server
+reads): with a non-empty table that request is refused, never guessed at.
 """
 
 from __future__ import annotations
