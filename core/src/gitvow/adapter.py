@@ -85,6 +85,18 @@ class Adapter(ABC):
         """
         return {}
 
+    def comment_bodies(self, request: Request, classification: Classification) -> Sequence[str] | None:
+        """The comment text ``request`` sends, for ``[comment_commands]``; None if it cannot be read.
+
+        Called only when the policy declares comment commands. The default
+        (:func:`gitvow.comments.bodies_of`) returns every string of a request whose operations
+        carry text (comments, reviews, issue and pull-request bodies), which is never less
+        than the forge stores; override it only to read a body the default cannot parse.
+        """
+        from gitvow.comments import bodies_of
+
+        return bodies_of(request, classification)
+
     def fixtures(self) -> Sequence[Fixture]:
         """Wire examples: at least one per supported operation, plus near misses."""
         return ()

@@ -2,7 +2,8 @@
 
     0 host → adapter          no adapter: tunnel untouched
     1 canonical path          path_not_canonical (before any adapter reads the path)
-      classify                unreadable: ``unknown``
+      classify                unreadable: ``unknown``; [comment_commands] add what a
+                              comment's chat-ops commands mean
       internal caller         skips 2-5
       resolve targets         only when a gate needs them (gates.resolve; may raise Pending)
     2 run-state gates         repo_paused / agent_repo_scope / repo_auto_merge_disabled
@@ -37,6 +38,7 @@ from types import MappingProxyType
 
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
+from gitvow.comments import apply_commands, carries_text
 from gitvow.evaluator import Grant, evaluate, evaluate_operation
 from gitvow.gates import NO_GATES, Caller, Context, Gates
 from gitvow.hosts import HostRegistry
@@ -298,6 +300,14 @@ class Engine:
             )
         if not result.adapter:
             result = _with_adapter(result, adapter.name)
+        if self.policy.comment_commands and carries_text(result):
+            try:
+                bodies = adapter.comment_bodies(request, result)
+            except Exception as exc:
+                log.error("adapter %r raised while reading comment bodies: %s: %s", adapter.name,
+                          type(exc).__name__, exc)
+                bodies = None
+            result = apply_commands(result, None if bodies is None else tuple(bodies), self.policy.comment_commands)
         return result
 
 
