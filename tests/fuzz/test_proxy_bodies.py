@@ -13,6 +13,7 @@ unknown, stacked), its ``Content-Type`` and whether it is streamed. Invariants:
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
 import json
@@ -108,7 +109,7 @@ def send(instance: GitvowAddon, body: bytes, headers: dict[str, str], *, query: 
     engine.decide = recording  # type: ignore[method-assign]
     try:
         instance.requestheaders(flow)
-        instance.request(flow)
+        asyncio.run(instance.request(flow))  # mitmproxy awaits the addon's async request hook
     finally:
         engine.decide = original  # type: ignore[method-assign]
     return flow, seen
