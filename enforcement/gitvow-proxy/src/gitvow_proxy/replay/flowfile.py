@@ -69,14 +69,15 @@ def client_id(data: bytes, flow: FlowFields) -> str | None:
     """The id of the flow's client connection (a CONNECT's user applies to its connection)."""
     from mitmproxy.io import tnetstring
 
-    conn = flow.client_conn
+    conn: Any = flow.client_conn
     if isinstance(conn, tuple):
         conn = tnetstring.loads(memoryview(data)[conn[0]:conn[1]])  # type: ignore[arg-type]
     if conn is None:
         return None
-    if not isinstance(conn, dict) or not isinstance(conn.get("id"), str):
+    ident = conn.get("id") if isinstance(conn, dict) else None
+    if not isinstance(ident, str):
         raise ValueError("invalid flow: malformed client connection")
-    return conn["id"]
+    return ident
 
 
 def fields(data: bytes, start: int, end: int) -> FlowFields:

@@ -23,10 +23,9 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from gitvow.request import Request
-
 from gitvow_proxy.replay import flowfile
 from gitvow_proxy.replay.inputs import Seen, seen_from_fields, seen_from_flow
 
@@ -36,7 +35,6 @@ PARALLEL_MIN_RECORDS = 4000
 CHUNK_RECORDS = 2000
 _BOM = b"\xef\xbb\xbf"
 
-A = TypeVar("A")
 
 
 def cores() -> int:
@@ -67,7 +65,7 @@ def read(path: Path, workers: int | None = None) -> list[Seen] | None:
                 count = workers_for(len(records), workers)
                 if count == 1:
                     return _seen_of(data, records, 0)  # type: ignore[arg-type]
-            except Exception:  # noqa: BLE001 - anything unreadable: FlowReader says why
+            except Exception:
                 return None
     pieces = [records[i:i + CHUNK_RECORDS] for i in range(0, len(records), CHUNK_RECORDS)]
     firsts = list(range(0, len(records), CHUNK_RECORDS))
@@ -121,7 +119,7 @@ def _read_har(fo: Any, workers: int | None) -> list[Seen] | None:
         count = workers_for(len(entries), workers)
         if count == 1:
             return _har_seen((entries, 0))
-    except Exception:  # noqa: BLE001 - anything unreadable: FlowReader says why
+    except Exception:
         return None
     global _ENTRIES
     if _fork():  # the workers inherit the parsed entries: none is pickled on the way there
@@ -163,12 +161,12 @@ def _fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _map(work: Callable[[A], list[Packed]], jobs: list[A], count: int) -> list[Seen] | None:
+def _map[A](work: Callable[[A], list[Packed]], jobs: list[A], count: int) -> list[Seen] | None:
     """``work`` over ``jobs`` in ``count`` processes, the results unpacked in order as they come
     (while the workers read on); None on any failure."""
     context = multiprocessing.get_context("fork" if _fork() else "spawn")
     try:
         with ProcessPoolExecutor(max_workers=min(count, len(jobs)), mp_context=context) as pool:
             return [unpack(item) for part in pool.map(work, jobs) for item in part]
-    except Exception:  # noqa: BLE001 - a worker that fails: FlowReader reads it again and says why
+    except Exception:
         return None
