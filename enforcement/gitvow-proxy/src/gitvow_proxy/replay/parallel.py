@@ -16,6 +16,7 @@ the file with mitmproxy's ``FlowReader``, whose error is then the one reported.
 
 from __future__ import annotations
 
+import gc
 import json
 import mmap
 import multiprocessing
@@ -165,8 +166,13 @@ def _map[A](work: Callable[[A], list[Packed]], jobs: list[A], count: int) -> lis
     """``work`` over ``jobs`` in ``count`` processes, the results unpacked in order as they come
     (while the workers read on); None on any failure."""
     context = multiprocessing.get_context("fork" if _fork() else "spawn")
+    # A forked worker's garbage collector would walk (and so copy) every object of the parent;
+    # frozen, they are left alone.
+    gc.freeze()
     try:
         with ProcessPoolExecutor(max_workers=min(count, len(jobs)), mp_context=context) as pool:
             return [unpack(item) for part in pool.map(work, jobs) for item in part]
-    except Exception:
+    except Exception:  # a worker that fails: FlowReader reads the file again and says why
         return None
+    finally:
+        gc.unfreeze()
