@@ -2,7 +2,7 @@
 
 A flow file of recorded REST requests is written the way ``gitvow proxy --record`` writes it
 (mitmproxy's ``FlowWriter``, the decision in the flow's metadata), then replayed whole:
-mitmproxy's reader, the proxy's engine and gates under the new policy (every live gate:
+mitmproxy's readers, the proxy's engine and gates under the new policy (every live gate:
 run-state, write surface, repository filter, canary scan of each body, write counters, the
 budget), grouping of the changes. Two cases: against the recorded decisions (one decision
 per request) and ``--against`` a policy file (two). The same recording is also replayed as

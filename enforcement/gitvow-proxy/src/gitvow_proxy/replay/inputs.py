@@ -1,7 +1,10 @@
 """What ``gitvow replay`` reads: mitmproxy flow files, HAR files and gitvow's audit log.
 
-Flow files and HAR go through mitmproxy's own reader (``mitmproxy.io.FlowReader``, which
-reads HAR through ``mitmproxy.io.har``); the audit log is gitvow's own JSON lines. Each
+Flow files and HAR go through mitmproxy's own readers: flow files through its tnetstring
+parser and flow-format migration, reading only the fields replay uses (:mod:`.flowfile`),
+HAR through ``mitmproxy.io.har``, large files on every core (:mod:`.parallel`), and
+whatever that cannot read through ``mitmproxy.io.FlowReader``, whose error is reported; the
+audit log is gitvow's own JSON lines. Each
 becomes a :class:`Recorded`: the request (or, for an audit line, the operations and
 repository found at the time), who sent it, when, and — when the file says — what was
 decided then.
