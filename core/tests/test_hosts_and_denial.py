@@ -31,15 +31,15 @@ def test_a_host_mapped_to_a_missing_adapter_is_a_policy_error() -> None:
         HostRegistry({"inference": InferenceAdapter()}, {"x.test": "gitlab"}, source="p.toml")
 
 
-MERGE = RelayTemplate("hive-merge", "hive-merge PR_NUMBER", "merging a pull request")  # an operator's [relays.NAME]
+MERGE = RelayTemplate("team-merge", "team-merge PR_NUMBER", "merging a pull request")  # an operator's [relays.NAME]
 
 
 def test_relay_line_uses_the_shared_template_and_adapter_hints() -> None:
-    verdict = Verdict(Outcome.RELAY, code="hard_deny", operation="pr.merge", relay="hive-merge")
-    line = render(verdict, target="PUT /repos/o/r/pulls/1/merge", repo="o/r", relays={"hive-merge": MERGE}, hints=("gh pr merge", "MCP merge_pull_request"))
+    verdict = Verdict(Outcome.RELAY, code="hard_deny", operation="pr.merge", relay="team-merge")
+    line = render(verdict, target="PUT /repos/o/r/pulls/1/merge", repo="o/r", relays={"team-merge": MERGE}, hints=("gh pr merge", "MCP merge_pull_request"))
     assert line == (
         "gitvow refused pr.merge on o/r (PUT /repos/o/r/pulls/1/merge): merging a pull request is done by a "
-        "human-sanctioned relay, not by agents directly; use `hive-merge PR_NUMBER`; do not use gh pr merge, "
+        "human-sanctioned relay, not by agents directly; use `team-merge PR_NUMBER`; do not use gh pr merge, "
         "MCP merge_pull_request. reason=hard_deny"
     )
 

@@ -92,7 +92,7 @@ def test_the_pipeline_refuses_a_rewritable_path_before_the_adapter_and_every_gat
     engine = _engine()
     Forge.seen.clear()
     gates = Refusing()
-    caller = Caller("hive", internal=True) if internal else Caller("bot", grant=Grant(Mode.ISSUES_AND_PRS))
+    caller = Caller("control-plane", internal=True) if internal else Caller("bot", grant=Grant(Mode.ISSUES_AND_PRS))
     decision = engine.decide(Request("POST", "forge.test", "/team//app/issues"), caller, gates)
     assert decision.action is Action.DENY and decision.stage == "path"
     assert decision.reason == PATH_NOT_CANONICAL and decision.headers["X-Gitvow-Reason"] == PATH_NOT_CANONICAL

@@ -115,7 +115,7 @@ def test_allowed_request_is_forwarded_with_the_adapters_credential(engine: Engin
 
 
 def test_run_state_reports_before_the_relay(engine: Engine) -> None:
-    """Seed 003: a PR-create on a paused repo reports repo_paused, not hard_deny."""
+    """Run state comes before policy: a PR-create on a paused repo reports repo_paused, not hard_deny."""
     decision = engine.decide(req("POST"), AGENT, Recording(refuse={"run_state"}))
     assert (decision.stage, decision.reason, decision.status) == ("run_state", "repo_paused", 403)
 

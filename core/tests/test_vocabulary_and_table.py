@@ -7,14 +7,14 @@ from gitvow.modes import Mode
 from gitvow.policy.table import DEFAULT_TABLE, PolicyRow, PolicyTable
 from gitvow.vocabulary import OPERATIONS, get, writes
 
-SEED_OPERATIONS = [
+CORE_OPERATIONS = [
     "read", "auth.login", "git.fetch", "git.push", "ref.write", "branch.protect", "issue.create", "issue.edit",
     "issue.comment", "label.add", "issue.relate", "pr.create", "pr.edit", "pr.review", "pr.update_branch",
     "pr.merge", "agent.session", "attachment.link", "inference.call", "unknown",
 ]
 
-# Seed 003, "Default policy" column.
-SEED_DEFAULTS = {
+# The default policy of each operation, as docs/policy.md lists it.
+DOCUMENTED_DEFAULTS = {
     "read": "advisory", "auth.login": "advisory", "git.fetch": "advisory", "git.push": "issues_and_prs",
     "ref.write": "issues_and_prs", "branch.protect": "issues_and_prs", "issue.create": "issues_only",
     "issue.edit": "issues_only", "issue.comment": "issues_only or converse", "label.add": "issues_only",
@@ -25,8 +25,8 @@ SEED_DEFAULTS = {
 }
 
 
-def test_vocabulary_holds_every_seed_operation_with_a_description() -> None:
-    for name in SEED_OPERATIONS:
+def test_vocabulary_holds_every_core_operation_with_a_description() -> None:
+    for name in CORE_OPERATIONS:
         assert get(name).description
     assert all(op.description.endswith(".") for op in OPERATIONS.values())
 
@@ -36,12 +36,12 @@ def test_reads_do_not_write_and_writes_do() -> None:
     assert writes("git.push") and writes("pr.merge") and writes("no.such.op")
 
 
-def test_default_table_is_the_seed_column() -> None:
-    assert {name: DEFAULT_TABLE[name].describe() for name in SEED_OPERATIONS} == SEED_DEFAULTS
+def test_default_table_is_the_documented_one() -> None:
+    assert {name: DEFAULT_TABLE[name].describe() for name in CORE_OPERATIONS} == DOCUMENTED_DEFAULTS
 
 
 def test_added_dangerous_operations_are_denied_by_default() -> None:
-    added = set(OPERATIONS) - set(SEED_OPERATIONS)
+    added = set(OPERATIONS) - set(CORE_OPERATIONS)
     assert added >= {"repo.delete", "gist.write", "repo.fork", "workflow.dispatch", "secret.write"}
     assert all(DEFAULT_TABLE[name].deny for name in added)
 

@@ -1,6 +1,6 @@
 """The plugin hooks of gitvow. Each registers things; pluggy calls every implementation.
 
-Built-in pieces (the inference adapter, the seed's relays) register through these hooks
+Built-in pieces (the inference adapter, the built-in ``approval`` relay) register through these hooks
 exactly like third-party plugins; they are listed in :data:`gitvow.plugins.BUILTIN_PLUGINS`,
 third parties are found through the ``gitvow`` entry-point group. Callers never touch
 ``pm.hook``: :mod:`gitvow.plugins` is the typed facade.

@@ -1,4 +1,4 @@
-"""The pipeline of seed 003, in its order, as the one function every enforcement point calls.
+"""The pipeline (docs/architecture.md, "The pipeline"), in its order, as the one function every enforcement point calls.
 
     0 host → adapter          no adapter: tunnel untouched
     1 canonical path          path_not_canonical (before any adapter reads the path)

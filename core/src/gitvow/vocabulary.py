@@ -23,7 +23,7 @@ UNKNOWN = "unknown"
 READ = "read"
 
 _OPERATIONS: tuple[Operation, ...] = (
-    # Seed 003's vocabulary, in its order.
+    # The forge-neutral operations every adapter classifies into, in the order docs/policy.md lists them.
     Operation("read", False, "Read anything: REST GET/HEAD/OPTIONS, a GraphQL query."),
     Operation("auth.login", False, "Sign-in flows (OAuth device code, token exchange); write-surface exempt."),
     Operation("git.fetch", False, "git smart-HTTP fetch or clone (upload-pack)."),
@@ -44,7 +44,7 @@ _OPERATIONS: tuple[Operation, ...] = (
     Operation("attachment.link", True, "Attach a link or file to an issue."),
     Operation("inference.call", False, "Call a model endpoint."),
     Operation("unknown", True, "Anything an adapter cannot classify; always denied."),
-    # Dangerous write classes the seed lumps into unknown, named so a denial says what it was.
+    # Dangerous write classes that would otherwise be plain unknown, named so a denial says what it was.
     Operation("repo.create", True, "Create or generate a repository."),
     Operation("repo.delete", True, "Delete or archive a repository."),
     Operation("repo.fork", True, "Fork a repository."),

@@ -1,4 +1,4 @@
-"""Providers (seed 000): a real one from PyPI, and our own that crash, hang and print garbage."""
+"""Providers (docs/gate.md): a real one from PyPI, and our own that crash, hang and print garbage."""
 
 from __future__ import annotations
 
@@ -13,12 +13,14 @@ from typing import Any
 
 import pytest
 
+from gitvow_gate import providers
 from gitvow_gate.call import FileEdit, GateCall
 from gitvow_gate.decide import decide
 from gitvow_gate.policy import GatePolicy, Provider
 
 from .conftest import Hooked
 
+GATE_DOC = Path(__file__).resolve().parents[3] / "docs" / "gate.md"
 FACTS = shutil.which("gitvow-provider-facts", path=str(Path(sys.executable).parent)) or shutil.which(
     "gitvow-provider-facts")
 JAVA = "src/api/OrdersResource.java"
@@ -133,6 +135,30 @@ def test_request_fields_questions_and_working_directory(repo: Path, tmp_path: Pa
         assert s["request"]["repo"] == str(repo) and s["cwd"] == str(repo)
         assert s["request"]["path"] == "src/app.py" and s["request"]["tool_name"] == "Edit"
     assert next(s["argv"] for s in seen if s["argv"]) == ["--flag", "two words"]  # split like a shell, no shell
+    assert {tuple(sorted(s["request"])) for s in seen} == {tuple(sorted(documented("Request (stdin)")))}
+
+
+def documented(heading: str) -> dict[str, str]:
+    """The first two columns of the table under ``### heading`` in docs/gate.md's Providers section."""
+    text = GATE_DOC.read_text()
+    section = text[text.index("\n## Providers\n"):]
+    section = section[:section.index("\n## ", 1)]
+    part = section[section.index(f"### {heading}\n"):]
+    part = part[:part.find("\n### ", 1) if "\n### " in part[1:] else len(part)]
+    rows = [line.split("|")[1:3] for line in part.splitlines() if line.startswith("| `")]
+    return {key.strip().strip("`"): second.strip() for key, second in rows}
+
+
+def test_the_documented_protocol_is_the_one_spoken() -> None:
+    """docs/gate.md's Providers section is the protocol's specification: it names what the code reads."""
+    from gitvow_gate.schema import ProviderRule
+
+    keys = documented("Policy keys")
+    assert set(keys) == set(ProviderRule.model_fields)
+    assert keys["name"] == keys["command"] == "required" and keys["questions"] == "all three"
+    assert keys["timeout"] == f"`{ProviderRule.model_fields['timeout'].default:g}`"
+    assert set(documented("Response (stdout)")) == {"answer", "evidence", "confidence"}
+    assert all(f"`{answer}`" in GATE_DOC.read_text() for answer in providers.ANSWERS)
 
 
 BAD_PROVIDERS = {

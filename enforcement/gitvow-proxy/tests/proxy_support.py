@@ -22,7 +22,7 @@ import trustme
 
 from gitvow.testing import RecordingServer, Reply, Responder, Seen, free_port, wait_for_port
 
-SECRETS = {"reader": "reader-secret-1", "coder": "coder-secret-2", "limited": "limited-secret-3", "hive": "hive-secret-4",
+SECRETS = {"reader": "reader-secret-1", "coder": "coder-secret-2", "limited": "limited-secret-3", "control-plane": "control-plane-secret-4",
            "talker": "talker-secret-5"}
 GIT_TOKEN = "ghs_upstreamtoken0123456789abcdef"
 
@@ -291,8 +291,8 @@ def write_policy(path: Path, upstream: Upstream, ca_file: Path, workdir: Path, e
             path = "{workdir / 'audit.jsonl'}"
 
             [internal]
-            name = "hive"
-            secret_env = "GITVOW_TEST_HIVE"
+            name = "control-plane"
+            secret_env = "GITVOW_TEST_CONTROL_PLANE"
 
             [agents.reader]
             mode = "advisory"
@@ -330,7 +330,7 @@ def proxy_env(plugin_path: Path) -> dict[str, str]:
         "GITVOW_TEST_READER": SECRETS["reader"],
         "GITVOW_TEST_CODER": SECRETS["coder"],
         "GITVOW_TEST_LIMITED": SECRETS["limited"],
-        "GITVOW_TEST_HIVE": SECRETS["hive"],
+        "GITVOW_TEST_CONTROL_PLANE": SECRETS["control-plane"],
         "GITVOW_TEST_TALKER": SECRETS["talker"],
         "PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_path), os.environ.get("PYTHONPATH")])),
     }

@@ -204,8 +204,8 @@ def test_counters_count_writes_allowed_and_refused() -> None:
 
 def test_internal_caller_skips_agent_gates_but_not_unknown() -> None:
     h = Harness({"run_state": {"paused": ["team/app"]}})
-    assert h.decide("hive", "PUT", "/repos/team/app/pulls/1/merge", internal=True).action is Action.FORWARD
-    assert reason(h.decide("hive", "DELETE", "/repos/team/app", internal=True)) == "mode_denied"
+    assert h.decide("control-plane", "PUT", "/repos/team/app/pulls/1/merge", internal=True).action is Action.FORWARD
+    assert reason(h.decide("control-plane", "DELETE", "/repos/team/app", internal=True)) == "mode_denied"
 
 
 def test_a_gate_that_raises_is_a_deny_naming_the_stage(caplog: pytest.LogCaptureFixture) -> None:

@@ -39,7 +39,7 @@ def _secrets_env() -> dict[str, str]:
         "GITVOW_TEST_READER": SECRETS["reader"],
         "GITVOW_TEST_CODER": SECRETS["coder"],
         "GITVOW_TEST_LIMITED": SECRETS["limited"],
-        "GITVOW_TEST_HIVE": SECRETS["hive"],
+        "GITVOW_TEST_CONTROL_PLANE": SECRETS["control-plane"],
         "GITVOW_TEST_TALKER": SECRETS["talker"],
         "GITVOW_TEST_GIT_TOKEN": GIT_TOKEN,
     }
@@ -306,7 +306,7 @@ def test_an_adapter_that_raises_is_a_deny_and_the_proxy_keeps_serving(
 
 def test_internal_identity_skips_agent_gates(proxy: ProxyProcess, upstream: Upstream) -> None:
     upstream.clear()
-    with client(proxy, "hive") as c:
+    with client(proxy, "control-plane") as c:
         r = c.get(upstream.url("/team/paused.git/info/refs?service=git-receive-pack"))
     assert r.status_code == 200
     assert reached(upstream, "git-receive-pack")

@@ -162,7 +162,7 @@ def test_env_prints_what_an_agent_shell_needs(proxy: ProxyProcess, tmp_path: Pat
     import os
 
     env = {**os.environ, "GITVOW_TEST_CODER": SECRETS["coder"], "GITVOW_TEST_READER": SECRETS["reader"],
-           "GITVOW_TEST_LIMITED": SECRETS["limited"], "GITVOW_TEST_HIVE": SECRETS["hive"]}
+           "GITVOW_TEST_LIMITED": SECRETS["limited"], "GITVOW_TEST_CONTROL_PLANE": SECRETS["control-plane"]}
     args = [GITVOW, "env", "--policy", str(proxy.policy), "--agent", "coder", "--listen-port", str(proxy.port),
             "--confdir", str(proxy.confdir)]
     out = subprocess.run(args, capture_output=True, text=True, check=True, env=env).stdout

@@ -143,10 +143,10 @@ def test_canary_inside_a_git_pack(tmp_path: Path) -> None:
 
 def test_identities(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("BOT_SECRET", "s3cret:with:colons")
-    (tmp_path / "hive").write_text("hive-secret\n")
+    (tmp_path / "control-plane").write_text("control-plane-secret\n")
     policy = parse_policy({
         "agents": {"bot": {"secret_env": "BOT_SECRET"}, "nosecret": {"secret_env": "UNSET_VAR_XYZ"}},
-        "internal": {"name": "hive", "secret_file": str(tmp_path / "hive")},
+        "internal": {"name": "control-plane", "secret_file": str(tmp_path / "control-plane")},
     })
     ids = Identities.from_policy(policy)
 
@@ -155,8 +155,8 @@ def test_identities(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
     bot = ids.authenticate(header("bot", "s3cret:with:colons"))
     assert bot is not None and bot.name == "bot" and not bot.internal
-    hive = ids.authenticate(header("hive", "hive-secret"))
-    assert hive is not None and hive.internal
+    plane = ids.authenticate(header("control-plane", "control-plane-secret"))
+    assert plane is not None and plane.internal
     for bad in (header("bot", "nope"), header("nosecret", ""), header("ghost", "x"), "Bearer abc", "Basic !!!", ""):
         assert ids.authenticate(bad) is None
 
@@ -170,7 +170,7 @@ def test_identities(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         ({"write_surface": {"lanes": {"a": ["issue.*"]}, "agents": {"bot": "b"}}}, "write_surface"),
         ({"canary": {"tokens": ["short"]}}, "canary"),
         ({"proxy": {"other_hosts": "allow"}}, "proxy.other_hosts"),
-        ({"internal": {"name": "hive"}}, "internal"),
+        ({"internal": {"name": "control-plane"}}, "internal"),
         ({"audit": {"paht": "x"}}, "audit.paht"),
     ],
 )

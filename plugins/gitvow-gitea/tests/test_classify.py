@@ -105,4 +105,4 @@ def test_credentials_are_token_for_the_api_and_basic_for_git(gitea: GiteaAdapter
 def test_relay_hints_name_tea_and_the_route(gitea: GiteaAdapter) -> None:
     assert "tea pr create" in gitea.relay_hints("pr.create")
     assert "tea pr merge" in gitea.relay_hints("pr.merge")
-    assert gitea.relay_hints("hive-merge") == ()
+    assert gitea.relay_hints("team-merge") == ()

@@ -1,4 +1,4 @@
-"""Seed 003's rows on a self-hosted Gitea through ``gitvow explain``, at every mode.
+"""The default table's rows (docs/policy.md) on a self-hosted Gitea through ``gitvow explain``, at every mode.
 
 Runs the installed ``gitvow`` command as a user would, with the instance mapped in ``[hosts]``
 and served under a sub-path, so host mapping, adapter options, classification and the denial

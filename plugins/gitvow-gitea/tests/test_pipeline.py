@@ -33,12 +33,12 @@ def test_the_entry_point_registers_the_adapter_for_codeberg() -> None:
 
 def test_a_merge_is_relayed_at_every_mode_with_tea_named() -> None:
     """With an operator's relay command (by default a merge is staged for approval, which names no tool)."""
-    eng = engine('[operations."pr.merge"]\nrelay = "hive-merge"\n[relays.hive-merge]\nusage = "hive-merge PR_NUMBER"\n')
+    eng = engine('[operations."pr.merge"]\nrelay = "team-merge"\n[relays.team-merge]\nusage = "team-merge PR_NUMBER"\n')
     for mode in Mode:
         decision = eng.decide(Request.from_url("POST", MERGE, body=b'{"Do": "merge"}'), Caller("agent", Grant(mode)))
         assert decision.action is Action.DENY
         assert decision.headers[denial.REASON_HEADER] == "hard_deny"
-        assert decision.message is not None and "hive-merge" in decision.message and "tea pr merge" in decision.message
+        assert decision.message is not None and "team-merge" in decision.message and "tea pr merge" in decision.message
 
 
 def test_the_prefix_option_comes_from_the_policy_file() -> None:

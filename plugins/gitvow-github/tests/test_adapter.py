@@ -89,17 +89,17 @@ def test_ghes_git_gets_basic_auth(adapter: GitHubAdapter) -> None:
 
 #: An operator's own relay commands ([relays.NAME]): their denials name the forge tools not to use.
 OPERATOR_RELAYS: dict[str, object] = {
-    "operations": {"pr.create": {"relay": "hive-open-pr"}, "pr.merge": {"relay": "hive-merge"}},
-    "relays": {"hive-open-pr": {"usage": "hive-open-pr --title TITLE --body-file FILE", "what": "opening a pull request"},
-               "hive-merge": {"usage": "hive-merge PR_NUMBER", "what": "merging a pull request"}},
+    "operations": {"pr.create": {"relay": "team-open-pr"}, "pr.merge": {"relay": "team-merge"}},
+    "relays": {"team-open-pr": {"usage": "team-open-pr --title TITLE --body-file FILE", "what": "opening a pull request"},
+               "team-merge": {"usage": "team-merge PR_NUMBER", "what": "merging a pull request"}},
 }
 
 
 @pytest.mark.parametrize(
     ("method", "url", "relay", "hints"),
     [
-        ("POST", "https://api.github.com/repos/o/r/pulls", "hive-open-pr", ("gh pr create", "create_pull_request")),
-        ("PUT", "https://api.github.com/repos/o/r/pulls/1/merge", "hive-merge", ("gh pr merge", "merge_pull_request", "gh api -X PUT")),
+        ("POST", "https://api.github.com/repos/o/r/pulls", "team-open-pr", ("gh pr create", "create_pull_request")),
+        ("PUT", "https://api.github.com/repos/o/r/pulls/1/merge", "team-merge", ("gh pr merge", "merge_pull_request", "gh api -X PUT")),
     ],
 )
 def test_relay_denials_name_the_github_tools_not_to_use(

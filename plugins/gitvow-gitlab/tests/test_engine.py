@@ -40,9 +40,9 @@ def test_the_entry_point_registers_the_adapter_for_gitlab_com() -> None:
 
 #: An operator's own relay commands ([relays.NAME]): their denials name the forge tools not to use.
 OPERATOR_RELAYS: dict[str, object] = {
-    "operations": {"pr.create": {"relay": "hive-open-pr"}, "pr.merge": {"relay": "hive-merge"}},
-    "relays": {"hive-open-pr": {"usage": "hive-open-pr --title TITLE --body-file FILE", "what": "opening a pull request"},
-               "hive-merge": {"usage": "hive-merge PR_NUMBER", "what": "merging a pull request"}},
+    "operations": {"pr.create": {"relay": "team-open-pr"}, "pr.merge": {"relay": "team-merge"}},
+    "relays": {"team-open-pr": {"usage": "team-open-pr --title TITLE --body-file FILE", "what": "opening a pull request"},
+               "team-merge": {"usage": "team-merge PR_NUMBER", "what": "merging a pull request"}},
 }
 
 

@@ -1,4 +1,4 @@
-"""Seed 003's table, GitLab's wire shapes, through the installed ``gitvow explain`` at every mode.
+"""The default table (docs/policy.md), GitLab's wire shapes, through the installed ``gitvow explain`` at every mode.
 
 One subprocess answers every (row, mode, converse) line, as an operator would run it.
 """
@@ -71,7 +71,7 @@ def expected(rule: str, mode: str, converse: bool) -> str:
     return "allow" if allowed else "deny"
 
 
-def test_seed_rows_at_every_mode() -> None:
+def test_default_rows_at_every_mode() -> None:
     grants = [(mode, converse) for mode in MODE_NAMES for converse in (False, True)]
     lines: list[dict[str, Any]] = [
         {"method": method, "url": url, "body": body, "mode": mode, "capabilities": ["converse"] if converse else []}

@@ -181,4 +181,4 @@ def test_relay_hints_name_the_gitlab_tools(adapter: GitLabAdapter) -> None:
     assert "glab mr create" in adapter.relay_hints("pr.create")
     assert "glab mr merge" in adapter.relay_hints("pr.merge")
     assert any("merge_merge_request" in h for h in adapter.relay_hints("pr.merge"))
-    assert adapter.relay_hints("hive-merge") == ()
+    assert adapter.relay_hints("team-merge") == ()

@@ -1,4 +1,4 @@
-"""Seed 003's git rows through ``gitvow explain``, at every mode."""
+"""The default table's git rows (docs/policy.md) through ``gitvow explain``, at every mode."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ ROWS = [
 
 
 @pytest.mark.parametrize(("method", "url", "body", "ops", "needs"), ROWS)
-def test_explain_gives_the_seed_verdict_at_every_mode(
+def test_explain_gives_the_default_verdict_at_every_mode(
     tmp_path: Path, method: str, url: str, body: bytes, ops: list[str], needs: str
 ) -> None:
     policy = tmp_path / "p.toml"

@@ -38,7 +38,7 @@ def test_only_post_graphql_is_read(linear: LinearAdapter, method: str, url: str)
 
 
 def test_a_mode_denial_reports_linear_policy(linear: LinearAdapter) -> None:
-    """Seed 003 keeps Linear's code for every refusal on its host, not mode_denied."""
+    """Linear keeps its own code for every refusal on its host, not mode_denied."""
     result = linear.classify(post(gql('mutation { issueCreate(input: {teamId: "t", title: "x"}) { success } }')))
     verdict = evaluate(result, Grant(Mode.ADVISORY))
     assert not verdict.allowed

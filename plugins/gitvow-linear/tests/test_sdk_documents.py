@@ -5,7 +5,7 @@
 followed by every fragment definition it spreads — and must come out as:
 
 * a query: ``read``, allowed at ``advisory``;
-* a mutation on the seed's list: its operations, allowed exactly from their mode up and refused
+* a mutation on our list (``gitvow_linear.mutations``): its operations, allowed exactly from their mode up and refused
   below it with ``linear_policy``;
 * any other mutation: ``unknown``, refused at every mode and with every capability.
 
@@ -34,7 +34,7 @@ from gitvow_linear.fixtures import URL
 
 DATA = Path(__file__).parent / "data" / "linear_sdk_documents.json"
 
-#: Seed 003's Linear mutations, spelled out (attachment* is listed in full below).
+#: The Linear mutations we map, spelled out (attachment* is listed in full below).
 EXPECTED_MUTATIONS: dict[str, tuple[str, ...]] = {
     "issueCreate": ("issue.create",),
     "issueUpdate": ("issue.edit",),

@@ -12,11 +12,12 @@ fixture::
         def adapter(self):
             return BitbucketAdapter()
 
-The checks are seed 003's testing contract: completeness, classification round-trip with
-near misses, relay coverage at every mode, fail closed, and the denial line's shape; plus
-that an installed plugin's entry point loads and registers the adapter under test, and that
-no request is classified as an operation the adapter declared ``unsupported()`` (the forge
-cannot express it) or ``not_implemented()`` (not classified yet, so denied as ``unknown``).
+The checks are the adapter testing contract (docs/writing-a-plugin.md, "The contract kit"):
+completeness, classification round-trip with near misses, relay coverage at every mode, fail
+closed, and the denial line's shape; plus that an installed plugin's entry point loads and
+registers the adapter under test, and that no request is classified as an operation the adapter
+declared ``unsupported()`` (the forge cannot express it) or ``not_implemented()`` (not
+classified yet, so denied as ``unknown``).
 docs/writing-a-plugin.md describes each check.
 """
 

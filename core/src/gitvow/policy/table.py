@@ -1,6 +1,7 @@
 """The policy table: for each operation, the minimum mode, an OR-granting capability, or a relay.
 
-The compiled-in :data:`DEFAULT_TABLE` is seed 003's "Default policy" column. An operator's
+The compiled-in :data:`DEFAULT_TABLE` is the default policy of every operation (docs/policy.md lists it;
+``gitvow ops`` prints it). An operator's
 rows override single operations; an operation they leave out keeps its default row, never
 "allow".
 """

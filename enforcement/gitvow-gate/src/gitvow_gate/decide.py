@@ -1,10 +1,10 @@
-"""The gate's decision for one tool call, stage by stage, in the order the design fixes.
+"""The gate's decision for one tool call, stage by stage, in a fixed order (docs/gate.md).
 
 1. regular-expression rules — ``bash_deny``, ``bash_confirm``, ``path_confirm``,
    ``mcp_deny``/``mcp_allow``, and commands the gate cannot read (``eval``, ``$CMD``);
 2. forge operations recognised in the call, judged by the proxy's table for this agent
    (only with ``[agents.NAME]`` in the policy);
-3. providers (seed 000), for edits;
+3. providers (:mod:`~gitvow_gate.providers`, docs/gate.md "Providers"), for edits;
 4. the optional classifier command, for calls nothing above stopped.
 
 A deny ends the decision at once. A confirm from the rules still lets the forge stage run,

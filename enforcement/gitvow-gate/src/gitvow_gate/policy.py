@@ -82,7 +82,7 @@ class PathRule:
 
 @record
 class Provider:
-    """A seed-000 provider: ``argv`` is ``command`` split like a shell would."""
+    """A provider asked factual questions about an edit: ``argv`` is ``command`` split like a shell would."""
 
     name: str
     argv: tuple[str, ...]

@@ -1,4 +1,4 @@
-"""Providers (seed 000): external commands the gate asks factual questions about an edit.
+"""Providers: external commands the gate asks factual questions about an edit.
 
 A provider is run once per question with one JSON object on stdin and must print one JSON
 object on stdout and exit 0. No shell is involved: the policy's ``command`` is split like a
@@ -11,7 +11,7 @@ Questions for an edit: ``gate_bearing`` for each edited file, ``route_gate`` for
 literal the edit introduces, ``route_callers`` for each one it removes. Every question goes
 to every provider that declares it, all at once (a thread per question and provider, each
 with its own process group and deadline), so three providers that each hang cost one
-timeout, not three.
+timeout, not three. docs/gate.md ("Providers") specifies the protocol.
 """
 
 from __future__ import annotations

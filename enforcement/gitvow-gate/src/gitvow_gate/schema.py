@@ -113,7 +113,7 @@ class PathRule(LegacyModel):
 
 
 class ProviderRule(LegacyModel):
-    """A provider of seed 000: a command asked factual questions about an edit."""
+    """A provider (docs/gate.md, "Providers"): a command asked factual questions about an edit."""
 
     name: str = Field(min_length=1)
     command: str | list[str]

@@ -2,7 +2,7 @@
 
 Each method sees classified operations and a repository, never a method and path, so every
 forge (GraphQL included) gets the same run-state, write-surface, repository, body, counter
-and budget rules. Reason codes are seed 003's.
+and budget rules. Reason codes are the pipeline's (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gitvow_proxy.canary import CanaryScanner, ScanRefused
 from gitvow_proxy.settings import IssueShape, ProxyPolicy
 from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, Store
 
-#: Operations the write-surface lanes never restrict (seed 003).
+#: Operations the write-surface lanes never restrict: signing in and fetching change nothing on the forge.
 WRITE_SURFACE_EXEMPT = frozenset({"auth.login", "git.fetch"})
 _BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: Most opaque ids one request may have resolved (GitHub answers this many in one query); a

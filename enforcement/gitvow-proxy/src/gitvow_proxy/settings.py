@@ -21,7 +21,7 @@ them::
     token_env = "GITHUB_TOKEN"    # or token_file = "/run/secrets/github"
 
     [internal]                    # the control plane: skips the agent gates
-    name = "hive"
+    name = "control-plane"
     secret_env = "GITVOW_INTERNAL_SECRET"    # or secret_file
 
     [run_state]

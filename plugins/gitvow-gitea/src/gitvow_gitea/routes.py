@@ -11,8 +11,8 @@ Decisions that are not obvious from the path:
 
 * Issue labels (``…/issues/{index}/labels``, add, replace, remove, clear) are ``label.add``;
   the labels a repository offers (``…/labels``) are ``label.manage``.
-* Adding a dependency or block is ``issue.relate``; removing one stays refused, as seed 003
-  keeps unlink/delete siblings denied. Deleting an issue or a comment is refused too.
+* Adding a dependency or block is ``issue.relate``; removing one stays refused, as
+  ``issue.relate`` only adds links. Deleting an issue or a comment is refused too.
 * Reactions on issues and comments are ``issue.comment``: conversation, nothing more.
 * Milestones group issues the way a Linear project does: creating or editing one is
   ``issue.relate`` (as ``projectCreate`` is); deleting one is refused.
@@ -51,7 +51,7 @@ _ADMIN = "site administration is not something an agent does"
 _ACCOUNT = "account settings (keys, tokens, e-mail, follows, blocks, stars) are the user's, not an agent's"
 _ORG = "organization administration (members, teams, settings) is not something an agent does"
 _NOTIFY = "notification and subscription state belongs to the user"
-_UNLINK = "unlinking issues stays denied (seed 003); only adding a link is issue.relate"
+_UNLINK = "unlinking issues stays denied; only adding a link is issue.relate"
 _DELETE = "deleting issues or comments destroys conversation; not in the vocabulary"
 _STATUS = "commit statuses are set by CI, not by an agent"
 _FEDERATION = "federation inbox traffic is server to server"

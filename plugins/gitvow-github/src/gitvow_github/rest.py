@@ -21,8 +21,8 @@ def _repo_from_prefix(path: str) -> str | None:
 def classify_rest(method: str, path: str, routes: RestRoutes | None = None) -> Classification:
     """Classify one REST call given its method and its path below the API root.
 
-    GET/HEAD/OPTIONS are ``read`` whether or not the route is in the inventory (seed 003:
-    ``GET .*``); any other method must match a route, and the route's reviewed row decides.
+    GET/HEAD/OPTIONS are ``read`` whether or not the route is in the inventory (a read
+    changes nothing); any other method must match a route, and the route's reviewed row decides.
     """
     method = method.upper()
     match = (routes or trie()).match(method, path)

@@ -122,7 +122,7 @@ def fixtures() -> tuple[Fixture, ...]:
                  "{ errors } }", ("issue.comment", "pr.merge"), note="alias + fragment: both fields count"),
         # near misses
         _rest("POST", "/labels", ("label.manage",), {"name": "bug", "color": "#f00"}, near_miss=True,
-              note="creates a project label: label.manage, not label.add (seed 003)"),
+              note="creates a project label: label.manage, not label.add (a near miss)"),
         Fixture("POST", f"{API}/groups/7/labels", ("label.manage",), body=_json({"name": "x", "color": "#f00"}),
                 headers=_JSON, near_miss=True, note="group label"),
         _rest("PUT", "/merge_requests/7/merge_ref", ("ref.write",), near_miss=True,

@@ -22,7 +22,7 @@ Choices worth knowing (they are not all obvious from the names):
   ``label.add``; one that sets ``labels`` (which replaces the set, so it may remove some) or
   also changes other fields is that edit plus ``label.add`` (``@issue_update``, ``@mr_update``).
 - ``POST /projects/:id/labels`` creates a project label: ``label.manage``, not ``label.add``
-  (seed 003's near miss).
+  (a near miss: it changes what labels exist, not an issue).
 - Adding a merge request to a merge train merges it: ``pr.merge``, relayed like the merge API.
 - Deleting issues, merge requests and comments, unlinking issues, moving or cloning issues
   across projects, notification/to-do/star state, and user or instance administration are
@@ -41,7 +41,7 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 #: Why a route is refused as ``unknown``; the text ends up in the one-line denial.
 REASONS: dict[str, str] = {
     "delete": "deleting issues, merge requests, epics or comments is not an agent operation",
-    "unlink": "removing issue or epic links stays denied (seed 003: unlink/delete siblings)",
+    "unlink": "removing issue or epic links stays denied: issue.relate only adds links",
     "cross_project": "moving or cloning an issue into another project crosses repositories",
     "notify": "notification, to-do and star state of the token's user is not an agent operation",
     "status": "commit statuses and status-check responses are written by CI services, not agents",

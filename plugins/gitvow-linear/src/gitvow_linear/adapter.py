@@ -7,7 +7,7 @@ legacy gate had (``linearBodyLimit``, ``linearMaxOperations``). The official SDK
 document is under 9 KiB, so the limits cost real clients nothing.
 
 Every refusal on this host — unreadable, over a limit, an unmapped mutation *or* a mode
-denial — reports ``linear_policy``, as seed 003 keeps today's codes unchanged.
+denial — reports ``linear_policy``, the code Linear's refusals always had, kept unchanged.
 """
 
 from __future__ import annotations

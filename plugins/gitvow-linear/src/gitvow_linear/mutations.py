@@ -1,12 +1,12 @@
-"""Linear mutation fields → operations: seed 003's ``linearMutations``, and nothing else.
+"""Linear mutation fields → operations: the reviewed list below, and nothing else.
 
 Linear is one ``POST /graphql`` endpoint, so the top-level fields of the selected operation
 are the whole wire shape. A query only reads. A mutation field is looked up here; a field
 that is not here is ``unknown`` and denied, which is the posture Linear had before the
-evaluator (seed 003, question 2). The table is deliberately exact: Linear adds mutations with
+evaluator. The table is deliberately exact: Linear adds mutations with
 every schema release, and a new one must be looked at before it is allowed.
 
-Decisions beyond the seed's list, each kept conservative:
+Decisions that go beyond the obvious field → operation match, each kept conservative:
 
 * ``issueAddLabel`` and ``issueRemoveLabel`` are ``label.add``: they put an existing label on
   an issue (or take it off), which is what ``label.add`` names on every forge, and it has the
@@ -15,7 +15,7 @@ Decisions beyond the seed's list, each kept conservative:
 * ``issueCreate`` *and* ``issueUpdate`` add ``issue.relate`` when their input sets
   ``parentId``: re-parenting an issue is linking it, and a policy that refuses
   ``issue.relate`` must not be bypassed by creating first and re-parenting after.
-* Every ``attachment*`` field is ``attachment.link`` (seed 003: "Linear: attachment*"),
+* Every ``attachment*`` field is ``attachment.link`` (every attachment field manages links),
   including ``attachmentDelete`` and ``attachmentUpdate``; they manage the same links.
 """
 

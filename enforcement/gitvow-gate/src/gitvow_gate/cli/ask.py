@@ -1,4 +1,4 @@
-"""``gitvow ask QUESTION SUBJECT [--path FILE]`` (seed 000): test the configured providers.
+"""``gitvow ask QUESTION SUBJECT [--path FILE]``: test the configured providers (docs/gate.md).
 
     gitvow ask gate_bearing src/auth/Whitelist.java
     gitvow ask route_gate /v1/orders/export --path src/api/Orders.java

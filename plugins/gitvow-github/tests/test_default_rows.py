@@ -1,4 +1,4 @@
-"""Seed 003's GitHub rows: the operation, the repository and the verdict at every mode.
+"""The default table's GitHub rows (docs/policy.md): the operation, the repository and the verdict at every mode.
 
 In-process through the pipeline for every mode with and without ``converse``, and once
 through ``gitvow explain --jsonl`` as a subprocess, as an operator would check them.
@@ -70,7 +70,7 @@ ROWS: list[tuple[str, str, bytes, str, str | None, str]] = [
 
 
 def expected(rule: str, grant: Grant, graphql: bool) -> tuple[str, str | None]:
-    """(verdict, reason) the seed gives ``grant`` for ``rule``."""
+    """(verdict, reason) the default table gives ``grant`` for ``rule``."""
     if rule.startswith("relay:"):
         return "relay", "hard_deny"
     mode, _, capability = rule.partition("+")
@@ -83,12 +83,12 @@ GRANTS = [Grant(mode, caps) for mode in Mode for caps in (frozenset(), frozenset
 
 
 @pytest.mark.parametrize(("method", "url", "body", "operation", "repo", "rule"), ROWS, ids=[f"{r[0]} {r[3]} {r[1][-30:]}" for r in ROWS])
-def test_seed_row_at_every_mode(
+def test_default_row_at_every_mode(
     engine: Engine, method: str, url: str, body: bytes, operation: str, repo: str | None, rule: str
 ) -> None:
     request = Request.from_url(method, url, body=body)
     for grant in GRANTS:
-        decision = engine.decide(request, Caller("seed", grant))
+        decision = engine.decide(request, Caller("bot", grant))
         assert decision.classification is not None
         assert decision.classification.operations == (operation,)
         assert decision.classification.repo == repo
@@ -99,7 +99,7 @@ def test_seed_row_at_every_mode(
             assert decision.verdict is not None and decision.verdict.relay == rule.split(":", 1)[1]
 
 
-def test_explain_shows_seed_rows_at_every_mode(tmp_path: Path) -> None:
+def test_explain_shows_default_rows_at_every_mode(tmp_path: Path) -> None:
     """``gitvow explain --jsonl``, the installed plugin found through its entry point."""
     policy = tmp_path / "policy.toml"
     policy.write_text("[agents.bot]\nmode = \"advisory\"\n")

@@ -1,4 +1,4 @@
-"""``gitvow explain`` against every row of seed 003's table, at every mode, with and without ``converse``.
+"""``gitvow explain`` against every row of the default table (docs/policy.md), at every mode, with and without ``converse``.
 
 Each row names the adapter that serves it; rows whose adapter is not installed in this tox
 environment are skipped (the ``all`` environments install every plugin and run them all).
@@ -127,7 +127,7 @@ def answers() -> list[list[dict[str, Any]]]:
 
 
 @pytest.mark.parametrize("index", range(len(ROWS)), ids=[f"{r[0]}-{r[1]}-{r[2]}-{i}" for i, r in enumerate(ROWS)])
-def test_seed_row_at_every_mode(answers: list[list[dict[str, Any]]], index: int) -> None:
+def test_default_row_at_every_mode(answers: list[list[dict[str, Any]]], index: int) -> None:
     op, adapter, method, url, _body, rule = ROWS[index]
     if adapter not in installed().adapters:
         pytest.skip(f"adapter {adapter!r} is not installed in this environment")
