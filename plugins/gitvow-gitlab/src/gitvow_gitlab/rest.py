@@ -48,36 +48,37 @@ def project_repo(ref: str) -> tuple[str | None, dict[str, object]]:
     return ref.strip("/") or None, {}
 
 
-def param_keys(request: Request) -> frozenset[str] | None:
-    """Top-level parameter names of a request (query string and body), or None if unreadable.
-
-    GitLab (Grape) merges query-string and body parameters, so both count. Form keys such as
-    ``position[base_sha]`` count as ``position``.
+def grape_params(request: Request) -> list[tuple[str, object]] | None:
+    """Every top-level parameter of a request, in order: the query string, then the body (a
+    form, or a JSON object), as GitLab's Grape merges them. None when the body cannot be read
+    as the forge would read it (over the read limit, a content encoding, multipart, not UTF-8,
+    not a JSON object): every reader below then refuses, never guesses.
     """
-    keys = {_base_key(k) for k, _ in parse_qsl(request.query, keep_blank_values=True)}
+    pairs: list[tuple[str, object]] = list(parse_qsl(request.query, keep_blank_values=True))
     body = request.body
     if not body.strip():
-        return frozenset(keys)
-    if len(body) > _BODY_READ_LIMIT:
+        return pairs
+    if len(body) > _BODY_READ_LIMIT or not plain_encoding(request):
         return None
     content_type = request.header("content-type").split(";", 1)[0].strip().lower()
-    if content_type == "application/x-www-form-urlencoded":
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        keys.update(_base_key(k) for k, _ in parse_qsl(text, keep_blank_values=True))
-        return frozenset(keys)
     if content_type.startswith("multipart/"):
         return None
     try:
-        payload = json.loads(body)
+        text = body.decode("utf-8")
+        if content_type == "application/x-www-form-urlencoded":
+            return pairs + list(parse_qsl(text, keep_blank_values=True))
+        payload = json.loads(text)
     except (ValueError, UnicodeDecodeError):
         return None
     if not isinstance(payload, dict):
         return None
-    keys.update(_base_key(str(k)) for k in payload)
-    return frozenset(keys)
+    return pairs + [(str(k), v) for k, v in payload.items()]
+
+
+def param_keys(request: Request) -> frozenset[str] | None:
+    """Top-level parameter names (form keys such as ``position[base_sha]`` count as ``position``)."""
+    pairs = grape_params(request)
+    return None if pairs is None else frozenset(_base_key(k) for k, _ in pairs)
 
 
 def target_project(request: Request) -> object:
@@ -86,19 +87,9 @@ def target_project(request: Request) -> object:
     resolves, so a repository gate in force refuses them."""
     if b"target_project_id" not in request.body and "target_project_id" not in request.query:
         return None
-    values = [v for k, v in parse_qsl(request.query, keep_blank_values=True) if k == "target_project_id"]
-    content_type = request.header("content-type").split(";", 1)[0].strip().lower()
-    try:
-        if content_type == "application/x-www-form-urlencoded":
-            values += [v for k, v in parse_qsl(request.body.decode("utf-8"), keep_blank_values=True)
-                       if k == "target_project_id"]
-        else:
-            payload = json.loads(request.body)
-            if isinstance(payload, dict) and "target_project_id" in payload:
-                values.append(str(payload["target_project_id"]))
-    except (ValueError, UnicodeDecodeError):
-        return "unreadable"
-    if not values:
+    pairs = grape_params(request)
+    values = [str(v) for k, v in pairs or () if k == "target_project_id"]
+    if pairs is None or not values:
         return "unreadable"  # named in the body but not where it could be read
     if len(set(values)) != 1 or not values[0].isascii() or not values[0].isdigit():
         return "unreadable"
@@ -106,28 +97,12 @@ def target_project(request: Request) -> object:
 
 
 def param_values(request: Request) -> dict[str, object] | None:
-    """Top-level parameters from the query string and the body (JSON or form), as Grape merges
-    them; None if unreadable or if a name is given twice (which one Grape keeps is not ours to
-    guess)."""
+    """Top-level parameters by name; None if unreadable or if a name is given twice (which
+    one Grape keeps is not ours to guess)."""
+    pairs = grape_params(request)
+    if pairs is None:
+        return None
     found: dict[str, object] = {}
-    pairs: list[tuple[str, object]] = list(parse_qsl(request.query, keep_blank_values=True))
-    body = request.body
-    if body.strip():
-        if len(body) > _BODY_READ_LIMIT or request.header("content-encoding").strip().lower() not in ("", "identity"):
-            return None
-        content_type = request.header("content-type").split(";", 1)[0].strip().lower()
-        if content_type.startswith("multipart/"):
-            return None
-        try:
-            if content_type == "application/x-www-form-urlencoded":
-                pairs += parse_qsl(body.decode("utf-8"), keep_blank_values=True)
-            else:
-                payload = json.loads(body)
-                if not isinstance(payload, dict):
-                    return None
-                pairs += [(str(k), v) for k, v in payload.items()]
-        except (ValueError, UnicodeDecodeError):
-            return None
     for key, value in pairs:
         if key in found:
             return None
@@ -136,37 +111,15 @@ def param_values(request: Request) -> dict[str, object] | None:
 
 
 def text_values(request: Request, names: frozenset[str]) -> list[str] | None:
-    """Every value of the parameters ``names`` (query string and body), or None if unreadable.
+    """Every string value of the parameters ``names``, or None if unreadable.
 
     A JSON value that is not a string contributes every string inside it: the stricter
     reading of a body Grape would refuse anyway.
     """
-    values = [v for k, v in parse_qsl(request.query, keep_blank_values=True) if _base_key(k) in names]
-    body = request.body
-    if not body.strip():
-        return values
-    if len(body) > _BODY_READ_LIMIT or not plain_encoding(request):
+    pairs = grape_params(request)
+    if pairs is None:
         return None
-    content_type = request.header("content-type").split(";", 1)[0].strip().lower()
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    if content_type == "application/x-www-form-urlencoded":
-        values.extend(v for k, v in parse_qsl(text, keep_blank_values=True) if _base_key(k) in names)
-        return values
-    if content_type.startswith("multipart/"):
-        return None
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(payload, dict):
-        return None
-    for key, value in payload.items():
-        if _base_key(str(key)) in names:
-            values.extend(strings_in(value))
-    return values
+    return [text for key, value in pairs if _base_key(key) in names for text in strings_in(value)]
 
 
 def _base_key(key: str) -> str:
