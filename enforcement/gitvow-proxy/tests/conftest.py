@@ -22,6 +22,7 @@ from proxy_support import (
     start_upstream,
     write_policy,
 )
+from redis_support import REDIS_SERVER, RedisServer
 
 
 def _needs(tool: str) -> None:
@@ -79,3 +80,14 @@ def proxy(
     running = start_proxy(policy, workdir, proxy_env(broken_plugin_path))
     yield running
     assert running.stop() == 0, running.log_text()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A real ``redis-server`` of this test's own (scripts/test installs it where missing)."""
+    if not os.path.exists(REDIS_SERVER):
+        pytest.skip("redis-server is not installed (Debian package redis-server)")
+    pytest.importorskip("redis")
+    server = RedisServer(tmp_path / "redis").start()
+    yield server
+    server.stop()

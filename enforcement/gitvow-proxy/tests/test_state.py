@@ -18,8 +18,12 @@ from gitvow_proxy.identity import Identities
 from gitvow_proxy.store import AUTO_MERGE_OFF, MemoryStore, SQLiteStore, Store
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    if request.param == "redis":
+        from gitvow_proxy.redis_store import RedisStore
+
+        return RedisStore(request.getfixturevalue("redis_server").url)
     return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "state.sqlite")
 
 
@@ -40,6 +44,14 @@ def test_take_is_all_or_nothing(store: Store) -> None:
         assert store.take([("all", 5)], 2.0 + i, 60) is None
     assert store.take([("all", 5)], 10.0, 60) is not None
     assert store.take([("zero", 0)], 0.0, 60) == 60
+
+
+def test_used_counts_the_window(store: Store) -> None:
+    for at in (0.0, 10.0, 20.0):
+        assert store.take([("u", 10)], at, 60) is None
+    assert store.used("u", 30.0, 60) == 3
+    assert store.used("u", 65.0, 60) == 2  # the event at 0 left the window
+    assert store.used("nothing", 65.0, 60) == 0
 
 
 def test_flags_counters_canaries(store: Store) -> None:

@@ -27,10 +27,11 @@ from gitvow.gates import Caller
 from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
 from gitvow.request import Request
 from gitvow_proxy.audit import AuditLog
+from gitvow_proxy.gates import UNAVAILABLE_RETRY
 from gitvow_proxy.identity import PROXY_AUTHENTICATE, Identity
-from gitvow_proxy.runtime import Runtime, build_runtime
+from gitvow_proxy.runtime import Runtime, build_runtime, open_state
 from gitvow_proxy.settings import ProxyPolicy
-from gitvow_proxy.store import Store, open_store
+from gitvow_proxy.store import STATE_UNAVAILABLE, Store
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -65,7 +66,7 @@ class GitvowAddon:
 
     def load(self, loader: Any) -> None:
         loader.add_option("gitvow_policy", str, "", "gitvow policy file (TOML or JSON).")
-        loader.add_option("gitvow_state", str, "", "gitvow state store: a SQLite path or :memory: (default: [proxy] state).")
+        loader.add_option("gitvow_state", str, "", "gitvow state store: a SQLite path, :memory: or redis://HOST:PORT/DB (default: [proxy] state).")
 
     def configure(self, updated: set[str]) -> None:
         if "gitvow_policy" not in updated and "gitvow_state" not in updated:
@@ -112,8 +113,7 @@ class GitvowAddon:
         if self.store is None:
             from gitvow.policy.load import load_policy
 
-            state = ctx.options.gitvow_state or load_policy(path, absent="skip").section(ProxyPolicy).proxy.state
-            self.store = open_store(state)
+            self.store = open_state(load_policy(path, absent="skip"), ctx.options.gitvow_state or None)
         runtime = build_runtime(path, self.store)
         audit_path = runtime.policy.section(ProxyPolicy).audit.path
         if self.audit is None or self.audit.path != audit_path:
@@ -280,10 +280,13 @@ class GitvowAddon:
                 self._audit(where, identity.name, "deny", HOST_NOT_SERVED, "host", took)
                 return
         else:
+            status, headers = decision.status, decision.headers
+            if decision.reason == STATE_UNAVAILABLE:  # not the agent's fault: "come back later"
+                status, headers = 503, {**headers, "Retry-After": str(UNAVAILABLE_RETRY)}
             flow.response = http.Response.make(
-                decision.status,
+                status,
                 (decision.message or "gitvow refused the request") + "\n",
-                {"Content-Type": "text/plain; charset=utf-8", **decision.headers},
+                {"Content-Type": "text/plain; charset=utf-8", **headers},
             )
         verdict = _VERDICTS.get(action, "tunnel")
         self._audit(where, identity.name, verdict, decision.reason, decision.stage, took, decision=decision, note=note)

@@ -20,7 +20,7 @@ from gitvow.verdict import Verdict
 from gitvow.vocabulary import writes
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
 from gitvow_proxy.settings import IssueShape, ProxyPolicy
-from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, Store
+from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, STATE_UNAVAILABLE, Store, StoreUnavailable
 
 #: Operations the write-surface lanes never restrict (seed 003).
 WRITE_SURFACE_EXEMPT = frozenset({"auth.login", "git.fetch"})
@@ -61,6 +61,8 @@ class ProxyGates(Gates):
         self.credentials = dict(credentials)
         self.clock = clock
         self.note: str | None = None
+        #: A write's counters could not reach the store (set by record, read by budget).
+        self.lost = False
         self._paused = frozenset(r.lower() for r in settings.run_state.paused)
         self._auto_merge_off = frozenset(r.lower() for r in settings.run_state.auto_merge_off)
         tokens = dict(canaries) if settings.canary.enabled else {}
@@ -73,9 +75,16 @@ class ProxyGates(Gates):
     def run_state(self, ctx: Context) -> Verdict | None:
         repo = ctx.repo.lower() if ctx.repo else None
         written = _writes(ctx)
-        if repo is not None and written and (repo in self._paused or repo in self.store.flags(PAUSED)):
-            return Verdict.deny("repo_paused", f"{repo} is paused", operation=written[0],
-                                instead="wait until a human resumes the repository")
+        if written:
+            # Every write reads the run-time pauses, so a store that cannot be reached refuses
+            # every write here (state_unavailable); reads never touch the store.
+            try:
+                paused = self.store.flags(PAUSED)
+            except StoreUnavailable as exc:
+                return _unavailable(exc, written[0])
+            if repo is not None and (repo in self._paused or repo in paused):
+                return Verdict.deny("repo_paused", f"{repo} is paused", operation=written[0],
+                                    instead="wait until a human resumes the repository")
         agent = self.agents.get(ctx.caller.name or "")
         if agent is not None and agent.repos is not None:
             if repo is None:
@@ -85,11 +94,14 @@ class ProxyGates(Gates):
             elif not _matches(repo, agent.repos):
                 return Verdict.deny("agent_repo_scope", f"this agent may not touch {repo}",
                                     operation=ctx.operations[0], instead="work only on the repositories assigned to you")
-        if repo is not None and "pr.merge" in ctx.operations and (
-            repo in self._auto_merge_off or repo in self.store.flags(AUTO_MERGE_OFF)
-        ):
-            return Verdict.deny("repo_auto_merge_disabled", f"merging on {repo} is switched off", operation="pr.merge",
-                                instead="leave the merge to a human")
+        if repo is not None and "pr.merge" in ctx.operations:
+            try:
+                off = repo in self._auto_merge_off or repo in self.store.flags(AUTO_MERGE_OFF)
+            except StoreUnavailable as exc:
+                return _unavailable(exc, "pr.merge")
+            if off:
+                    return Verdict.deny("repo_auto_merge_disabled", f"merging on {repo} is switched off",
+                                    operation="pr.merge", instead="leave the merge to a human")
         return None
 
     # -- 3: write surface -----------------------------------------------------------------
@@ -148,25 +160,35 @@ class ProxyGates(Gates):
     # -- write counters, budget, credentials ------------------------------------------------
 
     def record(self, ctx: Context, verdict: Verdict) -> None:
+        self.lost = False
         if not counts_as_write(ctx):
             return
         outcome = "allowed" if verdict.allowed else "refused"
         who = ctx.caller.name or "-"
-        for op in _writes(ctx):
-            self.store.count(f"writes:{who}:{op}:{outcome}")
+        try:
+            for op in _writes(ctx):
+                self.store.count(f"writes:{who}:{op}:{outcome}")
+        except StoreUnavailable:
+            # The count is lost; the write itself is refused by the budget stage (which
+            # reaches the store for every allowed write) or was refused already.
+            self.lost = True
 
     def budget(self, ctx: Context) -> Throttle | None:
         if ctx.caller.name is None or not counts_as_write(ctx):
             return None
+        lost, self.lost = self.lost, False
         budget = self.settings.budget
         total, per_op = budget.limits_for(ctx.caller.name)
         keys: list[tuple[str, int]] = []
         if total is not None:
             keys.append((f"budget:{ctx.caller.name}:writes", total))
         keys += [(f"budget:{ctx.caller.name}:op:{op}", per_op[op]) for op in dict.fromkeys(_writes(ctx)) if op in per_op]
-        if not keys:
-            return None
-        wait = self.store.take(keys, self.clock(), float(budget.window_seconds))
+        try:
+            if lost:
+                raise StoreUnavailable("the write could not be counted")
+            wait = self.store.take(keys, self.clock(), float(budget.window_seconds)) if keys else None
+        except StoreUnavailable as exc:
+            return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
         if wait is None:
             return None
         return Throttle(math.ceil(wait), f"the write budget of {budget.window_seconds}s is used up")
@@ -177,6 +199,15 @@ class ProxyGates(Gates):
     def take_note(self) -> str | None:
         note, self.note = self.note, None
         return note
+
+
+#: Seconds a client is told to wait when the state store cannot be reached.
+UNAVAILABLE_RETRY = 5
+
+
+def _unavailable(exc: StoreUnavailable, operation: str) -> Verdict:
+    return Verdict.deny(STATE_UNAVAILABLE, f"{exc}; writes are refused until it is back", operation=operation,
+                        instead="try again in a few seconds")
 
 
 # -- issue shape --------------------------------------------------------------------------

@@ -10,7 +10,10 @@ them::
     confdir = "~/.local/share/gitvow/mitmproxy"   # mitmproxy's CA; --confdir overrides
     other_hosts = "tunnel"        # hosts no adapter serves: "tunnel" untouched or "refuse"
     allowed_repos = ["org/*"]     # repositories the proxy serves at all (repo_not_in_config); unset: all
-    state = "~/.local/state/gitvow/state.sqlite"   # ":memory:" keeps nothing across restarts
+    state = "~/.local/state/gitvow/state.sqlite"   # ":memory:" keeps nothing across restarts;
+                                  # "redis://HOST:PORT/DB" (or rediss://) shares it between replicas
+    state_password_env = "GITVOW_REDIS_PASSWORD"  # or state_password_file; never in the URL
+    state_ca = "/path/redis-ca.pem"  # rediss:// with a private CA
     upstream_ca = "/path/ca.pem"  # extra CA to trust upstream (a GHES with a private CA)
     reload_interval = 1.0         # seconds between policy-file checks
 
@@ -77,8 +80,17 @@ class ProxySettings(_Section):
     other_hosts: Literal["tunnel", "refuse"] = "tunnel"
     allowed_repos: list[str] | None = None
     state: str = DEFAULT_STATE
+    state_password_env: str | None = None
+    state_password_file: str | None = None
+    state_ca: str | None = None
     upstream_ca: str | None = None
     reload_interval: float = Field(default=1.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_password(self) -> ProxySettings:
+        if self.state_password_env is not None and self.state_password_file is not None:
+            raise ValueError("set at most one of state_password_env or state_password_file")
+        return self
 
 
 class CredentialRule(_Section):

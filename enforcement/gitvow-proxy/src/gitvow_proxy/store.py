@@ -1,9 +1,10 @@
 """Where the proxy keeps what must outlive one request: budget windows, write counters,
 run-state flags and the canary tokens it issued.
 
-One small interface, two implementations: :class:`MemoryStore` for tests and throwaway
+One small interface, three implementations: :class:`MemoryStore` for tests and throwaway
 runs, :class:`SQLiteStore` as the embedded default so a restart does not hand every agent a
-fresh write budget (or a fresh canary token the old environment never saw).
+fresh write budget (or a fresh canary token the old environment never saw), and
+``gitvow_proxy.redis_store.RedisStore`` for several replicas sharing one state.
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ class StoreError(GitvowError):
     """The state store cannot be opened or used; names the path."""
 
 
+class StoreUnavailable(StoreError):
+    """The state store cannot be reached right now (a shared store's server is down): writes
+    are refused with ``state_unavailable`` until it is back."""
+
+
+#: The reason code of a write refused because the state store cannot be reached.
+STATE_UNAVAILABLE = "state_unavailable"
+
+
 def new_canary() -> str:
     """A token no legitimate text contains by accident, shaped like a forge token."""
     return "gvc_" + secrets.token_hex(16)
@@ -37,12 +47,19 @@ def new_canary() -> str:
 class Store(ABC):
     """Budget windows, counters, run-state flags and canary tokens."""
 
+    #: Calls that failed on the store's side (a shared store's server unreachable), for metrics.
+    errors: int = 0
+
     @abstractmethod
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float) -> float | None:
         """Consume one unit from every ``(key, limit)`` sliding window, all or nothing.
 
         Returns None when taken, else the seconds until the fullest window has room.
         """
+
+    def used(self, key: str, now: float, window: float) -> int:
+        """Events inside ``key``'s sliding window (what the budget has used), for metrics."""
+        return 0
 
     @abstractmethod
     def count(self, key: str, amount: int = 1) -> None:
@@ -108,6 +125,10 @@ class MemoryStore(Store):
             for key, _ in keys:
                 self._events[key].append(now)
             return None
+
+    def used(self, key: str, now: float, window: float) -> int:
+        with self._lock:
+            return sum(1 for at in self._events.get(key, ()) if at > now - window)
 
     def count(self, key: str, amount: int = 1) -> None:
         with self._lock:
@@ -187,6 +208,11 @@ class SQLiteStore(Store):
                 db.execute("ROLLBACK")
                 raise
 
+    def used(self, key: str, now: float, window: float) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT COUNT(*) FROM events WHERE key = ? AND at > ?", (key, now - window)).fetchone()
+            return int(row[0])
+
     def count(self, key: str, amount: int = 1) -> None:
         with self._lock:
             self._db.execute(
@@ -224,8 +250,18 @@ class SQLiteStore(Store):
             self._db.close()
 
 
-def open_store(spec: str) -> Store:
-    """``:memory:`` → :class:`MemoryStore`; anything else is a SQLite file path."""
+def is_shared(spec: str) -> bool:
+    """Whether ``spec`` names a server shared by replicas rather than a file or memory."""
+    return spec.startswith(("redis://", "rediss://"))
+
+
+def open_store(spec: str, *, password: str | None = None, ca_file: str | None = None) -> Store:
+    """``:memory:`` → :class:`MemoryStore`; ``redis://``/``rediss://`` → ``RedisStore``
+    (``password`` and ``ca_file`` apply only there); anything else is a SQLite file path."""
     if spec == ":memory:":
         return MemoryStore()
+    if is_shared(spec):
+        from gitvow_proxy.redis_store import RedisStore
+
+        return RedisStore(spec, password=password, ca_file=ca_file)
     return SQLiteStore(spec)

@@ -1,0 +1,206 @@
+"""The state store shared by several proxy replicas: Redis, through redis-py.
+
+``[proxy] state = "redis://HOST:PORT/DB"`` (or ``rediss://`` for TLS). The password never
+sits in the policy: ``[proxy] state_password_env`` or ``state_password_file`` names it.
+
+Budget admission is one Lua script (every window trimmed, checked and, only if all have room,
+appended to, in one step on the server), so replicas never race between a read and a write.
+While Redis cannot be reached every call raises :class:`StoreUnavailable`, which the gates
+turn into a ``state_unavailable`` refusal of the write; the store tries again at most once per
+``retry_interval`` (so a dead server costs one timeout per interval, not one per request) and
+logs each change of reachability once.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from gitvow_proxy.store import Store, StoreError, StoreUnavailable, new_canary
+
+log = logging.getLogger("gitvow_proxy")
+
+T = TypeVar("T")
+
+PREFIX = "gitvow:"
+
+# KEYS: the windows. ARGV: now, window, the new event's member, then one limit per key.
+# Returns false when taken, else the seconds (as a string: Lua numbers become integers) until
+# the fullest window has room.
+_TAKE = """
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local full = false
+local wait = 0
+for i, key in ipairs(KEYS) do
+  local limit = tonumber(ARGV[3 + i])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local n = redis.call('ZCARD', key)
+  if n >= limit then
+    full = true
+    local blocking = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
+    local w = tonumber(blocking[2]) + window - now
+    if w > wait then wait = w end
+  end
+end
+if full then return tostring(wait) end
+local ttl = math.ceil(window * 1000)
+for _, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now, ARGV[3])
+  redis.call('PEXPIRE', key, ttl)
+end
+return false
+"""
+
+# KEYS[1]: the canaries hash. ARGV: agent, a fresh token. Issues the token once, returns the kept one.
+_CANARY = """
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('HGET', KEYS[1], ARGV[1])
+"""
+
+
+def redacted(url: str) -> str:
+    """``url`` without any user information, for log lines and errors."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def check_url(url: str) -> None:
+    """A ``redis://``/``rediss://`` URL fit for a policy file: no password in it."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss"):
+        raise StoreError(f"the state store URL must start with redis:// or rediss://, got {redacted(url)}")
+    if parts.password is not None:
+        raise StoreError("the state store URL carries a password; name it with [proxy] state_password_env "
+                         "or state_password_file instead")
+    if not parts.hostname:
+        raise StoreError(f"the state store URL {redacted(url)} names no host")
+
+
+class RedisStore(Store):
+    """Budget windows (sorted sets), counters (a hash), flags (sets), canaries (a hash) in Redis."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        password: str | None = None,
+        ca_file: str | None = None,
+        timeout: float = 1.0,
+        retry_interval: float = 1.0,
+    ) -> None:
+        check_url(url)
+        self.where = redacted(url)
+        self.retry_interval = retry_interval
+        options: dict[str, Any] = {
+            "password": password,
+            "socket_timeout": timeout,
+            "socket_connect_timeout": timeout,
+            # One retry: a pooled connection Redis closed on a restart fails once, then reconnects.
+            "retry": Retry(NoBackoff(), 1),
+            "decode_responses": True,
+        }
+        if ca_file is not None:
+            options["ssl_ca_certs"] = ca_file
+        try:
+            self._redis: redis.Redis = redis.Redis.from_url(url, **options)
+        except (ValueError, redis.RedisError) as exc:
+            raise StoreError(f"cannot use the state store {self.where}: {exc}") from None
+        self._take = self._redis.register_script(_TAKE)
+        self._issue = self._redis.register_script(_CANARY)
+        self._lock = threading.Lock()
+        self._down_since: float | None = None
+        self._next_try = 0.0
+
+    # -- reachability ---------------------------------------------------------------------
+
+    @property
+    def available(self) -> bool:
+        return self._down_since is None
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        now = time.monotonic()
+        with self._lock:
+            if self._down_since is not None and now < self._next_try:
+                raise StoreUnavailable(f"the state store {self.where} is unreachable")
+        try:
+            result = fn()
+        except redis.RedisError as exc:
+            with self._lock:
+                self.errors += 1
+                self._next_try = time.monotonic() + self.retry_interval
+                first = self._down_since is None
+                if first:
+                    self._down_since = now
+            if first:
+                log.error("gitvow: the state store %s is unreachable (%s: %s); writes are refused with "
+                          "state_unavailable until it is back", self.where, type(exc).__name__, exc)
+            raise StoreUnavailable(f"the state store {self.where} is unreachable") from None
+        if self._down_since is not None:
+            with self._lock:
+                since, self._down_since = self._down_since, None
+            if since is not None:
+                log.warning("gitvow: the state store %s is reachable again after %.1fs", self.where,
+                            time.monotonic() - since)
+        return result
+
+    def ping(self) -> bool:
+        """Whether Redis answers now (also how a background probe brings the store back)."""
+        try:
+            return bool(self._call(self._redis.ping))
+        except StoreUnavailable:
+            return False
+
+    # -- the Store interface --------------------------------------------------------------
+
+    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float) -> float | None:
+        if any(limit <= 0 for _, limit in keys):
+            return window
+        member = f"{now:.6f}:{secrets.token_hex(6)}"
+        args: list[Any] = [repr(now), repr(window), member, *(limit for _, limit in keys)]
+        result = self._call(lambda: self._take(keys=[PREFIX + "ev:" + key for key, _ in keys], args=args))
+        if result is None:
+            return None
+        return max(float(result), 1.0)
+
+    def used(self, key: str, now: float, window: float) -> int:
+        return int(self._call(lambda: self._redis.zcount(PREFIX + "ev:" + key, f"({now - window}", "+inf")))
+
+    def count(self, key: str, amount: int = 1) -> None:
+        self._call(lambda: self._redis.hincrby(PREFIX + "counters", key, amount))
+
+    def counters(self) -> dict[str, int]:
+        values: dict[str, str] = self._call(lambda: self._redis.hgetall(PREFIX + "counters"))  # type: ignore[arg-type,return-value]
+        return {key: int(value) for key, value in values.items()}
+
+    def flags(self, kind: str) -> frozenset[str]:
+        members: set[str] = self._call(lambda: self._redis.smembers(PREFIX + "flags:" + kind))  # type: ignore[arg-type,return-value]
+        return frozenset(members)
+
+    def set_flag(self, kind: str, repo: str, on: bool) -> None:
+        key = PREFIX + "flags:" + kind
+        if on:
+            self._call(lambda: self._redis.sadd(key, repo.lower()))
+        else:
+            self._call(lambda: self._redis.srem(key, repo.lower()))
+
+    def canary(self, agent: str) -> str:
+        return str(self._call(lambda: self._issue(keys=[PREFIX + "canaries"], args=[agent, new_canary()])))
+
+    def canaries(self) -> dict[str, str]:
+        issued: dict[str, str] = self._call(lambda: self._redis.hgetall(PREFIX + "canaries"))  # type: ignore[arg-type,return-value]
+        return {token: agent for agent, token in issued.items()}
+
+    def close(self) -> None:
+        self._redis.close()
