@@ -16,6 +16,7 @@ from proxy_support import (
     BROKEN_PLUGIN,
     ProxyProcess,
     Upstream,
+    api_reply,
     make_bare_repo,
     proxy_env,
     start_proxy,
@@ -91,3 +92,13 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     server = RedisServer(tmp_path / "redis").start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def api(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    """A GitHub Enterprise style REST stand-in (map its netloc to the ``github`` adapter)."""
+    pytest.importorskip("gitvow_github", reason="the GitHub adapter plugin is not installed")
+    server = start_upstream(ca, tmp_path_factory.mktemp("api-root"))
+    server.routes["/api/"] = api_reply
+    yield server
+    server.server.shutdown()

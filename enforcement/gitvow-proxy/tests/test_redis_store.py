@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
+from redis_support import RedisServer
 
 from gitvow.errors import PolicyError
 from gitvow.policy.load import Policy, load_policy
 from gitvow_proxy.runtime import open_state
 from gitvow_proxy.store import PAUSED, StoreError, StoreUnavailable
-from redis_support import RedisServer
 
 redis_store = pytest.importorskip("gitvow_proxy.redis_store")
 
@@ -39,8 +39,8 @@ def test_admission_is_atomic_across_clients(redis_server: RedisServer) -> None:
     for t in threads:
         t.join()
     assert sum(taken) == 25
-    assert stores[0].used("budget:bot:writes", time.time(), 3600) == 25
-    assert stores[1].used("budget:bot:op:pr.create", time.time(), 3600) == 25  # all or nothing
+    assert stores[0].usage("budget:bot:writes", time.time(), 3600) == 25
+    assert stores[1].usage("budget:bot:op:pr.create", time.time(), 3600) == 25  # all or nothing
 
 
 def test_unavailable_then_back(redis_server: RedisServer, caplog: pytest.LogCaptureFixture) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 import subprocess
 import textwrap
 import threading
@@ -17,21 +16,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-import trustme
-from proxy_support import GITVOW, SECRETS, ProxyProcess, Seen, Upstream, proxy_env, start_proxy, start_upstream
+from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, proxy_env, start_proxy
 from redis_support import REDIS_SERVER, RedisServer
 
 pytestmark = pytest.mark.e2e
 
 BUDGET = 12
-
-
-def _api(seen: Seen) -> tuple[int, dict[str, str], bytes]:
-    if seen.method == "POST":
-        return 201, {"Content-Type": "application/json"}, json.dumps({"id": 5}).encode()
-    return 200, {"Content-Type": "application/json"}, json.dumps({"path": seen.path}).encode()
 
 
 @pytest.fixture(scope="module")
@@ -42,15 +33,6 @@ def redis_shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     server = RedisServer(tmp_path_factory.mktemp("redis")).start()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def api(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
-    pytest.importorskip("gitvow_github", reason="the GitHub adapter plugin is not installed")
-    server = start_upstream(ca, tmp_path_factory.mktemp("api-root"))
-    server.routes["/api/"] = _api
-    yield server
-    server.server.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -91,16 +73,6 @@ def replicas(
     yield started
     for replica in started:
         assert replica.stop() == 0, replica.log_text()
-
-
-def client(replica: ProxyProcess, agent: str, ca_file: Path) -> httpx.Client:
-    context = ssl.create_default_context(cafile=str(replica.ca))
-    context.load_verify_locations(cafile=str(ca_file))
-    return httpx.Client(proxy=replica.url(agent, SECRETS[agent]), verify=context, timeout=30)
-
-
-def comment(c: httpx.Client, api: Upstream, repo: str = "team/app", body: str = "looks good") -> httpx.Response:
-    return c.post(api.url(f"/api/v3/repos/{repo}/issues/1/comments"), json={"body": body})
 
 
 def test_budget_admits_exactly_n_over_both_replicas(replicas: list[ProxyProcess], api: Upstream, ca_file: Path) -> None:

@@ -49,9 +49,9 @@ def test_take_is_all_or_nothing(store: Store) -> None:
 def test_used_counts_the_window(store: Store) -> None:
     for at in (0.0, 10.0, 20.0):
         assert store.take([("u", 10)], at, 60) is None
-    assert store.used("u", 30.0, 60) == 3
-    assert store.used("u", 65.0, 60) == 2  # the event at 0 left the window
-    assert store.used("nothing", 65.0, 60) == 0
+    assert store.usage("u", 30.0, 60) == 3
+    assert store.usage("u", 65.0, 60) == 2  # the event at 0 left the window
+    assert store.usage("nothing", 65.0, 60) == 0
 
 
 def test_flags_counters_canaries(store: Store) -> None:

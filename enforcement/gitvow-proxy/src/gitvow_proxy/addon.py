@@ -26,9 +26,11 @@ from gitvow.errors import GitvowError
 from gitvow.gates import Caller
 from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
 from gitvow.request import Request
+from gitvow_proxy.admin import AdminServer
 from gitvow_proxy.audit import AuditLog
 from gitvow_proxy.gates import UNAVAILABLE_RETRY
 from gitvow_proxy.identity import PROXY_AUTHENTICATE, Identity
+from gitvow_proxy.metrics import CONTENT_TYPE, Metrics
 from gitvow_proxy.runtime import Runtime, build_runtime, open_state
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.store import STATE_UNAVAILABLE, Store
@@ -39,6 +41,7 @@ HOST_NOT_SERVED = "host_not_served"
 REDACTED = b"[redacted by gitvow]"
 _SECRETS_KEY = "gitvow.secrets"
 _IDENTITY_KEY = "gitvow.identity"
+_SENT_KEY = "gitvow.sent"
 _VERDICTS = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle"}
 
 
@@ -61,6 +64,8 @@ class GitvowAddon:
         self._watcher: asyncio.Task[None] | None = None
         self._auth: dict[str, str] = {}  # client connection id → its CONNECT's Proxy-Authorization
         self._known: dict[str, tuple[str, Runtime, Identity]] = {}  # connection id → last identity proven
+        self.metrics = Metrics(lambda: (self.runtime, self.store))
+        self.admin: AdminServer | None = None
 
     # -- mitmproxy lifecycle ------------------------------------------------------------------
 
@@ -82,8 +87,17 @@ class GitvowAddon:
     def running(self) -> None:
         if self._watcher is None:
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
+        admin = self.runtime.policy.section(ProxyPolicy).admin if self.runtime is not None else None
+        if admin is not None and self.admin is None:
+            metrics = self.metrics
+            try:
+                self.admin = AdminServer(admin.address, {"/metrics": lambda: (CONTENT_TYPE, metrics.render())}).start()
+            except OSError as exc:
+                log.error("gitvow: cannot listen at [admin] listen = %s: %s", admin.listen, exc)
 
     def done(self) -> None:
+        if self.admin is not None:
+            self.admin.stop()
         if self._watcher is not None:
             self._watcher.cancel()
         if self.audit is not None:
@@ -272,6 +286,7 @@ class GitvowAddon:
                 values = [v.encode() for v in decision.headers.values()]
                 parts = [v.split(b" ", 1)[1] for v in values if b" " in v]
                 flow.metadata[_SECRETS_KEY] = (*runtime.needles, *values, *parts)
+            flow.metadata[_SENT_KEY] = (decision.adapter or "", time.time())
         elif action is Action.TUNNEL:
             flow.request.headers.pop("proxy-authorization", None)
             if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse":
@@ -294,6 +309,9 @@ class GitvowAddon:
     # -- responses: the injected token never reaches the agent --------------------------------
 
     def response(self, flow: http.HTTPFlow) -> None:
+        sent = flow.metadata.get(_SENT_KEY)
+        if sent is not None and flow.response is not None:
+            self.metrics.upstream(sent[0], (flow.response.timestamp_end or time.time()) - sent[1])
         secrets = flow.metadata.get(_SECRETS_KEY)
         if not secrets or flow.response is None:
             return
@@ -329,6 +347,7 @@ class GitvowAddon:
         decision: Decision | None = None,
         note: str | None = None,
     ) -> None:
+        self.metrics.decided(verdict, reason, decision.adapter if decision is not None else None, agent, took)
         if self.audit is None:
             return
         if isinstance(where, http.HTTPFlow):

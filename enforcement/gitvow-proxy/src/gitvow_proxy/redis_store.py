@@ -174,7 +174,7 @@ class RedisStore(Store):
             return None
         return max(float(result), 1.0)
 
-    def used(self, key: str, now: float, window: float) -> int:
+    def usage(self, key: str, now: float, window: float) -> int:
         return int(self._call(lambda: self._redis.zcount(PREFIX + "ev:" + key, f"({now - window}", "+inf")))
 
     def count(self, key: str, amount: int = 1) -> None:

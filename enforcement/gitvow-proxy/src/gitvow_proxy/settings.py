@@ -53,6 +53,9 @@ them::
 
     [audit]
     path = "~/.local/state/gitvow/audit.jsonl"    # "-" for standard error
+
+    [admin]                               # the admin listener: /metrics (Prometheus text)
+    listen = "127.0.0.1:8081"
 """
 
 from __future__ import annotations
@@ -212,6 +215,28 @@ class Audit(_Section):
     path: str = DEFAULT_AUDIT
 
 
+class Admin(_Section):
+    """``[admin]``: the admin listener, serving ``/metrics`` (loopback by default)."""
+
+    listen: str = "127.0.0.1:8081"
+    secret_env: str | None = None
+    secret_file: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Admin:
+        if self.secret_env is not None and self.secret_file is not None:
+            raise ValueError("set one of secret_env or secret_file, not both")
+        host, sep, port = self.listen.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError(f"listen must be HOST:PORT, got {self.listen!r}")
+        return self
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, _, port = self.listen.rpartition(":")
+        return host.strip("[]"), int(port)
+
+
 class ProxyPolicy(_Section):
     """Every top-level key the proxy owns, registered through ``register_policy_sections``."""
 
@@ -224,9 +249,11 @@ class ProxyPolicy(_Section):
     canary: Canary = Field(default_factory=Canary)
     issue_shape: IssueShape | None = None
     audit: Audit = Field(default_factory=Audit)
+    admin: Admin | None = None
 
 
 __all__ = [
+    "Admin",
     "Audit",
     "Budget",
     "BudgetLimits",

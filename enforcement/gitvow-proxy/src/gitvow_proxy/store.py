@@ -57,7 +57,7 @@ class Store(ABC):
         Returns None when taken, else the seconds until the fullest window has room.
         """
 
-    def used(self, key: str, now: float, window: float) -> int:
+    def usage(self, key: str, now: float, window: float) -> int:
         """Events inside ``key``'s sliding window (what the budget has used), for metrics."""
         return 0
 
@@ -126,7 +126,7 @@ class MemoryStore(Store):
                 self._events[key].append(now)
             return None
 
-    def used(self, key: str, now: float, window: float) -> int:
+    def usage(self, key: str, now: float, window: float) -> int:
         with self._lock:
             return sum(1 for at in self._events.get(key, ()) if at > now - window)
 
@@ -208,7 +208,7 @@ class SQLiteStore(Store):
                 db.execute("ROLLBACK")
                 raise
 
-    def used(self, key: str, now: float, window: float) -> int:
+    def usage(self, key: str, now: float, window: float) -> int:
         with self._lock:
             row = self._db.execute("SELECT COUNT(*) FROM events WHERE key = ? AND at > ?", (key, now - window)).fetchone()
             return int(row[0])
