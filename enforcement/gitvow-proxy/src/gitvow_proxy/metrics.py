@@ -9,18 +9,20 @@ so every replica of a shared store reports the same value (take the max, not the
 - ``gitvow_upstream_seconds{adapter}``: from forwarding a request to its whole response
 - ``gitvow_budget_used{agent}``: writes inside each budgeted agent's current window
 - ``gitvow_store_errors_total``: store calls that failed (a shared store's server unreachable)
-- ``gitvow_store_up``: 1 while the last store call succeeded
+- ``gitvow_store_up``: 1 while the store answers
+
+Per request the proxy only adds to plain counters (a dict increment, a bisect); the text
+format is built by prometheus-client when scraped, so a proxy without ``[admin]`` never
+imports it.
 """
 
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
+from collections import defaultdict
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
-
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
+from typing import TYPE_CHECKING, Any
 
 from gitvow_proxy.settings import ProxyPolicy
 
@@ -33,23 +35,80 @@ DECISION_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01
 UPSTREAM_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
+State = Callable[[], "tuple[Runtime | None, Store | None]"]
 
-class _StateCollector(Collector):
-    """What the state store knows, read when scraped."""
 
-    def __init__(self, state: Callable[[], tuple[Runtime | None, Store | None]]) -> None:
+class Timings:
+    """A histogram as plain numbers: a count per bucket (not cumulative) and the sum."""
+
+    __slots__ = ("bounds", "counts", "total")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)
+        self.total = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect_left(self.bounds, seconds)] += 1
+        self.total += seconds
+
+    def buckets(self) -> list[tuple[str, float]]:
+        """Cumulative ``(le, count)`` pairs, ``+Inf`` last, as the text format wants them."""
+        out: list[tuple[str, float]] = []
+        running = 0
+        for bound, count in zip((*map(repr, self.bounds), "+Inf"), self.counts, strict=True):
+            running += count
+            out.append((bound, running))
+        return out
+
+
+class Metrics:
+    """What one proxy process counted; rendered on demand."""
+
+    def __init__(self, state: State) -> None:
         self._state = state
+        self.decisions: defaultdict[tuple[str, str, str, str], int] = defaultdict(int)
+        self.decision_seconds = Timings(DECISION_BUCKETS)
+        self.upstream_seconds: dict[str, Timings] = {}
 
-    def collect(self) -> Iterator[Metric]:
+    def decided(self, verdict: str, reason: str | None, adapter: str | None, agent: str | None, seconds: float) -> None:
+        self.decisions[(verdict, reason or "", adapter or "", agent or "")] += 1
+        if seconds:
+            self.decision_seconds.observe(seconds)
+
+    def upstream(self, adapter: str, seconds: float) -> None:
+        timings = self.upstream_seconds.get(adapter)
+        if timings is None:
+            timings = self.upstream_seconds[adapter] = Timings(UPSTREAM_BUCKETS)
+        timings.observe(seconds)
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
+        decisions = CounterMetricFamily("gitvow_decisions", "Decisions, by verdict, reason code, adapter and agent.",
+                                        labels=["verdict", "reason", "adapter", "agent"])
+        for labels, value in list(self.decisions.items()):
+            decisions.add_metric(list(labels), value)
+        yield decisions
+        timed = HistogramMetricFamily("gitvow_decision_seconds", "Time spent deciding a request.")
+        timed.add_metric([], self.decision_seconds.buckets(), self.decision_seconds.total)
+        yield timed
+        upstream = HistogramMetricFamily("gitvow_upstream_seconds", "From forwarding a request to its whole response.",
+                                         labels=["adapter"])
+        for adapter, timings in list(self.upstream_seconds.items()):
+            upstream.add_metric([adapter], timings.buckets(), timings.total)
+        yield upstream
+        yield from self._collect_state(CounterMetricFamily, GaugeMetricFamily)
+
+    def _collect_state(self, counter: Any, gauge: Any) -> Iterator[Any]:
         runtime, store = self._state()
-        errors = CounterMetricFamily("gitvow_store_errors", "State store calls that failed.")
+        errors = counter("gitvow_store_errors", "State store calls that failed.")
         errors.add_metric([], store.errors if store is not None else 0)
         yield errors
         if store is None:
             return
-        up = GaugeMetricFamily("gitvow_store_up", "1 while the state store answers, 0 while it cannot be reached.")
-        used = GaugeMetricFamily("gitvow_budget_used", "Writes inside the agent's current budget window.",
-                                 labels=["agent"])
+        up = gauge("gitvow_store_up", "1 while the state store answers, 0 while it cannot be reached.")
+        used = gauge("gitvow_budget_used", "Writes inside the agent's current budget window.", labels=["agent"])
         try:
             if runtime is not None:
                 budget = runtime.policy.section(ProxyPolicy).budget
@@ -59,44 +118,16 @@ class _StateCollector(Collector):
                         used.add_metric([agent], store.usage(f"budget:{agent}:writes", now, float(budget.window_seconds)))
             pending = getattr(store, "pending_approvals", None)  # stores that hold approvals
             if callable(pending):
-                yield GaugeMetricFamily("gitvow_approvals_pending", "Approvals waiting for a human.", value=pending())
+                yield gauge("gitvow_approvals_pending", "Approvals waiting for a human.", value=pending())
             up.add_metric([], 1)
         except Exception:
             up.add_metric([], 0)
         yield up
         yield used
 
-
-class Metrics:
-    """One registry per addon (not the process-wide default), so tests and reloads stay apart."""
-
-    def __init__(self, state: Callable[[], tuple[Runtime | None, Store | None]]) -> None:
-        self.registry = CollectorRegistry(auto_describe=False)
-        self._decisions = Counter("gitvow_decisions", "Decisions, by verdict, reason code, adapter and agent.",
-                                  ["verdict", "reason", "adapter", "agent"], registry=self.registry)
-        self._decision_seconds = Histogram("gitvow_decision_seconds", "Time spent deciding a request.",
-                                           buckets=DECISION_BUCKETS, registry=self.registry)
-        self._upstream = Histogram("gitvow_upstream_seconds", "From forwarding a request to its whole response.",
-                                   ["adapter"], buckets=UPSTREAM_BUCKETS, registry=self.registry)
-        self.registry.register(_StateCollector(state))
-        # Label children looked up once: labels() takes a lock and builds a tuple each call.
-        self._children: dict[tuple[str, str, str, str], Counter] = {}
-        self._upstream_children: dict[str, Histogram] = {}
-
-    def decided(self, verdict: str, reason: str | None, adapter: str | None, agent: str | None, seconds: float) -> None:
-        key = (verdict, reason or "", adapter or "", agent or "")
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = self._decisions.labels(*key)
-        child.inc()
-        if seconds:
-            self._decision_seconds.observe(seconds)
-
-    def upstream(self, adapter: str, seconds: float) -> None:
-        child = self._upstream_children.get(adapter)
-        if child is None:
-            child = self._upstream_children[adapter] = self._upstream.labels(adapter)
-        child.observe(seconds)
-
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        from prometheus_client import CollectorRegistry, generate_latest
+
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(self)  # a Collector by shape: it has collect()
+        return generate_latest(registry)
