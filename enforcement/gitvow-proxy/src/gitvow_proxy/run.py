@@ -43,6 +43,30 @@ def check(options: ProxyOptions) -> None:
     build_runtime(options.policy, MemoryStore())
 
 
+def _skip_the_addon_catalogue() -> None:
+    """Import mitmproxy's addon modules one by one, without ``mitmproxy/addons/__init__``.
+
+    That package module imports every default addon, and with them LDAP, Flask, Jinja and
+    Werkzeug (about 15 MB resident, some 300 modules) that :func:`lean_addons` never uses.
+    A package module with the same search path and none of that code stands in for it, so
+    ``from mitmproxy.addons import core`` loads ``core`` alone. Only in ``gitvow proxy``'s
+    own process, and only before anything imported the real one (``mitmdump -s`` keeps it)."""
+    import importlib.util
+    import types
+
+    if "mitmproxy.addons" in sys.modules:
+        return
+    spec = importlib.util.find_spec("mitmproxy.addons")
+    if spec is None or spec.submodule_search_locations is None:
+        return
+    package = types.ModuleType("mitmproxy.addons", "mitmproxy's addons, loaded one by one by gitvow proxy")
+    package.__path__ = list(spec.submodule_search_locations)
+    package.__spec__ = spec
+    package.__package__ = "mitmproxy.addons"
+    package.__file__ = spec.origin
+    sys.modules["mitmproxy.addons"] = package
+
+
 def lean_addons() -> list[object]:
     """The mitmproxy addons a policy proxy needs, and no more.
 
@@ -83,6 +107,7 @@ def lean_addons() -> list[object]:
 
 
 async def serve(options: ProxyOptions) -> int:
+    _skip_the_addon_catalogue()
     from mitmproxy import options as mitm_options
     from mitmproxy.master import Master
 
