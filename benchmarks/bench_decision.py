@@ -16,7 +16,7 @@ from gitvow.plugins import installed
 from gitvow.policy.load import Policy
 from gitvow.request import Request
 
-gitsmart = pytest.importorskip("gitvow_gitsmart.plugin")
+gitsmart = pytest.importorskip("gitvow_gitsmart.adapter")
 
 CALLER = Caller("bench", Grant(Mode.ISSUES_AND_PRS))
 

@@ -23,7 +23,7 @@ from gitvow.policy.load import Policy
 from gitvow.relay import MERGE, OPEN_PR
 from gitvow.request import Request
 
-gitlab_plugin = pytest.importorskip("gitvow_gitlab.plugin")
+gitlab_plugin = pytest.importorskip("gitvow_gitlab.adapter")
 GitLabAdapter = gitlab_plugin.GitLabAdapter
 
 CALLER = Caller("bench", Grant(Mode.ISSUES_AND_PRS))

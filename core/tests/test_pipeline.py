@@ -12,7 +12,7 @@ from gitvow.gates import Caller, Context, Gates, Throttle
 from gitvow.modes import Mode
 from gitvow.pipeline import Action, Engine
 from gitvow.plugins import Plugins
-from gitvow.policy.load import Policy
+from gitvow.policy.load import Policy, parse_policy
 from gitvow.relay import MERGE, OPEN_PR
 from gitvow.request import Classification, Request
 from gitvow.verdict import Verdict
@@ -30,8 +30,8 @@ class Forge(Adapter):
         op = {"GET": "read", "POST": "pr.create", "PUT": "issue.create"}.get(request.method, "unknown")
         return Classification((op,), repo="o/r")
 
-    def relay_hints(self, command: str) -> Sequence[str]:
-        return ("forge-cli pr create",)
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        return ("forge-cli pr create",) if operation == "pr.create" else ()
 
 
 class Recording(Gates):
@@ -87,6 +87,17 @@ def req(method: str, path: str = "/x") -> Request:
 
 
 AGENT = Caller("bot", Grant(Mode.ISSUES_AND_PRS))
+
+
+def test_relay_hints_follow_the_operation_not_the_relay_name() -> None:
+    """A relay renamed in the policy keeps the adapter's hints: they are keyed by operation."""
+    data = {"relays": {"open-it": {"usage": "open-it TITLE", "what": "opening"}},
+            "operations": {"pr.create": {"relay": "open-it"}}}
+    plugins = Plugins.of(adapters=[Forge()], relays=[OPEN_PR, MERGE])
+    renamed = Engine(parse_policy(data, relays=plugins.relays, sections=()), plugins)
+    decision = renamed.decide(req("POST"), AGENT, Recording())
+    assert decision.message is not None
+    assert "use `open-it TITLE`" in decision.message and "forge-cli pr create" in decision.message
 
 
 def test_unserved_host_is_tunnelled(engine: Engine) -> None:

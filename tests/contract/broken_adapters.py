@@ -101,6 +101,16 @@ class Raises(ToyAdapter):
         return super().classify(request)
 
 
+class RaisesOnMerge(ToyAdapter):
+    """Breaks the round trip and relay coverage: a merge crashes it (the pipeline then denies it
+    as internal_error, not with the relay line)."""
+
+    def classify(self, request: Request) -> Classification:
+        if request.path.endswith("/merge"):
+            raise KeyError("merge_method")
+        return super().classify(request)
+
+
 class CodelessDenial(ToyAdapter):
     """Breaks the denial line: unknown requests carry no reason code."""
 
@@ -109,14 +119,63 @@ class CodelessDenial(ToyAdapter):
         return Classification(("unknown",), unknown_code="", note="") if got.is_unknown else got
 
 
+class PendingIssues(ToyAdapter):
+    """Correct: issues exist on the forge but are not classified yet, and say so (the second control)."""
+
+    def classify(self, request: Request) -> Classification:
+        got = super().classify(request)
+        return Classification.unknown("issues are not implemented yet") if got.operations == ("issue.create",) else got
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return [f for f in super().fixtures() if f.operations != ("issue.create",)]
+
+    def fail_closed_fixtures(self) -> Sequence[Fixture]:
+        return (*super().fail_closed_fixtures(), Fixture("POST", f"{HOST}/repos/o/r/issues", ("unknown",)))
+
+    def not_implemented(self) -> Mapping[str, str]:
+        return {"issue.create": "not written yet"}
+
+
+class PendingButClassified(PendingIssues):
+    """Breaks the declaration: says issue.create is not implemented, yet classifies (and forwards) it."""
+
+    def classify(self, request: Request) -> Classification:
+        return ToyAdapter.classify(self, request)
+
+
+class UnsupportedAndPending(PendingIssues):
+    """Breaks completeness: issue.create is declared both impossible on this forge and not written yet."""
+
+    def unsupported(self) -> Mapping[str, str]:
+        return {**super().unsupported(), "issue.create": "the toy forge has no issues"}
+
+
+class Unregistered(ToyAdapter):
+    """Breaks registration: no installed plugin registers it (an entry point that does not load)."""
+
+
+class Impostor(ToyAdapter):
+    """Breaks registration: the plugin registers a different class under its name."""
+
+
+#: variant → the adapters its (simulated) installed plugin registers; default: the variant itself.
+REGISTERED: dict[str, list[Adapter]] = {"Unregistered": [], "Impostor": [ToyAdapter()]}
+
 #: variant → the contract checks it must fail (and no others).
 EXPECTED_FAILURES: dict[str, set[str]] = {
     "ToyAdapter": set(),
     "Incomplete": {"test_completeness"},
-    "Misclassifies": {"test_round_trip"},
+    # issue.edit and pr.edit are declared unsupported by the toy, so claiming them contradicts it too
+    "Misclassifies": {"test_round_trip", "test_declared_operations_are_never_classified"},
     "NoNearMiss": {"test_near_misses"},
-    "UnrelayedMerge": {"test_round_trip", "test_relay_coverage"},
+    "UnrelayedMerge": {"test_round_trip", "test_relay_coverage", "test_declared_operations_are_never_classified"},
     "FailsOpen": {"test_fail_closed"},
     "Raises": {"test_classify_never_raises"},
+    "RaisesOnMerge": {"test_round_trip", "test_relay_coverage"},
     "CodelessDenial": {"test_denial_line", "test_unknown_is_denied_with_a_code"},
+    "PendingIssues": set(),
+    "PendingButClassified": {"test_fail_closed", "test_declared_operations_are_never_classified"},
+    "UnsupportedAndPending": {"test_completeness"},
+    "Unregistered": {"test_registered_by_its_plugin"},
+    "Impostor": {"test_registered_by_its_plugin"},
 }

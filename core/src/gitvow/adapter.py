@@ -12,10 +12,13 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from gitvow.errors import PluginError
 from gitvow.request import Classification, Fixture, Request, ToolCall
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 class Adapter(ABC):
@@ -26,14 +29,24 @@ class Adapter(ABC):
     #: Hosts (``host`` or ``host:port``) this adapter serves without any configuration.
     default_hosts: ClassVar[tuple[str, ...]] = ()
 
-    def configure(self, options: Mapping[str, object]) -> None:
-        """Apply ``[adapters.NAME]`` options from the policy file; unknown keys are an error.
+    @classmethod
+    def options_model(cls) -> type[BaseModel] | None:
+        """The pydantic model of ``[adapters.NAME]``, or None if the adapter takes no options.
 
-        The engine calls this on a shallow copy of the discovered instance, so assign new
-        attributes (a new reader, a new limit) rather than mutating shared ones.
+        Import the model *inside* this method: the agent hook's forge stage imports adapter
+        modules and must not import pydantic unless the policy gives an adapter options.
+        The model must forbid unknown keys (subclass :class:`gitvow.options.AdapterOptions`);
+        ``gitvow policy schema`` shows it under ``adapters.NAME``.
         """
-        if options:
-            raise PluginError(self.name, f"takes no options, got {', '.join(sorted(options))}")
+        return None
+
+    def configure(self, options: Any) -> None:  # noqa: B027 - optional, like the other defaults
+        """Apply ``[adapters.NAME]`` options, already validated: an instance of :meth:`options_model`.
+
+        Called only by :func:`configure_adapters`, on a shallow copy of the discovered
+        instance, so assign new attributes (a new reader, a new limit) rather than mutating
+        shared ones. Raise :class:`~gitvow.errors.PluginError` for what the model cannot check.
+        """
 
     def intercepts(self, host: str) -> bool:
         """Whether TLS to ``host`` must be intercepted so requests can be classified."""
@@ -52,11 +65,22 @@ class Adapter(ABC):
         return ()
 
     def unsupported(self) -> Mapping[str, str]:
-        """Operations this forge cannot express, each with the reason."""
+        """Operations this forge cannot express at all, each with the reason (no request can be one)."""
         return {}
 
-    def relay_hints(self, command: str) -> Sequence[str]:
-        """Forge tools an agent must not use instead of relay ``command`` (``gh pr create``)."""
+    def not_implemented(self) -> Mapping[str, str]:
+        """Operations the forge has but this adapter does not classify yet, each with a note.
+
+        Distinct from :meth:`unsupported` so an adapter never claims "the forge cannot do
+        this" when it means "not written yet": such requests come back ``unknown`` and are
+        denied at every mode, and the contract kit checks that nothing is classified as one.
+        """
+        return {}
+
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        """Forge tools an agent must not use for ``operation`` when the policy relays it
+        (``pr.merge`` → ``gh pr merge``). Keyed by operation, not by relay name, so a relay
+        renamed in the policy keeps its hints."""
         return ()
 
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
@@ -75,10 +99,13 @@ class Adapter(ABC):
 def configure_adapters(
     adapters: Mapping[str, Adapter], options: Mapping[str, Mapping[str, object]], *, source: str | None = None
 ) -> dict[str, Adapter]:
-    """The adapters with ``[adapters.NAME]`` options applied, each to a shallow copy.
+    """The adapters with ``[adapters.NAME]`` options validated and applied, each to a shallow copy.
 
-    The one place options are applied, for the proxy, ``explain`` and the agent gate alike.
-    The discovered instances are shared by every engine in the process and stay untouched.
+    The one place options are validated and applied, for the proxy, ``explain`` and the agent
+    gate alike: each adapter's :meth:`Adapter.options_model` checks its table (an error names
+    the file and ``adapters.NAME.KEY``), then :meth:`Adapter.configure` gets the validated
+    object. pydantic is imported only when some adapter is given options. The discovered
+    instances are shared by every engine in the process and stay untouched.
     """
     from gitvow.errors import PolicyError
 
@@ -88,12 +115,56 @@ def configure_adapters(
             known = ", ".join(sorted(result)) or "none"
             raise PolicyError(f"adapter {name!r} is not installed (installed: {known})", source=source,
                               key=f"adapters.{name}")
-        result[name] = configured = copy.copy(result[name])
+        key = f"adapters.{name}"
         try:
-            configured.configure(values)
+            validated = validate_options(result[name], values, source=source)
+            configured = copy.copy(result[name])
+            configured.configure(validated)
+        except PolicyError:
+            raise
         except PluginError as exc:
-            raise PolicyError(str(exc), source=source, key=f"adapters.{name}") from None
+            raise PolicyError(str(exc), source=source, key=key) from None
         except Exception as exc:
             raise PolicyError(f"adapter {name!r} rejected its options ({type(exc).__name__}: {exc})", source=source,
-                              key=f"adapters.{name}") from None
+                              key=key) from None
+        result[name] = configured
     return result
+
+
+def configured[A: Adapter](adapter: A, options: Mapping[str, object], *, source: str | None = None) -> A:
+    """A copy of ``adapter`` with ``options`` validated and applied, as ``[adapters.NAME]`` would be."""
+    done = configure_adapters({adapter.name: adapter}, {adapter.name: options}, source=source)[adapter.name]
+    assert isinstance(done, type(adapter))
+    return done
+
+
+def validate_options(adapter: Adapter, values: Mapping[str, object], *, source: str | None = None) -> object:
+    """``values`` checked by the adapter's options model (None if it takes none and got none).
+
+    Raises :class:`~gitvow.errors.PolicyError` naming ``source`` and ``adapters.NAME.KEY``,
+    with the first problem (and how many more).
+    """
+    from gitvow.errors import PolicyError
+
+    model = adapter.options_model()
+    if model is None:
+        if values:
+            raise PolicyError(f"adapter {adapter.name!r} takes no options, got {', '.join(sorted(values))}",
+                              source=source, key=f"adapters.{adapter.name}.{sorted(values)[0]}")
+        return None
+    if model.model_config.get("extra") != "forbid":
+        raise PluginError(adapter.name, f"options model {model.__name__} must forbid unknown keys (extra='forbid')")
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(dict(values))
+    except ValidationError as exc:
+        problems = exc.errors()
+        first = problems[0]
+        message = "unknown option (typo?)" if first["type"] == "extra_forbidden" else first["msg"]
+        if first["type"] == "extra_forbidden":
+            message += f"; expected one of {', '.join(model.model_fields)}"
+        if len(problems) > 1:
+            message += f" (and {len(problems) - 1} more)"
+        where = ".".join(["adapters", adapter.name, *(str(part) for part in first["loc"])])
+        raise PolicyError(message, source=source, key=where) from None

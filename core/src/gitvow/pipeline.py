@@ -105,9 +105,9 @@ class Engine:
     def message(self, verdict: Verdict, classification: Classification, adapter: Adapter | None, target: str = "") -> str:
         """The one-line denial, with the adapter's do-not-use hints for a relay."""
         hints: tuple[str, ...] = ()
-        if verdict.outcome is Outcome.RELAY and verdict.relay and adapter is not None:
+        if verdict.outcome is Outcome.RELAY and verdict.operation and adapter is not None:
             try:
-                hints = tuple(adapter.relay_hints(verdict.relay))
+                hints = tuple(adapter.relay_hints(verdict.operation))
             except Exception:
                 log.exception("adapter %r raised in relay_hints", adapter.name)
         return denial.render(verdict, target=target, repo=classification.repo, relays=self.relays, hints=hints)

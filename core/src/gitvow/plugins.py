@@ -188,6 +188,10 @@ def _plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
+def _same(plugin: object) -> object:
+    return plugin
+
+
 def load(
     *,
     entry_points: bool = True,
@@ -226,10 +230,6 @@ def load(
         add(name, (None, None), partial(_same, plugin))
     _check_pending(pm, failures, sources)
     return Plugins(pm, sources, failures, skipped)
-
-
-def _same(plugin: object) -> object:
-    return plugin
 
 
 def _check_pending(pm: pluggy.PluginManager, failures: list[PluginError],

@@ -107,6 +107,18 @@ def test_gh_pr_merge_is_the_relay_the_proxy_names(repo: Path, write_policy: Call
 
 
 @github
+def test_a_renamed_relay_keeps_the_adapters_hints(repo: Path, write_policy: Callable[..., Path],
+                                                  hook: Callable[..., Hooked]) -> None:
+    """Hints are keyed by operation: a relay renamed in the policy still names `gh pr merge`."""
+    write_policy(repo, {"relays": {"land-it": {"usage": "land-it PR", "what": "merging"}},
+                        "operations": {"pr.merge": {"relay": "land-it"}},
+                        "agents": {"claude": {"mode": "issues_prs_merge"}}})
+    answer = hook("claude", "PreToolUse", claude("gh pr merge 12 --squash", repo), cwd=repo)
+    reason = answer.json()["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "use `land-it PR`" in reason and "`gh pr merge`" in reason
+
+
+@github
 def test_gh_issue_comment_is_allowed_by_converse(repo: Path, write_policy: Callable[..., Path],
                                                  hook: Callable[..., Hooked]) -> None:
     write_policy(repo, {"agents": {"claude": {"mode": "advisory", "capabilities": ["converse"]}}})
@@ -154,3 +166,15 @@ autonomy = { "team/app" = "advisory" }
     assert reason == proxy_line(policy, "claude", ("git.push",), "gitsmart", "git push")
     assert "use `ship-it BRANCH`" in reason and reason.endswith("reason=hard_deny")
     assert hook("claude", "PreToolUse", claude("git fetch", repo), cwd=repo) == Hooked(0, "", "")
+
+
+@gitsmart
+def test_adapter_options_are_validated_in_the_forge_stage(repo: Path, write_policy: Callable[..., Path],
+                                                          hook: Callable[..., Hooked]) -> None:
+    """The forge stage configures adapters as the proxy does: a bad option is refused by its key path."""
+    write_policy(repo, {"adapters": {"gitsmart": {"commands_limit": 0}}, "agents": {"claude": {"mode": "issues_and_prs"}}})
+    reason = hook("claude", "PreToolUse", claude("git push origin x", repo), cwd=repo).json()[
+        "hookSpecificOutput"]["permissionDecisionReason"]
+    assert "adapters.gitsmart.commands_limit" in reason and reason.endswith("reason=internal_error")
+    write_policy(repo, {"adapters": {"gitsmart": {"commands_limit": 4096}}, "agents": {"claude": {"mode": "issues_and_prs"}}})
+    assert hook("claude", "PreToolUse", claude("git push origin x", repo), cwd=repo) == Hooked(0, "", "")

@@ -6,12 +6,13 @@ import base64
 
 import pytest
 
-from gitvow.errors import PluginError
+from gitvow.adapter import configured
+from gitvow.errors import PolicyError
 from gitvow.request import Request
 from gitvow_gitea import GiteaAdapter
 from gitvow_gitea.adapter import build_trie
 from gitvow_gitea.routes import Route
-from gitvow_gitsmart.plugin import push_body
+from gitvow_gitsmart.adapter import push_body
 
 API = "https://codeberg.org/api/v1/repos/team/app"
 
@@ -29,6 +30,13 @@ def test_percent_encoded_literals_are_decoded_before_matching(gitea: GiteaAdapte
 def test_an_encoded_slash_stays_inside_one_segment(gitea: GiteaAdapter) -> None:
     assert classify(gitea, "DELETE", f"{API}/branches/feature%2Fx") == (("ref.write",), "team/app")
     assert classify(gitea, "PATCH", "https://codeberg.org/api/v1/repos/team%2Fevil/app") == (("repo.admin",), "team/evil/app")
+
+
+@pytest.mark.parametrize("path", ["/pulls/../issues", "/pulls/%2e%2e/issues", "//pulls/7/merge", "/pulls/./7/merge"])
+def test_paths_a_front_end_would_rewrite_are_unknown(gitea: GiteaAdapter, path: str) -> None:
+    """The core's strict splitter: empty and dot segments (plain or encoded) are refused."""
+    for method in ("GET", "POST"):
+        assert classify(gitea, method, f"{API}{path}")[0] == ("unknown",)
 
 
 def test_archiving_a_repository_is_also_repo_delete(gitea: GiteaAdapter) -> None:
@@ -70,7 +78,7 @@ def test_git_paths_delegate_to_gitsmart(gitea: GiteaAdapter) -> None:
 
 
 def test_a_sub_path_instance(gitea: GiteaAdapter) -> None:
-    gitea.configure({"prefix": "/gitea/"})
+    gitea = configured(gitea, {"prefix": "/gitea/"})
     base = "https://forge.example.test/gitea"
     assert classify(gitea, "POST", f"{base}/api/v1/repos/team/app/pulls") == (("pr.create",), "team/app")
     assert classify(gitea, "GET", f"{base}/team/app.git/info/refs?service=git-receive-pack") == (("git.push",), "team/app")
@@ -80,8 +88,8 @@ def test_a_sub_path_instance(gitea: GiteaAdapter) -> None:
 
 @pytest.mark.parametrize("options", [{"prefix": "gitea"}, {"prefix": 3}, {"base_url": "/x"}])
 def test_bad_options_name_the_plugin(gitea: GiteaAdapter, options: dict[str, object]) -> None:
-    with pytest.raises(PluginError, match="plugin 'gitea'"):
-        gitea.configure(options)
+    with pytest.raises(PolicyError, match=r"adapters\.gitea\."):
+        configured(gitea, options)
 
 
 def test_credentials_are_token_for_the_api_and_basic_for_git(gitea: GiteaAdapter) -> None:
@@ -95,6 +103,6 @@ def test_credentials_are_token_for_the_api_and_basic_for_git(gitea: GiteaAdapter
 
 
 def test_relay_hints_name_tea_and_the_route(gitea: GiteaAdapter) -> None:
-    assert "tea pr create" in gitea.relay_hints("hive-open-pr")
-    assert "tea pr merge" in gitea.relay_hints("hive-merge")
-    assert gitea.relay_hints("something-else") == ()
+    assert "tea pr create" in gitea.relay_hints("pr.create")
+    assert "tea pr merge" in gitea.relay_hints("pr.merge")
+    assert gitea.relay_hints("hive-merge") == ()

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from gitvow.modes import MODE_NAMES
-from gitvow_gitsmart.plugin import push_body
+from gitvow_gitsmart.adapter import push_body
 
 BASE = "https://forge.example.test/gitea"
 API = f"{BASE}/api/v1/repos/team/app"

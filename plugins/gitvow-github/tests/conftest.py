@@ -4,8 +4,8 @@ import pytest
 
 from gitvow.contract import engine_for
 from gitvow.pipeline import Engine
+from gitvow_github.adapter import GitHubAdapter
 from gitvow_github.fixtures import FAIL_CLOSED, FIXTURES
-from gitvow_github.plugin import GitHubAdapter
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from gitvow.pipeline import Action, Engine
 from gitvow.plugins import installed, load
 from gitvow.policy.load import load_policy
 from gitvow.request import Request
+from gitvow_github.adapter import GitHubAdapter
 from gitvow_github.hosts import Surface, route
-from gitvow_github.plugin import GitHubAdapter
 
 TOKEN = "ghs_0123456789abcdef"
 

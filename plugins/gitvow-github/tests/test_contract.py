@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gitvow.contract import AdapterContract
-from gitvow_github.plugin import GitHubAdapter
+from gitvow_github.adapter import GitHubAdapter
 
 
 class TestGitHubContract(AdapterContract):

@@ -18,7 +18,7 @@ import pytest
 from gitvow.request import Request
 from gitvow.testing import RecordingServer, Reply, Seen
 from gitvow.vocabulary import READ
-from gitvow_github.plugin import GitHubAdapter
+from gitvow_github.adapter import GitHubAdapter
 
 trustme = pytest.importorskip("trustme")
 pytestmark = [

@@ -6,14 +6,15 @@ import json
 
 import pytest
 
-from gitvow.errors import PluginError
+from gitvow.adapter import configured
+from gitvow.errors import PolicyError
 from gitvow.evaluator import Grant
 from gitvow.gates import Caller
 from gitvow.modes import CONVERSE, Mode
 from gitvow.pipeline import Action, Engine
 from gitvow.request import Request
+from gitvow_github.adapter import GitHubAdapter
 from gitvow_github.fixtures import gql
-from gitvow_github.plugin import GitHubAdapter
 
 URL = "https://api.github.com/graphql"
 GHES_URL = "https://ghe.example.test/api/graphql"
@@ -81,7 +82,7 @@ def test_unreadable_documents_are_graphql_denied(adapter: GitHubAdapter, body: b
 def test_body_limit_is_configurable(adapter: GitHubAdapter) -> None:
     body = gql("mutation { addComment(input: {body: \"" + "x" * 2000 + "\"}) { clientMutationId } }")
     assert classify(adapter, body).operations == ("issue.comment",)
-    adapter.configure({"graphql_body_limit": 1024})
+    adapter = configured(adapter, {"graphql_body_limit": 1024})
     got = classify(adapter, body)
     assert (got.operations, got.unknown_code) == (("unknown",), "graphql_denied")
     assert "1024-byte limit" in got.note
@@ -90,7 +91,7 @@ def test_body_limit_is_configurable(adapter: GitHubAdapter) -> None:
 def test_token_limit_is_configurable(adapter: GitHubAdapter) -> None:
     body = gql("{ viewer { " + "login " * 200 + "} }")
     assert classify(adapter, body).operations == ("read",)
-    adapter.configure({"graphql_token_limit": 100})
+    adapter = configured(adapter, {"graphql_token_limit": 100})
     got = classify(adapter, body)
     assert got.unknown_code == "graphql_denied" and "100-token limit" in got.note
 
@@ -100,8 +101,8 @@ def test_token_limit_is_configurable(adapter: GitHubAdapter) -> None:
     [{"graphql_body_limit": 0}, {"graphql_body_limit": "64k"}, {"graphql_token_limit": True}, {"body_limit": 5}],
 )
 def test_bad_options_are_refused_by_name(adapter: GitHubAdapter, options: dict[str, object]) -> None:
-    with pytest.raises(PluginError, match="plugin 'github'"):
-        adapter.configure(options)
+    with pytest.raises(PolicyError, match=r"adapters\.github\."):
+        configured(adapter, options)
 
 
 def test_unknown_mutation_is_denied_at_every_mode(adapter: GitHubAdapter, engine: Engine) -> None:
@@ -158,7 +159,7 @@ def test_documents_are_cached_by_content(adapter: GitHubAdapter) -> None:
     first = adapter.reader.operation(query)
     classify(adapter, gql(query, {"a": 1}))
     assert adapter.reader.operation(query) is first
-    adapter.configure({"graphql_cache_size": 1})
+    adapter = configured(adapter, {"graphql_cache_size": 1})
     one = adapter.reader.operation(query)
     adapter.reader.operation("{ viewer { login } }")
     assert adapter.reader.operation(query) is not one  # evicted: the cache is bounded

@@ -19,6 +19,7 @@ import pytest
 
 from gitvow.request import Request
 from gitvow.vocabulary import OPERATIONS, READ, UNKNOWN
+from gitvow_github.adapter import GitHubAdapter
 from gitvow_github.fixtures import gql
 from gitvow_github.inventory import (
     READ_METHODS,
@@ -31,7 +32,6 @@ from gitvow_github.inventory import (
     rest_routes,
     source_header,
 )
-from gitvow_github.plugin import GitHubAdapter
 from gitvow_github.routes import TAIL_PARAMS, RestRoutes
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "derive_github_inventory.py"

@@ -20,7 +20,7 @@ from gitvow.modes import CONVERSE, MODE_NAMES, Mode
 from gitvow.pipeline import Action, Engine
 from gitvow.request import Request
 from gitvow_github.fixtures import gql, mutation
-from gitvow_gitsmart.plugin import push_body
+from gitvow_gitsmart.adapter import push_body
 
 API = "https://api.github.com"
 R = f"{API}/repos/octo/app"

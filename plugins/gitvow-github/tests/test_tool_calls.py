@@ -7,7 +7,7 @@ import shlex
 import pytest
 
 from gitvow.request import Request
-from gitvow_github.plugin import GitHubAdapter
+from gitvow_github.adapter import GitHubAdapter
 
 GH = [
     ("gh pr create --title t --body b", ("pr.create",), None),
@@ -47,6 +47,7 @@ GH = [
     ("gh api -X PUT repos/octo/app/pulls/1/merge", ("pr.merge",), "octo/app"),
     ("gh api --method=PUT /repos/octo/app/pulls/1/merge", ("pr.merge",), "octo/app"),
     ("gh api -XPUT repos/{owner}/{repo}/pulls/1/merge", ("pr.merge",), None),
+    ("gh api -X=PUT /repos/octo/app/pulls/1/merge", ("pr.merge",), "octo/app"),
     ("gh api repos/octo/app/pulls -f title=t -f head=x -f base=main", ("pr.create",), "octo/app"),
     ("gh api repos/octo/app/pulls", ("read",), "octo/app"),
     # every spelling gh's flag parser takes for a field makes the call a write (POST)

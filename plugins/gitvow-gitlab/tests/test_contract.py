@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gitvow.contract import AdapterContract
-from gitvow_gitlab.plugin import GitLabAdapter
+from gitvow_gitlab.adapter import GitLabAdapter
 
 
 class TestGitLabContract(AdapterContract):

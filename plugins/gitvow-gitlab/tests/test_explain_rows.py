@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from gitvow.modes import MODE_NAMES
-from gitvow_gitsmart.plugin import push_body
+from gitvow_gitsmart.adapter import push_body
 
 API = "https://gitlab.com/api/v4/projects/group%2Fproj"
 GQL = "https://gitlab.com/api/graphql"

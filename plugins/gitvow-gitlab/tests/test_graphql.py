@@ -7,9 +7,10 @@ from urllib.parse import quote
 
 import pytest
 
+from gitvow.adapter import configured
 from gitvow.request import Classification, Request
+from gitvow_gitlab.adapter import GitLabAdapter
 from gitvow_gitlab.graphql_ops import GRAPHQL_DENIED, GRAPHQL_MUTATION, mutation_operation
-from gitvow_gitlab.plugin import GitLabAdapter
 
 URL = "https://gitlab.com/api/graphql"
 
@@ -118,13 +119,13 @@ def test_unreadable_or_smuggled_documents_are_refused(adapter: GitLabAdapter, me
 def test_limits_default_to_the_cores_and_are_configurable(adapter: GitLabAdapter) -> None:
     big = "mutation { createNote(input: {body: \"" + "x" * 70_000 + "\"}) { errors } }"
     assert post(adapter, big).unknown_code == GRAPHQL_DENIED  # over 64 KiB
-    adapter.configure({"graphql_body_limit": 200_000})
+    adapter = configured(adapter, {"graphql_body_limit": 200_000})
     assert post(adapter, big).operations == ("issue.comment",)
-    adapter.configure({"graphql_field_limit": 2})
+    adapter = configured(adapter, {"graphql_field_limit": 2})
     three = "mutation { a: createNote(input: {}) { errors } b: createNote(input: {}) { errors } c: createNote(input: {}) { errors } }"
     got = post(adapter, three)
     assert got.is_unknown and "top-level fields" in got.note
-    adapter.configure({"graphql_token_limit": 20})
+    adapter = configured(adapter, {"graphql_token_limit": 20})
     assert "token" in post(adapter, "query { a b c d e f g h i j k l m n o p q r s t u v }").note
 
 

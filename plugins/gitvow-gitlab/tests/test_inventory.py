@@ -13,7 +13,7 @@ import pytest
 
 from gitvow.request import Request
 from gitvow.vocabulary import OPERATIONS, UNKNOWN
-from gitvow_gitlab.plugin import GitLabAdapter
+from gitvow_gitlab.adapter import GitLabAdapter
 from gitvow_gitlab.routes import REASONS, ROUTES
 
 PROJECT = "group%2Fsub%2Fproj"

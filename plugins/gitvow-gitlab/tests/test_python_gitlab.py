@@ -13,7 +13,7 @@ import pytest
 
 from gitvow.request import Classification, Request
 from gitvow.testing import RecordingServer, Reply, Seen
-from gitvow_gitlab.plugin import GitLabAdapter
+from gitvow_gitlab.adapter import GitLabAdapter
 
 gitlab = pytest.importorskip("gitlab")
 

@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from gitvow.errors import PluginError
+from gitvow.adapter import configured
+from gitvow.errors import PolicyError
 from gitvow.request import Request
 from gitvow.routing import RouteTrie, TemplateError
-from gitvow_gitlab.plugin import GitLabAdapter
+from gitvow_gitlab.adapter import GitLabAdapter
 from gitvow_gitlab.routes import REASONS, build
 
 API = "https://gitlab.com/api/v4"
@@ -196,7 +197,7 @@ def test_git_paths_delegate_to_gitsmart(adapter: GitLabAdapter) -> None:
 
 
 def test_relative_url_root(adapter: GitLabAdapter) -> None:
-    adapter.configure({"relative_url_root": "/gitlab"})
+    adapter = configured(adapter, {"relative_url_root": "/gitlab"})
     assert call(adapter, "PUT", "https://git.corp.test/gitlab/api/v4/projects/a%2Fb/merge_requests/1/merge", {}) == (("pr.merge",), "a/b")
     got = adapter.classify(Request.from_url("GET", "https://git.corp.test/gitlab/a/b.git/info/refs?service=git-upload-pack"))
     assert (got.operations, got.repo) == (("git.fetch",), "a/b")
@@ -209,8 +210,8 @@ def test_relative_url_root(adapter: GitLabAdapter) -> None:
      {"relative_url_root": "/a/../b"}, {"commands_limit": True}],
 )
 def test_configure_rejects_bad_options(adapter: GitLabAdapter, options: dict[str, object]) -> None:
-    with pytest.raises(PluginError, match="gitlab"):
-        adapter.configure(options)
+    with pytest.raises(PolicyError, match="gitlab"):
+        configured(adapter, options)
 
 
 def test_credential_headers_bearer_for_api_basic_for_git_none_for_oauth(adapter: GitLabAdapter) -> None:

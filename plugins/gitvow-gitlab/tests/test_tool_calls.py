@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from gitvow_gitlab.plugin import GitLabAdapter
+from gitvow_gitlab.adapter import GitLabAdapter
 
 
 @pytest.fixture
@@ -178,7 +178,7 @@ def test_mcp_execute_graphql_is_classified_by_its_document(adapter: GitLabAdapte
 
 
 def test_relay_hints_name_the_gitlab_tools(adapter: GitLabAdapter) -> None:
-    assert "glab mr create" in adapter.relay_hints("hive-open-pr")
-    assert "glab mr merge" in adapter.relay_hints("hive-merge")
-    assert any("merge_merge_request" in h for h in adapter.relay_hints("hive-merge"))
-    assert adapter.relay_hints("something-else") == ()
+    assert "glab mr create" in adapter.relay_hints("pr.create")
+    assert "glab mr merge" in adapter.relay_hints("pr.merge")
+    assert any("merge_merge_request" in h for h in adapter.relay_hints("pr.merge"))
+    assert adapter.relay_hints("hive-merge") == ()

@@ -5,10 +5,11 @@ import gzip
 
 import pytest
 
-from gitvow.errors import PluginError
+from gitvow.adapter import configured
+from gitvow.errors import PolicyError
 from gitvow.request import ZERO_OID, Request
 from gitvow_gitsmart import PktLineError, classify_git, read_ref_updates
-from gitvow_gitsmart.plugin import GitSmartAdapter, pkt, push_body
+from gitvow_gitsmart.adapter import GitSmartAdapter, pkt, push_body
 
 A, B = "a" * 40, "b" * 40
 
@@ -89,14 +90,14 @@ def test_non_git_paths_are_not_claimed() -> None:
 
 def test_mount_prefix_is_stripped_when_configured() -> None:
     adapter = GitSmartAdapter()
-    adapter.configure({"strip_prefix": "/git/"})
+    adapter = configured(adapter, {"strip_prefix": "/git/"})
     got = adapter.classify(Request.from_url("GET", "https://h.test/git/o/r.git/info/refs?service=git-upload-pack"))
     assert got.repo == "o/r"
 
 
 def test_unknown_options_are_named() -> None:
-    with pytest.raises(PluginError, match="strip_prefx"):
-        GitSmartAdapter().configure({"strip_prefx": "/git"})
+    with pytest.raises(PolicyError, match="strip_prefx"):
+        configured(GitSmartAdapter(), {"strip_prefx": "/git"})
 
 
 def test_credentials_are_basic_auth_and_keep_a_given_user() -> None:

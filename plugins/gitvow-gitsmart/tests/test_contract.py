@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gitvow.contract import AdapterContract
-from gitvow_gitsmart.plugin import GitSmartAdapter
+from gitvow_gitsmart.adapter import GitSmartAdapter
 
 
 class TestGitSmartContract(AdapterContract):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitvow.modes import MODE_NAMES
-from gitvow_gitsmart.plugin import push_body
+from gitvow_gitsmart.adapter import push_body
 
 BASE = "https://git.example.test/team/app.git"
 ROWS = [

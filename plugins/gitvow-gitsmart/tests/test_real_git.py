@@ -12,7 +12,7 @@ import pytest
 
 from gitvow.request import Request
 from gitvow.testing import RecordingServer, Reply, Responder, Seen
-from gitvow_gitsmart.plugin import GitSmartAdapter
+from gitvow_gitsmart.adapter import GitSmartAdapter
 
 BACKEND = next((p for p in ("/usr/lib/git-core/git-http-backend", "/usr/libexec/git-core/git-http-backend") if os.path.exists(p)), None)
 pytestmark = pytest.mark.skipif(BACKEND is None or shutil.which("git") is None, reason="git and git-http-backend are needed")

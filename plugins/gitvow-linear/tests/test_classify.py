@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from gitvow.errors import PluginError
+from gitvow.adapter import configured
+from gitvow.errors import PolicyError
 from gitvow.evaluator import Grant, evaluate
 from gitvow.modes import CONVERSE, Mode
 from gitvow.request import Request
@@ -90,11 +91,11 @@ def test_limits_are_configurable(linear: LinearAdapter) -> None:
     fields = " ".join(f"f{i}: viewer {{ id }}" for i in range(5))
     body = gql(f"query {{ {fields} }}")
     assert linear.classify(post(body)).operations == ("read",)
-    linear.configure({"field_limit": 4})
+    linear = configured(linear, {"field_limit": 4})
     refused = linear.classify(post(body))
     assert refused.operations == ("unknown",)
     assert refused.note == "more than 4 top-level fields"
-    linear.configure({"body_limit": len(body) - 1, "field_limit": 32})
+    linear = configured(linear, {"body_limit": len(body) - 1, "field_limit": 32})
     assert linear.classify(post(body)).note == f"body over the {len(body) - 1}-byte limit"
 
 
@@ -115,14 +116,14 @@ def test_default_limits_are_32_kib_and_32_fields(linear: LinearAdapter) -> None:
     [{"body_limit": 0}, {"field_limit": -1}, {"body_limit": "32k"}, {"field_limit": True}, {"token_limit": 5}],
 )
 def test_bad_options_name_the_plugin(linear: LinearAdapter, options: dict[str, object]) -> None:
-    with pytest.raises(PluginError, match="plugin 'linear'") as info:
-        linear.configure(options)
+    with pytest.raises(PolicyError, match=r"adapters\.linear\.") as info:
+        configured(linear, options)
     assert next(iter(options)) in str(info.value)
 
 
 def test_a_refused_configure_keeps_the_previous_limits(linear: LinearAdapter) -> None:
-    with pytest.raises(PluginError):
-        linear.configure({"body_limit": 100, "field_limit": 0})
+    with pytest.raises(PolicyError):
+        configured(linear, {"body_limit": 100, "field_limit": 0})
     assert (linear.body_limit, linear.field_limit) == (32 * 1024, 32)
 
 
@@ -139,6 +140,6 @@ def test_a_query_is_read_whatever_its_fields(linear: LinearAdapter) -> None:
 
 
 def test_an_option_left_out_returns_to_its_default(linear: LinearAdapter) -> None:
-    linear.configure({"body_limit": 1000, "field_limit": 3})
-    linear.configure({"field_limit": 5})
+    linear = configured(linear, {"body_limit": 1000, "field_limit": 3})
+    linear = configured(linear, {"field_limit": 5})
     assert (linear.body_limit, linear.field_limit) == (32 * 1024, 5)

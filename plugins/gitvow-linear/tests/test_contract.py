@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gitvow.adapter import Adapter
+from gitvow.adapter import Adapter, configured
 from gitvow.contract import AdapterContract
 from gitvow_linear import LinearAdapter
 
@@ -21,5 +21,5 @@ class TestLinearContractTightLimits(AdapterContract):
     @pytest.fixture
     def adapter(self) -> Adapter:
         adapter = LinearAdapter()
-        adapter.configure({"body_limit": 4096, "field_limit": 4})
+        adapter = configured(adapter, {"body_limit": 4096, "field_limit": 4})
         return adapter

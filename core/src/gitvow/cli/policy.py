@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     if args.policy_command == "schema":
         from gitvow.policy.model import composed_model
 
-        print_json(composed_model(plugins.sections).model_json_schema())
+        print_json(composed_model(plugins.sections, plugins.adapters.values()).model_json_schema())
         return 0
     try:
         engine(args.file, plugins, absent="error")

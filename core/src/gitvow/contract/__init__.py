@@ -5,7 +5,7 @@ fixture::
 
     import pytest
     from gitvow.contract import AdapterContract
-    from gitvow_bitbucket.plugin import BitbucketAdapter
+    from gitvow_bitbucket.adapter import BitbucketAdapter
 
     class TestBitbucket(AdapterContract):
         @pytest.fixture
@@ -13,7 +13,11 @@ fixture::
             return BitbucketAdapter()
 
 The checks are seed 003's testing contract: completeness, classification round-trip with
-near misses, relay coverage at every mode, fail closed, and the denial line's shape.
+near misses, relay coverage at every mode, fail closed, and the denial line's shape; plus
+that an installed plugin's entry point loads and registers the adapter under test, and that
+no request is classified as an operation the adapter declared ``unsupported()`` (the forge
+cannot express it) or ``not_implemented()`` (not classified yet, so denied as ``unknown``).
+docs/writing-a-plugin.md describes each check.
 """
 
 from __future__ import annotations

@@ -9,11 +9,14 @@ puts them side by side for ``gitvow policy schema``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from gitvow.policy.sections import PolicySection
+
+if TYPE_CHECKING:
+    from gitvow.adapter import Adapter
 
 ModeName = Literal["advisory", "issues_only", "issues_and_prs", "issues_prs_merge"]
 
@@ -72,8 +75,23 @@ class CorePolicy(StrictModel):
     agents: dict[str, AgentRule] = Field(default_factory=dict)
 
 
-def composed_model(sections: Iterable[PolicySection]) -> type[BaseModel]:
-    """One model of the whole file as installed: the core's keys and every section's."""
+def composed_model(sections: Iterable[PolicySection], adapters: Iterable[Adapter] = ()) -> type[BaseModel]:
+    """One model of the whole file as installed: the core's keys, every section's, and under
+    ``adapters.NAME`` each installed adapter's options model (an adapter without options
+    takes an empty table; an adapter not installed is no key at all)."""
     bases: tuple[type[BaseModel], ...] = (CorePolicy, *(section.model for section in sections))
-    model: type[BaseModel] = create_model("PolicyFile", __base__=bases)
+    fields: dict[str, Any] = {}
+    for adapter in adapters:
+        options = adapter.options_model() or _NoOptions
+        fields[adapter.name] = (options | None, None)
+    per_adapter: type[BaseModel] = create_model(
+        "AdapterOptionsByName", __config__=ConfigDict(extra="forbid", frozen=True), **fields
+    )
+    model: type[BaseModel] = create_model(
+        "PolicyFile", __base__=bases, adapters=(per_adapter, Field(default_factory=per_adapter))
+    )
     return model
+
+
+class _NoOptions(StrictModel):
+    """An adapter that takes no options: ``[adapters.NAME]`` may only be empty."""

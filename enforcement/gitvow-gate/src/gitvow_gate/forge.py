@@ -135,9 +135,9 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
                 found.extend(tool_call.operations)
                 continue
             hints: tuple[str, ...] = ()
-            if verdict.outcome is Outcome.RELAY and verdict.relay:
+            if verdict.outcome is Outcome.RELAY and verdict.operation:
                 try:
-                    hints = tuple(adapter.relay_hints(verdict.relay))
+                    hints = tuple(adapter.relay_hints(verdict.operation))
                 except Exception as exc:
                     _log_error("adapter %r raised in relay_hints: %s: %s", adapter.name, type(exc).__name__, exc)
             message = denial.render(verdict, target=tool_call.summary or what, repo=classification.repo,

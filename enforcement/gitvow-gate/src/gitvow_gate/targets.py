@@ -17,23 +17,13 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
-from gitvow.argv import positionals
+from gitvow.argv import option_value, positionals
 
 _USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 _CURRENT_CONTEXT = re.compile(r"^current-context:\s*['\"]?([^'\"\s]+)")
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
 _PUSH_VALUE_OPTIONS = frozenset({"--repo", "-o", "--push-option", "--receive-pack", "--exec"})
 
-
-def flag(args: Sequence[str], *names: str) -> str | None:
-    """The value of ``--name v``, ``--name=v`` or ``-n v`` for the first of ``names`` present."""
-    for i, arg in enumerate(args):
-        for name in names:
-            if arg == name and i + 1 < len(args):
-                return args[i + 1]
-            if arg.startswith(name + "="):
-                return arg[len(name) + 1 :]
-    return None
 
 
 def _current_context(explicit: str | None, env: Mapping[str, str]) -> str | None:
@@ -55,10 +45,10 @@ def _current_context(explicit: str | None, env: Mapping[str, str]) -> str | None
 
 
 def kube(args: Sequence[str], env: Mapping[str, str], context_flag: str) -> str | None:
-    context = flag(args, context_flag) or _current_context(flag(args, "--kubeconfig"), env)
+    context = option_value(args, (context_flag,)) or _current_context(option_value(args, ("--kubeconfig",)), env)
     if not context:
         return None
-    namespace = flag(args, "--namespace", "-n")
+    namespace = option_value(args, ("--namespace", "-n"))
     return f"context={context}" + (f" namespace={namespace}" if namespace else "")
 
 
@@ -100,7 +90,7 @@ def git_push(args: Sequence[str], cwd: str | None) -> str | None:
 
 
 def terraform(args: Sequence[str], cwd: str | None) -> str:
-    directory = flag(args, "-chdir") or "."
+    directory = option_value(args, ("-chdir",)) or "."
     base = directory if os.path.isabs(directory) else os.path.join(cwd or ".", directory)
     workspace = "default"
     try:

@@ -16,13 +16,13 @@ An instance mounted under a sub-path (``https://example.test/gitea/``) sets ``pr
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping, Sequence
-from urllib.parse import unquote
+from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
-from gitvow.errors import PluginError
+from gitvow.auth import basic_authorization
+from gitvow.paths import PathRefused, split_path
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.routing import ANY_METHOD, Match, RouteTrie
 from gitvow.vocabulary import READ, UNKNOWN
@@ -31,6 +31,9 @@ from gitvow_gitea.commands import classify_tea
 from gitvow_gitea.mcp import classify_gitea_tool
 from gitvow_gitea.routes import ROUTES, Route
 from gitvow_gitsmart import classify_git, is_git_path
+
+if TYPE_CHECKING:
+    from gitvow_gitea.options import GiteaOptions
 
 API = "/api/v1"
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -48,14 +51,6 @@ def build_trie(routes: Sequence[Route] = ROUTES) -> RouteTrie[Route]:
 
 TRIE = build_trie()
 
-
-def split_path(path: str) -> list[str]:
-    """Path segments, each percent-decoded *after* splitting so ``a%2Fb`` stays one segment."""
-    stripped = path.strip("/")
-    if not stripped:
-        return []
-    segments = stripped.split("/")
-    return [unquote(segment) for segment in segments] if "%" in stripped else segments
 
 
 def repo_of(match: Match[Route]) -> str | None:
@@ -96,15 +91,14 @@ class GiteaAdapter(Adapter):
     def __init__(self) -> None:
         self.prefix = ""
 
-    def configure(self, options: Mapping[str, object]) -> None:
-        """``prefix``: the sub-path the instance is served under (``/gitea``); default none."""
-        unknown = sorted(set(options) - {"prefix"})
-        if unknown:
-            raise PluginError(self.name, f"unknown option(s) {', '.join(unknown)}; expected prefix")
-        prefix = options.get("prefix", "")
-        if not isinstance(prefix, str) or (prefix and not prefix.startswith("/")):
-            raise PluginError(self.name, f"prefix must be a path starting with '/', got {prefix!r}")
-        self.prefix = prefix.rstrip("/")
+    @classmethod
+    def options_model(cls) -> type[GiteaOptions]:
+        from gitvow_gitea.options import GiteaOptions
+
+        return GiteaOptions
+
+    def configure(self, options: GiteaOptions) -> None:
+        self.prefix = options.prefix
 
     def classify(self, request: Request) -> Classification:
         path = request.path
@@ -126,7 +120,10 @@ class GiteaAdapter(Adapter):
         return Classification.unknown(f"{request.method} {where}: writes go through {API}, where they can be classified")
 
     def _api(self, request: Request, path: str) -> Classification:
-        segments = split_path(path)
+        try:
+            segments = split_path(path)
+        except PathRefused as exc:
+            return Classification.unknown(f"{exc}: a front end would route it elsewhere")
         if request.method in READ_METHODS:
             return Classification((READ,), repo=read_repo(segments))
         if request.method == ANY_METHOD or not request.method.isalpha():
@@ -150,14 +147,13 @@ class GiteaAdapter(Adapter):
         the user name when the password is ``x-oauth-basic`` (``user:token`` is kept as given)."""
         path = request.path[len(self.prefix) :] if self.prefix and request.path.startswith(self.prefix) else request.path
         if not (path == API or path.startswith(API + "/")) and is_git_path(path):
-            userpass = token if ":" in token else f"{token}:x-oauth-basic"
-            return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
+            return basic_authorization(token, password="x-oauth-basic")
         return {"authorization": f"token {token}"}
 
-    def relay_hints(self, command: str) -> Sequence[str]:
-        if command == "hive-open-pr":
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        if operation == "pr.create":
             return ("tea pr create", f"POST {API}/repos/OWNER/REPO/pulls")
-        if command == "hive-merge":
+        if operation == "pr.merge":
             return ("tea pr merge", f"POST {API}/repos/OWNER/REPO/pulls/N/merge")
         return ()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from gitvow.argv import positionals
+from gitvow.argv import option_value, positionals
 from gitvow.request import ToolCall
 
 _GROUPS: Mapping[str, str] = {
@@ -59,14 +59,6 @@ _ACTIONS: Mapping[tuple[str, str], str] = {
 _VALUE_FLAGS = frozenset({"--repo", "-r", "--login", "-l", "--remote", "-R", "--output", "-o"})
 
 
-def _repo(args: Sequence[str]) -> str | None:
-    for i, arg in enumerate(args):
-        if arg in ("--repo", "-r") and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith("--repo="):
-            return arg.split("=", 1)[1]
-    return None
-
 
 def classify_tea(argv: Sequence[str]) -> ToolCall | None:
     """Operations a ``tea`` command performs, or None if it is not one this module knows."""
@@ -77,7 +69,7 @@ def classify_tea(argv: Sequence[str]) -> ToolCall | None:
     if not words or words[0] not in _GROUPS:
         return None
     group = _GROUPS[words[0]]
-    repo = _repo(args)
+    repo = option_value(args, ("--repo", "-r"))
     if group == "comment":
         return ToolCall(("issue.comment",), repo=repo, adapter="gitea", summary="tea comment")
     action = words[1] if len(words) > 1 else "list"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from gitvow.request import ZERO_OID, Fixture
 from gitvow.vocabulary import OPERATIONS
-from gitvow_gitsmart.plugin import pkt, push_body
+from gitvow_gitsmart.adapter import pkt, push_body
 
 HOST = "https://codeberg.org"
 API = f"{HOST}/api/v1"

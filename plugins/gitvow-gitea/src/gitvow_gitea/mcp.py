@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gitvow.mcp import split_tool
 from gitvow.request import ToolCall
 
 _SERVERS = ("gitea", "forgejo", "codeberg")
@@ -59,10 +60,8 @@ TOOLS: Mapping[str, str] = {
 
 def classify_gitea_tool(tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
     """Operations of a Gitea/Forgejo MCP tool call, or None if the server is not one of theirs."""
-    if not tool.startswith("mcp__"):
-        return None
-    server, sep, name = tool[len("mcp__") :].partition("__")
-    if not sep or not name or not any(key in server.lower() for key in _SERVERS):
+    server, name = split_tool(tool)
+    if server is None or not name or not any(key in server.lower() for key in _SERVERS):
         return None
     owner, repo = arguments.get("owner"), arguments.get("repo")
     target = f"{owner}/{repo}" if isinstance(owner, str) and isinstance(repo, str) and owner and repo else None

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
+from gitvow.argv import option_at, option_value
 from gitvow.graphql import GraphQLReader
 from gitvow.request import ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
@@ -65,18 +66,6 @@ _LABEL_OPTIONS = ("--add-label",)
 _API_VALUE_OPTIONS = frozenset({"-H", "--header", "-q", "--jq", "-t", "--template", "--hostname", "-p", "--preview", "--cache"})
 
 
-def _option(args: Sequence[str], *names: str) -> str | None:
-    """The value of the first of ``names`` (``-R x``, ``-Rx``, ``--repo=x``, ``--repo x``)."""
-    for i, arg in enumerate(args):
-        for name in names:
-            if arg == name and i + 1 < len(args):
-                return args[i + 1]
-            if name.startswith("--") and arg.startswith(name + "="):
-                return arg[len(name) + 1 :]
-            if not name.startswith("--") and arg.startswith(name) and len(arg) > len(name):
-                return arg[len(name) :]
-    return None
-
 
 def _repo_arg(value: str | None) -> str | None:
     """``[HOST/]OWNER/REPO`` → ``owner/repo``; a github URL (``https://github.com/o/r/pull/1``) → ``o/r``."""
@@ -118,7 +107,7 @@ def classify_gh(argv: Sequence[str], reader: GraphQLReader) -> ToolCall | None:
         operations = ["pr.edit"]
     if group in ("pr", "issue") and sub == "edit" and any(a == o or a.startswith(o + "=") for a in rest for o in _LABEL_OPTIONS):
         operations.append("label.add")
-    repo = _repo_arg(_option(rest, "--repo", "-R"))
+    repo = _repo_arg(option_value(rest, ("--repo", "-R")))
     if repo is None:
         urls = [a for a in rest if a.startswith(("https://", "http://"))]
         repo = _repo_arg(urls[0]) if urls else None
@@ -136,16 +125,16 @@ def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
     while i < len(args):
         arg = args[i]
         value = args[i + 1] if i + 1 < len(args) else None
-        taken = _option_value(arg, value, "-X", "--method")
+        taken = option_at(arg, value, ("-X", "--method"))
         if taken is not None:
             method, i = taken[0], i + taken[1]
             continue
-        taken = _option_value(arg, value, "-f", "--raw-field")
+        taken = option_at(arg, value, ("-f", "--raw-field"))
         if taken is not None:
             raw.append(taken[0] or "")
             i += taken[1]
             continue
-        taken = _option_value(arg, value, "-F", "--field")
+        taken = option_at(arg, value, ("-F", "--field"))
         if taken is not None:
             typed.append(taken[0] or "")
             i += taken[1]
@@ -185,18 +174,6 @@ def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
         repo = None  # gh fills these from the current checkout, which the gate does not know
     return ToolCall(result.operations, repo=repo, adapter=ADAPTER, summary=summary)
 
-
-def _option_value(arg: str, following: str | None, short: str, long: str) -> tuple[str | None, int] | None:
-    """The value of option ``short``/``long`` in each spelling gh's flag parser accepts
-    (``-X V``, ``-XV``, ``--method V``, ``--method=V``) and how many arguments it takes,
-    or None if ``arg`` is another option."""
-    if arg in (short, long):
-        return following, 2
-    if arg.startswith(long + "="):
-        return arg.split("=", 1)[1], 1
-    if arg.startswith(short) and len(arg) > len(short):
-        return arg[len(short) :], 1
-    return None
 
 
 def _graphql_body(raw: list[str], typed: list[str], has_input: bool) -> bytes | None:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from gitvow.graphql import BODY_LIMIT, TOKEN_LIMIT
 from gitvow.request import Fixture
-from gitvow_gitsmart.plugin import push_body
+from gitvow_gitsmart.adapter import push_body
 
 API = "https://api.github.com"
 WEB = "https://github.com"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gitvow.mcp import split_tool
 from gitvow.request import ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
@@ -131,17 +132,9 @@ READ_TOOLS = frozenset({
 _READ_PREFIXES = ("get_", "list_", "search_")
 
 
-def tool_name(tool: str) -> tuple[str | None, str]:
-    """(server, tool) from ``mcp__SERVER__TOOL`` or a bare tool name."""
-    if tool.startswith("mcp__"):
-        server, sep, name = tool[len("mcp__") :].partition("__")
-        if sep:
-            return server, name
-    return None, tool
-
 
 def classify_mcp(tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
-    server, name = tool_name(tool)
+    server, name = split_tool(tool)
     if server is not None and "github" not in server.lower():
         return None
     operation: str | None = TOOLS.get(name)

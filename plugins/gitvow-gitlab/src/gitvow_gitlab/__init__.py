@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from gitvow_gitlab.plugin import GitLabAdapter, split_path
+from gitvow_gitlab.adapter import GitLabAdapter, split_path
 
 __all__ = ["GitLabAdapter", "split_path"]

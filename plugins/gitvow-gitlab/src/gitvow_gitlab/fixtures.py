@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from gitvow.request import Fixture
-from gitvow_gitsmart.plugin import push_body
+from gitvow_gitsmart.adapter import push_body
 
 HOST = "https://gitlab.com"
 API = f"{HOST}/api/v4"

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote, unquote, urlsplit
 
+from gitvow.argv import option_value
 from gitvow.argv import positionals as plain_arguments
 from gitvow.request import Classification, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
@@ -70,17 +71,6 @@ LOCAL = frozenset({"config", "alias", "completion", "help", "version", "check-up
 RestClassifier = Callable[[Request], Classification]
 
 
-def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:
-    for i, arg in enumerate(args):
-        for name in names:
-            if arg == name and i + 1 < len(args):
-                return args[i + 1]
-            if arg.startswith(name + "=") and name.startswith("--"):
-                return arg[len(name) + 1 :]
-            if not name.startswith("--") and arg.startswith(name) and len(arg) > len(name):
-                return arg[len(name) :]
-    return None
-
 
 #: Options whose value is the next argument, wherever they stand (``-R group/proj``).
 _REPO_OPTIONS = frozenset({"-R", "--repo"})
@@ -99,7 +89,7 @@ def classify_glab(argv: Sequence[str], classify_request: RestClassifier, host: s
     rest = args[1:]
     if sub in LOCAL:
         return None
-    repo = _option_value(rest, ("-R", "--repo"))
+    repo = option_value(rest, ("-R", "--repo"))
     if sub == "api":
         return _classify_api(rest, classify_request, host, repo)
     positional = plain_arguments(rest, _REPO_OPTIONS)

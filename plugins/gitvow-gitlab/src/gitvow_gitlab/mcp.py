@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from gitvow.mcp import split_tool
 from gitvow.request import ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
@@ -88,14 +89,6 @@ GRAPHQL_TOOLS = frozenset({"execute_graphql"})
 GraphQLClassifier = Callable[[str, object], tuple[tuple[str, ...], str | None]]
 
 
-def split_tool(tool: str) -> tuple[str, str]:
-    """``mcp__gitlab__create_issue`` → ``("gitlab", "create_issue")``; bare names have no server."""
-    if tool.startswith("mcp__"):
-        parts = tool.split("__")
-        if len(parts) >= 3:
-            return parts[1], "__".join(parts[2:])
-    return "", tool
-
 
 def _repo(arguments: Mapping[str, object]) -> str | None:
     for key in ("project_id", "projectPath", "project_path", "project", "repo"):
@@ -108,7 +101,7 @@ def _repo(arguments: Mapping[str, object]) -> str | None:
 def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLClassifier) -> ToolCall | None:
     """Operations a GitLab MCP tool call performs, or None if the tool is not GitLab's."""
     server, name = split_tool(tool)
-    ours = "gitlab" in server.lower()
+    ours = server is not None and "gitlab" in server.lower()
     if server and not ours:
         return None
     repo = _repo(arguments)

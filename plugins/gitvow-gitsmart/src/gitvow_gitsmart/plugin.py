@@ -1,98 +1,12 @@
-"""The ``gitsmart`` adapter: plain git hosts mapped to it in ``[hosts]``."""
+"""Entry point of the ``gitvow-gitsmart`` distribution: registers the ``gitsmart`` adapter."""
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 
 from gitvow.adapter import Adapter
-from gitvow.errors import PluginError
 from gitvow.hookspecs import hookimpl
-from gitvow.request import ZERO_OID, Classification, Fixture, Request, ToolCall
-from gitvow.vocabulary import OPERATIONS
-from gitvow_gitsmart.classify import classify_git
-from gitvow_gitsmart.commands import classify_git_command
-from gitvow_gitsmart.pktline import COMMANDS_LIMIT
-
-FIXTURE_HOST = "https://git.example.test"
-_OID_A = "a" * 40
-_OID_B = "b" * 40
-
-
-def pkt(line: bytes) -> bytes:
-    """One pkt-line: four hex digits of length, then the payload."""
-    return b"%04x" % (len(line) + 4) + line
-
-
-def push_body(*commands: tuple[str, str, str]) -> bytes:
-    """A receive-pack request body with these ref updates and an empty pack."""
-    lines = []
-    for i, (old, new, ref) in enumerate(commands):
-        caps = b"\0report-status side-band-64k" if i == 0 else b""
-        lines.append(pkt(f"{old} {new} {ref}".encode() + caps + b"\n"))
-    return b"".join(lines) + b"0000PACK"
-
-
-class GitSmartAdapter(Adapter):
-    """git smart-HTTP on a host that speaks nothing else."""
-
-    name = "gitsmart"
-
-    def __init__(self) -> None:
-        self.strip_prefix = ""
-        self.commands_limit = COMMANDS_LIMIT
-
-    def configure(self, options: Mapping[str, object]) -> None:
-        """``strip_prefix`` (a mount point such as ``/git``) and ``commands_limit`` (bytes)."""
-        unknown = set(options) - {"strip_prefix", "commands_limit"}
-        if unknown:
-            raise PluginError(self.name, f"unknown option(s) {', '.join(sorted(unknown))}; expected strip_prefix, commands_limit")
-        prefix = options.get("strip_prefix", "")
-        limit = options.get("commands_limit", COMMANDS_LIMIT)
-        if not isinstance(prefix, str) or not isinstance(limit, int) or limit <= 0:
-            raise PluginError(self.name, "strip_prefix must be a string and commands_limit a positive integer")
-        self.strip_prefix = prefix.rstrip("/")
-        self.commands_limit = limit
-
-    def classify(self, request: Request) -> Classification:
-        result = classify_git(request, strip_prefix=self.strip_prefix, limit=self.commands_limit)
-        return result if result is not None else Classification.unknown("not a git smart-HTTP path")
-
-    def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
-        """Basic auth; a token of the form ``user:password`` keeps its user."""
-        userpass = token if ":" in token else f"x-access-token:{token}"
-        return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
-
-    def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
-        return classify_git_command(argv)
-
-    def fixtures(self) -> Sequence[Fixture]:
-        repo = f"{FIXTURE_HOST}/team/app.git"
-        return (
-            Fixture("GET", f"{repo}/info/refs?service=git-upload-pack", ("git.fetch",), repo="team/app"),
-            Fixture("POST", f"{repo}/git-upload-pack", ("git.fetch",), body=pkt(b"want " + _OID_A.encode() + b"\n") + b"0000", repo="team/app"),
-            Fixture("GET", f"{repo}/info/refs?service=git-receive-pack", ("git.push",), repo="team/app"),
-            Fixture("POST", f"{repo}/git-receive-pack", ("git.push",), body=push_body((_OID_A, _OID_B, "refs/heads/main")), repo="team/app"),
-            Fixture("POST", f"{FIXTURE_HOST}/group/sub/app/git-receive-pack", ("git.push",), body=push_body((ZERO_OID, _OID_B, "refs/heads/new")), repo="group/sub/app"),
-            Fixture("GET", f"{repo}/objects/info/packs", ("unknown",), near_miss=True, note="dumb HTTP is not smart-HTTP"),
-            Fixture("GET", f"{repo}/info/refs", ("unknown",), near_miss=True, note="no service: dumb HTTP"),
-            Fixture("POST", f"{repo}/info/refs?service=git-receive-pack", ("unknown",), near_miss=True, note="info/refs is GET only"),
-        )
-
-    def fail_closed_fixtures(self) -> Sequence[Fixture]:
-        repo = f"{FIXTURE_HOST}/team/app.git"
-        many = [(_OID_A, _OID_B, f"refs/heads/branch-{i:05d}") for i in range(COMMANDS_LIMIT // 90 + 10)]
-        over_limit = push_body(*many)
-        return (
-            Fixture("POST", f"{repo}/git-receive-pack", ("unknown",), body=b"zzzz garbage", note="unparseable"),
-            Fixture("POST", f"{repo}/git-receive-pack", ("unknown",), body=pkt(b"%s %s refs/heads/x\n" % (_OID_A.encode(), _OID_B.encode()))[:30], note="truncated"),
-            Fixture("POST", f"{repo}/git-receive-pack", ("unknown",), body=over_limit, note="over the commands limit"),
-            Fixture("POST", f"{FIXTURE_HOST}/api/anything", ("unknown",), note="unmatched"),
-        )
-
-    def unsupported(self) -> Mapping[str, str]:
-        covered = {"git.fetch", "git.push", "unknown"}
-        return {name: "git smart-HTTP carries only fetch and push" for name in OPERATIONS if name not in covered}
+from gitvow_gitsmart.adapter import GitSmartAdapter
 
 
 @hookimpl

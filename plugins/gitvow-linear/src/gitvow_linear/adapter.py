@@ -13,22 +13,23 @@ denial — reports ``linear_policy``, as seed 003 keeps today's codes unchanged.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
-from gitvow.errors import PluginError
 from gitvow.graphql import TOKEN_LIMIT, GraphQLReader, GraphQLRefused
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_linear import fixtures
+from gitvow_linear.limits import BODY_LIMIT, FIELD_LIMIT
 from gitvow_linear.mcp import classify_linear_tool
 from gitvow_linear.mutations import mutation_operations
+
+if TYPE_CHECKING:
+    from gitvow_linear.options import LinearOptions
 
 LINEAR_POLICY = "linear_policy"
 HOST = "api.linear.app"
 ENDPOINT = "/graphql"
-BODY_LIMIT = 32 * 1024
-FIELD_LIMIT = 32
-_OPTIONS = ("body_limit", "field_limit")
 _NOTE_NAMES = 3
 
 
@@ -62,22 +63,15 @@ class LinearAdapter(Adapter):
             token_limit=max(TOKEN_LIMIT, self.body_limit // 2),
         )
 
-    def configure(self, options: Mapping[str, object]) -> None:
-        """``body_limit`` (bytes) and ``field_limit`` (top-level fields per document); an option
-        left out is back at its default, so reconfiguring never keeps a stale limit."""
-        unknown = sorted(set(options) - set(_OPTIONS))
-        if unknown:
-            raise PluginError(self.name, f"unknown option(s) {', '.join(unknown)}; expected {', '.join(_OPTIONS)}")
-        body_limit = self._positive(options, "body_limit", BODY_LIMIT)
-        field_limit = self._positive(options, "field_limit", FIELD_LIMIT)
-        self.body_limit, self.field_limit = body_limit, field_limit
-        self._reader = self._make_reader()
+    @classmethod
+    def options_model(cls) -> type[LinearOptions]:
+        from gitvow_linear.options import LinearOptions
 
-    def _positive(self, options: Mapping[str, object], key: str, default: int) -> int:
-        value = options.get(key, default)
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise PluginError(self.name, f"{key} must be a positive integer, got {value!r}")
-        return value
+        return LinearOptions
+
+    def configure(self, options: LinearOptions) -> None:
+        self.body_limit, self.field_limit = options.body_limit, options.field_limit
+        self._reader = self._make_reader()
 
     def classify(self, request: Request) -> Classification:
         if request.method != "POST" or request.path != ENDPOINT:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gitvow.mcp import split_tool
 from gitvow.request import ToolCall
 
 #: Read tools of Linear's MCP server (listed so the table documents the whole server).
@@ -65,15 +66,6 @@ RELATING_ARGUMENTS = ("parentId", "blocks", "blockedBy", "relatedTo", "duplicate
 _READ_PREFIXES = ("list_", "get_", "search_")
 
 
-def split_tool(tool: str) -> tuple[str, str] | None:
-    """``(server, tool)`` from ``mcp__server__tool``, or None for any other shape."""
-    if not tool.startswith("mcp__"):
-        return None
-    server, sep, name = tool[len("mcp__") :].partition("__")
-    if not sep or not server or not name:
-        return None
-    return server, name
-
 
 def _issue_operations(base: tuple[str, ...], arguments: Mapping[str, object]) -> tuple[str, ...]:
     operations = list(base)
@@ -86,10 +78,9 @@ def _issue_operations(base: tuple[str, ...], arguments: Mapping[str, object]) ->
 
 def classify_linear_tool(tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
     """Operations of a Linear MCP tool call, or None if the tool is not Linear's."""
-    parts = split_tool(tool)
-    if parts is None or "linear" not in parts[0].lower():
+    server, name = split_tool(tool)
+    if not server or not name or "linear" not in server.lower():
         return None
-    name = parts[1]
     if name == "save_issue":
         # One tool for both: an ``id`` means the issue exists.
         base = ("issue.edit",) if arguments.get("id") else ("issue.create",)

@@ -1,0 +1,109 @@
+"""The ``github`` adapter: api.github.com, github.com, uploads.github.com and GHES hosts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from gitvow.adapter import Adapter
+from gitvow.auth import basic_authorization
+from gitvow.graphql import GraphQLReader
+from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_github.commands import classify_gh
+from gitvow_github.fixtures import FAIL_CLOSED, FIXTURES, UNSUPPORTED
+from gitvow_github.graphql import DocumentCache
+from gitvow_github.hosts import DEFAULT_HOSTS, LOGIN_PATHS, Surface, route
+from gitvow_github.inventory import READ_METHODS
+from gitvow_github.mcp import classify_mcp
+from gitvow_github.rest import classify_rest
+from gitvow_gitsmart import classify_git, is_git_path
+
+if TYPE_CHECKING:
+    from gitvow_github.options import GitHubOptions
+
+#: Forge tools an agent must not use for each relayed operation (shown after "do not use").
+RELAY_HINTS: Mapping[str, tuple[str, ...]] = {
+    "pr.create": (
+        "`gh pr create`",
+        "`gh api -X POST repos/{owner}/{repo}/pulls`",
+        "the GitHub MCP server's `create_pull_request`",
+    ),
+    "pr.merge": (
+        "`gh pr merge`",
+        "`gh api -X PUT repos/{owner}/{repo}/pulls/N/merge`",
+        "the GitHub MCP server's `merge_pull_request`",
+    ),
+}
+
+
+class GitHubAdapter(Adapter):
+    """GitHub REST (every route of the OpenAPI inventory), GraphQL, git smart-HTTP and sign-in."""
+
+    name = "github"
+    default_hosts = DEFAULT_HOSTS
+
+    def __init__(self) -> None:
+        self.reader = GraphQLReader()
+        self.documents = DocumentCache(self.reader)
+
+    @classmethod
+    def options_model(cls) -> type[GitHubOptions]:
+        from gitvow_github.options import GitHubOptions
+
+        return GitHubOptions
+
+    def configure(self, options: GitHubOptions) -> None:
+        self.reader = options.reader(cache_size=options.graphql_cache_size)
+        self.documents = DocumentCache(self.reader)
+
+    def classify(self, request: Request) -> Classification:
+        target = route(request.host, request.path)
+        if target.surface is Surface.REST:
+            return classify_rest(request.method, target.path)
+        if target.surface is Surface.GRAPHQL:
+            return self.documents.classify(
+                request.method.upper(), request.body, content_encoding=request.header("content-encoding")
+            )
+        return self._web(request)
+
+    def _web(self, request: Request) -> Classification:
+        """github.com (or a GHES root): git smart-HTTP, the device flow, and page reads."""
+        git = classify_git(request)
+        if git is not None:
+            return git
+        method = request.method.upper()
+        if method == "POST" and request.path.rstrip("/") in LOGIN_PATHS:
+            return Classification(("auth.login",), adapter=self.name)
+        if method in READ_METHODS:
+            return Classification((READ,), adapter=self.name)
+        return Classification(
+            (UNKNOWN,), adapter=self.name, note="on the web host only git, sign-in and reads are classified"
+        )
+
+    def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
+        """REST and GraphQL: ``Bearer``. git over HTTPS: Basic ``x-access-token:<token>``.
+
+        Always an ``authorization`` header, so whatever the agent sent is replaced.
+        """
+        if route(request.host, request.path).surface is Surface.WEB and is_git_path(request.path):
+            return basic_authorization(token, user="x-access-token")
+        return {"authorization": f"Bearer {token}"}
+
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        return RELAY_HINTS.get(operation, ())
+
+    def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
+        return classify_gh(argv, self.reader)
+
+    def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
+        return classify_mcp(tool, arguments)
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return FIXTURES
+
+    def fail_closed_fixtures(self) -> Sequence[Fixture]:
+        return FAIL_CLOSED
+
+    def unsupported(self) -> Mapping[str, str]:
+        return UNSUPPORTED

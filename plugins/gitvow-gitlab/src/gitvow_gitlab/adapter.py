@@ -1,0 +1,162 @@
+"""The ``gitlab`` adapter: gitlab.com and self-managed GitLab mapped to it in ``[hosts]``.
+
+A request is read in this order, each step owning a part of the URL space:
+
+1. a verb override (``X-HTTP-Method-Override``, ``_method``) on a write → ``unknown``:
+   the verb GitLab would run is not the one on the wire;
+2. the path is split on ``/`` and each segment percent-decoded; empty interior segments and
+   dot segments → ``unknown`` (a front end would normalise them into another route);
+3. ``/api/v4/…`` → the REST route trie (:mod:`gitvow_gitlab.routes`);
+4. ``/api/graphql`` → GraphQL (:mod:`gitvow_gitlab.graphql_ops`);
+5. ``/oauth/token``, ``/oauth/authorize_device``, ``/oauth/revoke`` → ``auth.login``;
+6. git smart-HTTP paths → :func:`gitvow_gitsmart.classify_git`;
+7. anything else: reads are ``read``, writes ``unknown``.
+
+A self-managed instance under a relative URL root (``https://host/gitlab/api/v4``) sets
+``relative_url_root = "/gitlab"`` in ``[adapters.gitlab]``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from gitvow.adapter import Adapter
+from gitvow.auth import basic_authorization
+from gitvow.graphql import GraphQLReader
+from gitvow.paths import PathRefused, split_path
+from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.vocabulary import READ
+from gitvow_gitlab.fixtures import fail_closed_fixtures, fixtures
+from gitvow_gitlab.glab import classify_glab
+from gitvow_gitlab.graphql_ops import ResultCache, classify_graphql
+from gitvow_gitlab.mcp import classify_mcp
+from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, method_override, unknown
+from gitvow_gitsmart import classify_git, is_git_path
+from gitvow_gitsmart.pktline import COMMANDS_LIMIT
+
+if TYPE_CHECKING:
+    from gitvow_gitlab.options import GitLabOptions
+
+OAUTH_PATHS = frozenset({"token", "authorize_device", "revoke"})
+
+#: Operations no GitLab request maps to, with the reason (the contract kit checks this list).
+UNSUPPORTED: Mapping[str, str] = {
+    "agent.session": "GitLab has no agent-activity API of the Linear kind; nothing on the wire maps to it",
+}
+
+
+
+class GitLabAdapter(Adapter):
+    """GitLab REST v4, GraphQL, OAuth sign-in and git smart-HTTP."""
+
+    name = ADAPTER
+    default_hosts = ("gitlab.com",)
+
+    def __init__(self) -> None:
+        self.reader = GraphQLReader()
+        self.results = ResultCache()
+        self.root: list[str] = []
+        self.commands_limit = COMMANDS_LIMIT
+
+    @property
+    def relative_url_root(self) -> str:
+        return "/" + "/".join(self.root) if self.root else ""
+
+    @classmethod
+    def options_model(cls) -> type[GitLabOptions]:
+        from gitvow_gitlab.options import GitLabOptions
+
+        return GitLabOptions
+
+    def configure(self, options: GitLabOptions) -> None:
+        self.reader = options.reader()
+        self.results = ResultCache()
+        self.commands_limit = options.commands_limit
+        self.root = split_path(options.relative_url_root)
+
+    # -- the wire ----------------------------------------------------------------------------
+
+    def classify(self, request: Request) -> Classification:
+        if request.method not in READ_METHODS:
+            refused = method_override(request)
+            if refused:
+                return unknown(refused)
+        try:
+            segments = split_path(request.path)
+        except PathRefused as exc:
+            return unknown(str(exc))
+        if self.root:
+            if segments[: len(self.root)] != self.root:
+                return self._outside(request)
+            segments = segments[len(self.root) :]
+        head = segments[:2]
+        if head == ["api", "v4"]:
+            return classify_rest(request, segments[2:])
+        if head == ["api", "graphql"] and len(segments) == 2:
+            return classify_graphql(request, self.reader, self.results)
+        if len(segments) == 2 and segments[0] == "oauth" and segments[1] in OAUTH_PATHS and request.method == "POST":
+            return Classification(("auth.login",), adapter=ADAPTER, details={"api": "oauth"})
+        if segments[:1] == ["api"]:
+            return self._outside(request)
+        git = classify_git(request, strip_prefix=self.relative_url_root, limit=self.commands_limit)
+        if git is not None:
+            return git
+        return self._outside(request)
+
+    @staticmethod
+    def _outside(request: Request) -> Classification:
+        if request.method in READ_METHODS:
+            return Classification((READ,), adapter=ADAPTER)
+        return unknown("not a GitLab REST v4, GraphQL, OAuth or git smart-HTTP path")
+
+    def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
+        """``Bearer`` for the API and GraphQL; Basic ``oauth2:<token>`` for git; none for OAuth sign-in."""
+        try:
+            segments = split_path(request.path)[len(self.root) :]
+        except PathRefused:
+            segments = []
+        if segments[:1] == ["oauth"]:
+            return {}
+        if segments[:1] != ["api"] and is_git_path(request.path):
+            return basic_authorization(token, user="oauth2")
+        return {"authorization": f"Bearer {token}"}
+
+    # -- the agent gate ------------------------------------------------------------------------
+
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        if operation == "pr.create":
+            return ("glab mr create", "the GitLab MCP tool create_merge_request", "GraphQL mergeRequestCreate")
+        if operation == "pr.merge":
+            return ("glab mr merge", "the GitLab MCP tool merge_merge_request", "GraphQL mergeRequestAccept")
+        return ()
+
+    def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
+        return classify_glab(argv, self.classify, host=self.default_hosts[0])
+
+    def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
+        return classify_mcp(tool, arguments, self._graphql_document)
+
+    def _graphql_document(self, query: str, variables: object) -> tuple[tuple[str, ...], str | None]:
+        payload: dict[str, object] = {"query": query}
+        if variables is not None:
+            payload["variables"] = variables
+        request = Request(method="POST", host=self.default_hosts[0], path="/api/graphql",
+                          body=json.dumps(payload).encode(), headers={"content-type": "application/json"})
+        result = classify_graphql(request, self.reader)
+        return result.operations, result.repo
+
+    # -- the contract kit ----------------------------------------------------------------------
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return fixtures()
+
+    def fail_closed_fixtures(self) -> Sequence[Fixture]:
+        return fail_closed_fixtures(self.reader.body_limit)
+
+    def unsupported(self) -> Mapping[str, str]:
+        return dict(UNSUPPORTED)
+
+
+__all__ = ["UNSUPPORTED", "GitLabAdapter", "PathRefused", "split_path"]
