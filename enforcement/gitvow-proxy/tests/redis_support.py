@@ -18,14 +18,21 @@ class RedisServer:
     workdir: Path
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
+    #: (certificate, key, CA) to serve TLS only (``rediss://``)
+    tls: tuple[Path, Path, Path] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"{'rediss' if self.tls else 'redis'}://127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        cmd = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.workdir),
+        listen = ["--port", str(self.port)]
+        if self.tls is not None:
+            cert, key, ca = self.tls
+            listen = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(cert),
+                      "--tls-key-file", str(key), "--tls-ca-cert-file", str(ca), "--tls-auth-clients", "no"]
+        cmd = [REDIS_SERVER, *listen, "--bind", "127.0.0.1", "--dir", str(self.workdir),
                "--save", "", "--appendonly", "no", "--protected-mode", "yes"]
         with (self.workdir / "redis.log").open("ab") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)

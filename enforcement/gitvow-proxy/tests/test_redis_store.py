@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+import trustme
 from redis_support import RedisServer
 
 from gitvow.errors import PolicyError
@@ -106,3 +107,24 @@ def test_password_in_the_url_is_refused(tmp_path: Path) -> None:
     assert "hunter2" not in str(info.value)
     with pytest.raises(StoreError):
         redis_store.RedisStore("http://127.0.0.1:6379/0")
+
+
+def test_rediss_with_a_private_ca(tmp_path: Path, ca: trustme.CA, ca_file: Path) -> None:
+    """``rediss://`` checks the server's certificate against ``[proxy] state_ca``."""
+    cert = ca.issue_cert("127.0.0.1")
+    cert.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
+    cert.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
+    server = RedisServer(tmp_path / "redis", tls=(tmp_path / "cert.pem", tmp_path / "key.pem", ca_file))
+    try:
+        server.start()
+    except RuntimeError as exc:  # a redis-server built without TLS
+        pytest.skip(f"redis-server cannot serve TLS here: {exc}")
+    try:
+        assert server.url.startswith("rediss://")
+        store = open_state(_policy(tmp_path, server.url, f'state_ca = "{ca_file}"\n'))
+        assert store.canary("bot").startswith("gvc_")
+        untrusted = open_state(_policy(tmp_path, server.url))  # the system CAs do not know the test CA
+        with pytest.raises(StoreUnavailable):
+            untrusted.canary("bot")
+    finally:
+        server.stop()
