@@ -170,3 +170,17 @@ def test_an_adapter_that_raises_is_a_deny_naming_it(engine: Engine, caplog: pyte
 
 def test_no_credential_means_no_authorization_header(engine: Engine) -> None:
     assert engine.decide(req("PUT"), AGENT, Recording(token=None)).headers == {}
+
+
+def test_decide_classified_runs_the_stages_on_a_given_classification(engine: Engine) -> None:
+    """Replay of an audit line: the logged operations decide, not the adapter's reading."""
+    adapter = engine.hosts.lookup(HOST)
+    assert adapter is not None
+    gates = Recording()
+    # A GET the adapter would read as `read`, logged as a PR creation: the relay answers.
+    decision = engine.decide_classified(req("GET"), adapter, Classification(("pr.create",), repo="o/r"), AGENT, gates)
+    assert (decision.stage, decision.reason, decision.adapter) == ("policy", "hard_deny", "forge")
+    assert gates.ran == ["run_state", "write_surface"]
+    allowed = engine.decide_classified(req("GET"), adapter, Classification(("issue.create",), repo="o/r"), AGENT, Recording())
+    assert allowed.action is Action.FORWARD and allowed.classification is not None
+    assert allowed.classification.operations == ("issue.create",)

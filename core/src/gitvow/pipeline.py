@@ -119,7 +119,15 @@ class Engine:
         adapter = self.hosts.lookup(request.host, request.port)
         if adapter is None:
             return _TUNNEL
-        classification = self._classify(adapter, request)
+        return self.decide_classified(request, adapter, self._classify(adapter, request), caller, gates)
+
+    def decide_classified(
+        self, request: Request, adapter: Adapter, classification: Classification, caller: Caller, gates: Gates = NO_GATES
+    ) -> Decision:
+        """Stages 2-8 for a request classified already.
+
+        ``gitvow replay`` re-decides audit-log lines this way: they hold the operations and
+        the repository the adapter found, not the body it found them in."""
         ctx = Context(request, adapter, classification, caller)
         if not caller.internal:
             stages = _AGENT_STAGES

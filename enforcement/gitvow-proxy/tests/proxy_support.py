@@ -203,6 +203,7 @@ def start_proxy(
     *,
     mitmdump: bool = False,
     extra: Sequence[str] = (),
+    args: Sequence[str] = (),
 ) -> ProxyProcess:
     port = free_port()
     confdir = workdir / "confdir"
@@ -218,7 +219,7 @@ def start_proxy(
         for option in extra:
             cmd += ["--set", option]
     else:
-        cmd = [GITVOW, "proxy", "--policy", str(policy), "--listen-port", str(port), "--confdir", str(confdir)]
+        cmd = [GITVOW, "proxy", "--policy", str(policy), "--listen-port", str(port), "--confdir", str(confdir), *args]
         for option in extra:
             cmd += ["--set", option]
     with log.open("wb") as out:

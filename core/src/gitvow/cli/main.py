@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("gitvow.cli.explain", "classify one request offline and show the verdict", CORE),
     "proxy": ("gitvow_proxy.cli.proxy", "run the proxy: the whole pipeline on the agents' traffic", PROXY),
     "env": ("gitvow_proxy.cli.env", "print an agent's shell environment for the proxy", PROXY),
+    "replay": ("gitvow_proxy.cli.replay", "re-decide recorded traffic under a new policy; list what changes", PROXY),
     "hook": ("gitvow_gate.cli.hook", "run as an agent's pre-tool-use hook (the agent's JSON on stdin)", GATE),
     "check": ("gitvow_gate.cli.check", "what the agent gate decides for a command, a file edit or an MCP tool", GATE),
     "ask": ("gitvow_gate.cli.ask", "ask the configured providers one question about an edit", GATE),

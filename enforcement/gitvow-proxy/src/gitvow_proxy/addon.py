@@ -5,8 +5,9 @@ Loaded by ``gitvow proxy`` and equally by plain mitmproxy::
     mitmdump -s "$(python -c 'import gitvow_proxy.addon as m; print(m.__file__)')" \\
         --set gitvow_policy=policy.toml
 
-Options: ``gitvow_policy`` (the policy file, required) and ``gitvow_state`` (overrides
-``[proxy] state``). Without a valid policy every request is refused: the addon never fails
+Options: ``gitvow_policy`` (the policy file, required), ``gitvow_state`` (overrides
+``[proxy] state``) and ``gitvow_record`` (write the agents' flows, without secrets, to a
+mitmproxy flow file: see :mod:`gitvow_proxy.record`). Without a valid policy every request is refused: the addon never fails
 open. TLS is intercepted only for hosts an adapter asks for; other hosts are tunnelled
 untouched, or refused when ``[proxy] other_hosts = "refuse"``.
 """
@@ -31,6 +32,7 @@ from gitvow_proxy.audit import AuditLog
 from gitvow_proxy.gates import UNAVAILABLE_RETRY
 from gitvow_proxy.identity import PROXY_AUTHENTICATE, Identity
 from gitvow_proxy.metrics import CONTENT_TYPE, Metrics
+from gitvow_proxy.record import Recorder, Redactor, policy_stamp, sanitized
 from gitvow_proxy.runtime import Runtime, build_runtime, open_state
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.store import STATE_UNAVAILABLE, Store
@@ -42,6 +44,7 @@ REDACTED = b"[redacted by gitvow]"
 _SECRETS_KEY = "gitvow.secrets"
 _IDENTITY_KEY = "gitvow.identity"
 _SENT_KEY = "gitvow.sent"
+_RECORD_KEY = "gitvow.record"
 _VERDICTS = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle"}
 
 
@@ -66,14 +69,31 @@ class GitvowAddon:
         self._known: dict[str, tuple[str, Runtime, Identity]] = {}  # connection id → last identity proven
         self.metrics = Metrics(lambda: (self.runtime, self.store))
         self.admin: AdminServer | None = None
+        self.recorder: Recorder | None = None
+        self._redactor_cache: tuple[Runtime, Redactor, dict[str, str]] | None = None
+        self._policy_stamp: tuple[Runtime, dict[str, str]] | None = None  # the file as loaded, for recordings
 
     # -- mitmproxy lifecycle ------------------------------------------------------------------
 
     def load(self, loader: Any) -> None:
         loader.add_option("gitvow_policy", str, "", "gitvow policy file (TOML or JSON).")
-        loader.add_option("gitvow_state", str, "", "gitvow state store: a SQLite path, :memory: or redis://HOST:PORT/DB (default: [proxy] state).")
+        loader.add_option("gitvow_state", str, "", "gitvow state store: a SQLite path, :memory: or redis://HOST:PORT/DB "
+                          "(default: [proxy] state).")
+        loader.add_option("gitvow_record", str, "", "write the agents' flows, without credentials, canaries or cookies, "
+                          "to this mitmproxy flow file (+FILE appends).")
 
     def configure(self, updated: set[str]) -> None:
+        if "gitvow_record" in updated:
+            if self.recorder is not None:
+                self.recorder.close()
+                self.recorder = None
+            if ctx.options.gitvow_record:
+                try:
+                    self.recorder = Recorder(ctx.options.gitvow_record)
+                except GitvowError as exc:
+                    raise exceptions.OptionsError(f"gitvow_record: {exc}") from None  # type: ignore[no-untyped-call]
+                if self.runtime is not None:
+                    self._policy_stamp = (self.runtime, policy_stamp(ctx.options.gitvow_policy))
         if "gitvow_policy" not in updated and "gitvow_state" not in updated:
             return
         if not ctx.options.gitvow_policy:
@@ -104,6 +124,8 @@ class GitvowAddon:
             self.audit.close()
         if self.store is not None:
             self.store.close()
+        if self.recorder is not None:
+            self.recorder.close()
 
     def client_disconnected(self, client: connection.Client) -> None:
         self._auth.pop(client.id, None)
@@ -135,6 +157,8 @@ class GitvowAddon:
             if old is not None:
                 old.close()
         self.runtime, self._stamp = runtime, stamp
+        if self.recorder is not None:
+            self._policy_stamp = (runtime, policy_stamp(path))
         hosts = ", ".join(f"{h}→{a}" for h, a in runtime.engine.hosts.items()) or "none"
         log.info("gitvow: policy %s loaded (hosts: %s)", path, hosts)
 
@@ -292,7 +316,7 @@ class GitvowAddon:
             if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse":
                 flow.response = _refusal(403, f"gitvow refused a request to {request.host}: no adapter serves it. "
                                          f"reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
-                self._audit(where, identity.name, "deny", HOST_NOT_SERVED, "host", took)
+                self._audit(where, identity.name, "deny", HOST_NOT_SERVED, "host", took, flow=flow, runtime=runtime)
                 return
         else:
             status, headers = decision.status, decision.headers
@@ -304,7 +328,8 @@ class GitvowAddon:
                 {"Content-Type": "text/plain; charset=utf-8", **headers},
             )
         verdict = _VERDICTS.get(action, "tunnel")
-        self._audit(where, identity.name, verdict, decision.reason, decision.stage, took, decision=decision, note=note)
+        self._audit(where, identity.name, verdict, decision.reason, decision.stage, took, decision=decision, note=note,
+                    flow=flow, runtime=runtime)
 
     # -- responses: the injected token never reaches the agent --------------------------------
 
@@ -312,6 +337,15 @@ class GitvowAddon:
         sent = flow.metadata.get(_SENT_KEY)
         if sent is not None and flow.response is not None:
             self.metrics.upstream(sent[0], (flow.response.timestamp_end or time.time()) - sent[1])
+        self._scrub(flow)
+        if self.recorder is not None:
+            self._record(flow)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        if self.recorder is not None:
+            self._record(flow)
+
+    def _scrub(self, flow: http.HTTPFlow) -> None:
         secrets = flow.metadata.get(_SECRETS_KEY)
         if not secrets or flow.response is None:
             return
@@ -333,6 +367,37 @@ class GitvowAddon:
             response.content = content
             log.warning("gitvow: redacted an injected credential from a response of %s", flow.request.host)
 
+    # -- recording ----------------------------------------------------------------------------
+
+    def _redactor(self, runtime: Runtime) -> tuple[Redactor, dict[str, str]]:
+        """The secrets of the policy that decided (and the canaries the store issued)."""
+        cached = self._redactor_cache
+        if cached is not None and cached[0] is runtime:
+            return cached[1], cached[2]
+        settings = runtime.policy.section(ProxyPolicy)
+        canaries = self.store.canaries() if self.store is not None else {}
+        redactor = Redactor.build(
+            secrets=(*runtime.secrets, *runtime.identities.secrets()),
+            canaries=canaries,
+            literal=tuple(settings.canary.tokens),
+        )
+        known = self._policy_stamp
+        stamp = known[1] if known is not None and known[0] is runtime else {"path": runtime.source or "", "sha256": ""}
+        self._redactor_cache = (runtime, redactor, stamp)
+        return redactor, stamp
+
+    def _record(self, flow: http.HTTPFlow) -> None:
+        pending = flow.metadata.pop(_RECORD_KEY, None)
+        recorder = self.recorder
+        if pending is None or recorder is None:
+            return
+        info, injected, runtime = pending
+        try:
+            redactor, stamp = self._redactor(runtime)
+            recorder.write(sanitized(flow, {**info, "policy": stamp}, redactor, injected))
+        except Exception as exc:  # a recording that fails must not take the proxy down
+            log.error("gitvow: cannot write the recording %s: %s: %s", recorder.path, type(exc).__name__, exc)
+
     # -- audit --------------------------------------------------------------------------------
 
     def _audit(
@@ -346,14 +411,23 @@ class GitvowAddon:
         *,
         decision: Decision | None = None,
         note: str | None = None,
+        flow: http.HTTPFlow | None = None,
+        runtime: Runtime | None = None,
     ) -> None:
         self.metrics.decided(verdict, reason, decision.adapter if decision is not None else None, agent, took)
-        if self.audit is None:
-            return
         if isinstance(where, http.HTTPFlow):
             where = (where.request.method, f"{where.request.host}:{where.request.port}", where.request.path)
         method, host, path = where
         classification = decision.classification if decision is not None else None
+        if self.recorder is not None and flow is not None and runtime is not None and agent is not None:
+            # What the audit line says, kept with the flow until its exchange ends.
+            info = {"agent": agent, "verdict": verdict, "reason": reason, "stage": stage,
+                    "operations": list(classification.operations) if classification else [],
+                    "repo": classification.repo if classification else None}
+            injected = tuple(decision.headers) if decision is not None and verdict == "allow" else ()
+            flow.metadata[_RECORD_KEY] = (info, injected, runtime)
+        if self.audit is None:
+            return
         try:
             self.audit.write(
                 agent=agent,

@@ -99,6 +99,10 @@ class Identities:
             return None
         return Identity(name, internal=name == self._internal)
 
+    def secrets(self) -> tuple[str, ...]:
+        """Every proxy secret, so a recording can be scrubbed of them."""
+        return tuple(self._secrets.values())
+
     def secret(self, name: str) -> str | None:
         """The secret of ``name`` (for ``gitvow env``, which prints it into the agent's own shell)."""
         return self._secrets.get(name)

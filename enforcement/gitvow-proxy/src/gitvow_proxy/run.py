@@ -32,6 +32,7 @@ class ProxyOptions:
     listen_port: int | None = None
     confdir: str | None = None
     state: str | None = None
+    record: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -140,6 +141,8 @@ async def serve(options: ProxyOptions) -> int:
     }
     if options.state:
         updates["gitvow_state"] = options.state
+    if options.record:
+        updates["gitvow_record"] = options.record
     if settings.upstream_ca:
         updates["ssl_verify_upstream_trusted_ca"] = str(Path(settings.upstream_ca).expanduser())
     opts.update(**updates)  # type: ignore[no-untyped-call]

@@ -14,6 +14,9 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listen-port", type=int, help="port to listen on (default: [proxy] listen_port)")
     parser.add_argument("--confdir", help="mitmproxy's directory, where its CA lives (default: [proxy] confdir)")
     parser.add_argument("--state", help="state store: a SQLite path or :memory: (default: [proxy] state)")
+    parser.add_argument("--record", metavar="FILE",
+                        help="write the agents' flows to a mitmproxy flow file, without credentials, canaries or "
+                             "cookies, for `gitvow replay` (+FILE appends)")
     parser.add_argument("--set", dest="extra", action="append", default=[], metavar="OPTION=VALUE",
                         help="a mitmproxy option, as with mitmdump --set (repeatable)")
 
@@ -34,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
         listen_port=args.listen_port,
         confdir=args.confdir,
         state=args.state,
+        record=args.record,
         extra=extra,
     )
     return main(options)

@@ -1,0 +1,173 @@
+"""``gitvow proxy --record FILE``: the agents' flows as a mitmproxy flow file, without secrets.
+
+Each request that reached the pipeline is written once its exchange ends, as mitmproxy's own
+``FlowWriter`` writes it (so ``mitmproxy -r``, ``mitmdump -nr … --set hardump=…`` and
+``gitvow replay`` read it), after everything that authenticates anyone is taken out:
+
+- headers ``Authorization``, ``Proxy-Authorization``, ``Cookie``, ``Set-Cookie`` and every
+  header the adapter injected are dropped, in the request and the response;
+- the injected tokens, the agents' proxy secrets and the canaries are replaced wherever they
+  appear in a header, the path or the body. A canary becomes a placeholder naming whom it
+  was issued to (:func:`canary_placeholder`), so replay can still refuse it;
+- a body in which a secret is still found after that (gzip, base64, a git pack: the same
+  scan the canary gate runs) is withheld whole and replaced by the placeholder;
+- response bodies are not kept: they are the forge's data and replay does not need them,
+  except gitvow's own one-line refusals.
+
+The flow's metadata (``gitvow``) holds what the audit line holds (agent, verdict, reason,
+stage, operations, repository) and the policy file it was decided under, so replay can
+compare against the decisions as they were made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from mitmproxy import http
+from mitmproxy.io import FlowWriter
+
+from gitvow import denial
+from gitvow.errors import GitvowError
+from gitvow_proxy.canary import CanaryScanner, ScanRefused
+
+#: Where the decision travels in a recorded flow's metadata.
+METADATA_KEY = "gitvow"
+REDACTED = b"[redacted by gitvow]"
+_DROP = frozenset({b"authorization", b"proxy-authorization", b"cookie", b"set-cookie"})
+#: Bodies larger than this are withheld rather than scanned.
+_SCAN_LIMIT = 64 * 1024 * 1024
+
+
+def canary_placeholder(agent: str) -> str:
+    """What an agent's canary is replaced with on disk: the same for every token issued to it."""
+    return "gvc_redacted_" + hashlib.sha256(f"agent:{agent}".encode()).hexdigest()[:16]
+
+
+def token_placeholder(token: str) -> str:
+    """What a literal ``[canary] tokens`` entry is replaced with on disk."""
+    return "gvc_redacted_" + hashlib.sha256(f"token:{token}".encode()).hexdigest()[:16]
+
+
+def policy_stamp(path: str | Path) -> dict[str, str]:
+    """The policy a recording was made under: its path and the SHA-256 of its bytes."""
+    try:
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        digest = ""
+    return {"path": str(path), "sha256": digest}
+
+
+@dataclass(frozen=True, slots=True)
+class Redactor:
+    """Every secret of one loaded policy and what each becomes on disk."""
+
+    replacements: tuple[tuple[bytes, bytes], ...]
+    scanner: CanaryScanner
+
+    @classmethod
+    def build(cls, *, secrets: tuple[str, ...], canaries: dict[str, str], literal: tuple[str, ...]) -> Redactor:
+        """``secrets``: replaced by ``REDACTED``; ``canaries`` token → agent; ``literal``: policy canaries."""
+        pairs: dict[bytes, bytes] = {}
+        for secret in secrets:
+            if secret:
+                pairs[secret.encode()] = REDACTED
+        for token, agent in canaries.items():
+            pairs[token.encode()] = canary_placeholder(agent).encode()
+        for token in literal:
+            pairs[token.encode()] = token_placeholder(token).encode()
+        # Longest first, so a secret that contains another is replaced whole.
+        ordered = tuple(sorted(pairs.items(), key=lambda kv: -len(kv[0])))
+        owners = {secret.decode(): placeholder.decode() for secret, placeholder in ordered}
+        return cls(ordered, CanaryScanner(owners, limit=_SCAN_LIMIT))
+
+    def text(self, data: bytes) -> bytes:
+        for secret, placeholder in self.replacements:
+            if secret in data:
+                data = data.replace(secret, placeholder)
+        return data
+
+    def body(self, data: bytes, content_encoding: str, *, git_push: bool) -> tuple[bytes, bool]:
+        """The body to keep and whether it had to be withheld (a secret still found after replacing)."""
+        data = self.text(data)
+        if not self.scanner or not data:
+            return data, False
+        try:
+            left = self.scanner.find(data, content_encoding=content_encoding, git_push=git_push)
+        except ScanRefused:
+            return REDACTED, True
+        if left is None:
+            return data, False
+        return left.encode(), True
+
+
+def _clean_headers(headers: http.Headers, redactor: Redactor, drop: frozenset[bytes]) -> None:
+    headers.fields = tuple(
+        (name, redactor.text(value)) for name, value in headers.fields if name.lower() not in drop
+    )
+
+
+def sanitized(flow: http.HTTPFlow, info: dict[str, Any], redactor: Redactor, injected: tuple[str, ...]) -> http.HTTPFlow:
+    """A copy of ``flow`` fit for the disk; ``info`` becomes its only metadata."""
+    # The live flow's metadata holds the policy runtime and the injected secrets: never copied.
+    metadata, flow.metadata = flow.metadata, {}
+    try:
+        copy: http.HTTPFlow = flow.copy()  # type: ignore[no-untyped-call]
+    finally:
+        flow.metadata = metadata
+    drop = _DROP | {name.lower().encode() for name in injected}
+    request = copy.request
+    _clean_headers(request.headers, redactor, drop)
+    request.path = redactor.text(request.path.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
+    withheld = False
+    if request.raw_content:
+        git_push = request.method == "POST" and request.path.split("?", 1)[0].endswith("/git-receive-pack")
+        body, withheld = redactor.body(request.raw_content, request.headers.get("content-encoding", ""), git_push=git_push)
+        if withheld:
+            request.headers.pop("content-encoding", None)
+        request.raw_content = body
+        if "content-length" in request.headers:
+            request.headers["content-length"] = str(len(body))
+    response = copy.response
+    if response is not None:
+        _clean_headers(response.headers, redactor, drop)
+        if denial.REASON_HEADER not in response.headers:
+            response.headers.pop("content-encoding", None)
+            response.headers.pop("transfer-encoding", None)
+            response.raw_content = b""
+            if "content-length" in response.headers:
+                response.headers["content-length"] = "0"
+        elif response.raw_content:
+            response.raw_content = redactor.text(response.raw_content)
+    if copy.error is not None:
+        copy.error.msg = redactor.text(copy.error.msg.encode()).decode("utf-8", "replace")
+    copy.comment = ""
+    copy.metadata[METADATA_KEY] = {**info, "body_withheld": withheld}
+    return copy
+
+
+class Recorder:
+    """An open flow file; ``+PATH`` appends as mitmproxy's ``save_stream_file`` does."""
+
+    def __init__(self, spec: str) -> None:
+        append = spec.startswith("+")
+        self.spec = spec
+        self.path = Path(spec[1:] if append else spec).expanduser()
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o600)
+            if os.name == "posix":
+                os.fchmod(fd, 0o600)  # the agents' request bodies: readable by the proxy's user only
+            self._file: IO[bytes] = os.fdopen(fd, "ab" if append else "wb")
+        except OSError as exc:
+            raise GitvowError(f"cannot open the recording {self.path}: {exc.strerror or exc}") from None
+        self._writer = FlowWriter(self._file)  # type: ignore[no-untyped-call]
+
+    def write(self, flow: http.HTTPFlow) -> None:
+        self._writer.add(flow)
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
