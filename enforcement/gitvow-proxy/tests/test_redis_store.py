@@ -128,3 +128,16 @@ def test_rediss_with_a_private_ca(tmp_path: Path, ca: trustme.CA, ca_file: Path)
             untrusted.canary("bot")
     finally:
         server.stop()
+
+
+def test_an_error_answer_is_not_an_outage(redis_server: RedisServer) -> None:
+    """Redis answering with an error (here a key of the wrong type) is a store error, refused
+    as any failing stage is, but not ``state_unavailable``: the server is there."""
+    import redis
+
+    redis.Redis(port=redis_server.port).set("gitvow:counters", "not a hash")
+    store = redis_store.RedisStore(redis_server.url)
+    with pytest.raises(StoreError) as info:
+        store.count("k")
+    assert not isinstance(info.value, StoreUnavailable) and "WRONGTYPE" in str(info.value)
+    assert store.available and store.errors == 1

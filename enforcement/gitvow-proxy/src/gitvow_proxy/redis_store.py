@@ -136,7 +136,7 @@ class RedisStore(Store):
                 raise StoreUnavailable(f"the state store {self.where} is unreachable")
         try:
             result = fn()
-        except redis.RedisError as exc:
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
             with self._lock:
                 self.errors += 1
                 self._next_try = time.monotonic() + self.retry_interval
@@ -147,6 +147,10 @@ class RedisStore(Store):
                 log.error("gitvow: the state store %s is unreachable (%s: %s); writes are refused with "
                           "state_unavailable until it is back", self.where, type(exc).__name__, exc)
             raise StoreUnavailable(f"the state store {self.where} is unreachable") from None
+        except redis.RedisError as exc:  # answered, but with an error: the pipeline refuses (internal_error)
+            with self._lock:
+                self.errors += 1
+            raise StoreError(f"the state store {self.where} answered: {type(exc).__name__}: {exc}") from None
         if self._down_since is not None:
             with self._lock:
                 since, self._down_since = self._down_since, None
