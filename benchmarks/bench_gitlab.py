@@ -20,7 +20,7 @@ from gitvow.modes import Mode
 from gitvow.pipeline import Engine
 from gitvow.plugins import Plugins
 from gitvow.policy.load import Policy
-from gitvow.relay import MERGE, OPEN_PR
+from gitvow.relay import APPROVAL
 from gitvow.request import Request
 
 gitlab_plugin = pytest.importorskip("gitvow_gitlab.adapter")
@@ -54,7 +54,7 @@ def adapter() -> Any:
 
 @pytest.fixture(scope="module")
 def engine(adapter: Any) -> Engine:
-    plugins = Plugins.of(adapters=[adapter], relays=[OPEN_PR, MERGE])
+    plugins = Plugins.of(adapters=[adapter], relays=[APPROVAL])
     return Engine(Policy(), plugins)
 
 

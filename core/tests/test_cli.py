@@ -16,7 +16,7 @@ def test_ops_json_lists_the_vocabulary_with_default_rows(gitvow_cli: Run) -> Non
     result = gitvow_cli(["ops", "--json"])
     assert result.returncode == 0
     rows = {row["name"]: row for row in json.loads(result.stdout)}
-    assert rows["pr.merge"]["default"] == "relay(hive-merge)"
+    assert rows["pr.merge"]["default"] == "relay(approval)"
     assert rows["issue.comment"]["default"] == "issues_only or converse"
     assert "inference" in rows["inference.call"]["adapters"]
 

@@ -17,7 +17,7 @@ def verdict(ops: tuple[str, ...], mode: Mode, caps: frozenset[str] = frozenset()
 @pytest.mark.parametrize("mode", list(Mode))
 def test_relay_wins_at_every_mode(mode: Mode) -> None:
     v = verdict(("pr.merge",), mode)
-    assert v.outcome is Outcome.RELAY and v.code == "hard_deny" and v.relay == "hive-merge"
+    assert v.outcome is Outcome.RELAY and v.code == "hard_deny" and v.relay == "approval"
 
 
 def test_mode_ladder() -> None:
@@ -58,3 +58,14 @@ def test_per_repository_autonomy_overrides_the_agent_mode() -> None:
     assert evaluate(Classification(("git.push",), repo="O/Trusted"), grant).allowed
     assert not evaluate(Classification(("git.push",), repo="o/other"), grant).allowed
     assert not evaluate(Classification(("git.push",), repo=None), grant).allowed
+
+
+def test_no_line_suggests_a_higher_mode_for_what_no_mode_allows() -> None:
+    from gitvow.denial import render
+
+    for operations in (("repo.delete",), ("unknown",)):
+        verdict = evaluate(Classification(operations), Grant(Mode.ISSUES_PRS_MERGE))
+        line = render(verdict)
+        assert "raise this agent's mode" not in line and "no agent mode allows" in line, line
+    needs = render(evaluate(Classification(("issue.create",)), Grant(Mode.ADVISORY)))
+    assert "raise this agent's mode" in needs  # here a higher mode does help

@@ -13,7 +13,8 @@ from gitvow.modes import Mode
 from gitvow.pipeline import Action, Engine
 from gitvow.plugins import Plugins
 from gitvow.policy.load import Policy, parse_policy
-from gitvow.relay import MERGE, OPEN_PR
+from gitvow.policy.table import PolicyRow, PolicyTable
+from gitvow.relay import APPROVAL, RelayTemplate
 from gitvow.request import Classification, Request
 from gitvow.verdict import Verdict
 
@@ -78,7 +79,7 @@ class Recording(Gates):
 
 @pytest.fixture
 def engine() -> Engine:
-    plugins = Plugins.of(adapters=[Forge()], relays=[OPEN_PR, MERGE])
+    plugins = Plugins.of(adapters=[Forge()], relays=[APPROVAL])
     return Engine(Policy(), plugins)
 
 
@@ -87,13 +88,14 @@ def req(method: str, path: str = "/x") -> Request:
 
 
 AGENT = Caller("bot", Grant(Mode.ISSUES_AND_PRS))
+OPEN_PR = RelayTemplate("open-pr", "open-pr --title T", "opening a pull request")  # an operator's [relays.NAME]
 
 
 def test_relay_hints_follow_the_operation_not_the_relay_name() -> None:
     """A relay renamed in the policy keeps the adapter's hints: they are keyed by operation."""
     data = {"relays": {"open-it": {"usage": "open-it TITLE", "what": "opening"}},
             "operations": {"pr.create": {"relay": "open-it"}}}
-    plugins = Plugins.of(adapters=[Forge()], relays=[OPEN_PR, MERGE])
+    plugins = Plugins.of(adapters=[Forge()], relays=[APPROVAL])
     renamed = Engine(parse_policy(data, relays=plugins.relays, sections=()), plugins)
     decision = renamed.decide(req("POST"), AGENT, Recording())
     assert decision.message is not None
@@ -118,12 +120,52 @@ def test_run_state_reports_before_the_relay(engine: Engine) -> None:
     assert (decision.stage, decision.reason, decision.status) == ("run_state", "repo_paused", 403)
 
 
-def test_policy_runs_after_write_surface_and_before_the_repo_filter(engine: Engine) -> None:
+def test_policy_runs_after_write_surface_and_before_the_repo_filter() -> None:
+    """An operator's relay ([relays.NAME]) stops at the policy stage, with the adapter's hints."""
+    policy = Policy(table=PolicyTable({"pr.create": PolicyRow(relay="open-pr")}), relays={"open-pr": OPEN_PR})
+    engine = Engine(policy, Plugins.of(adapters=[Forge()], relays=[APPROVAL]))
     assert engine.decide(req("POST"), AGENT, Recording(refuse={"write_surface"})).reason == "write_surface_enforce"
     relay = engine.decide(req("POST"), AGENT, Recording(refuse={"repo_filter", "body"}))
-    assert (relay.stage, relay.reason) == ("policy", "hard_deny")
-    assert relay.message is not None and "forge-cli pr create" in relay.message
+    assert (relay.stage, relay.reason, relay.staged) == ("policy", "hard_deny", False)
+    assert relay.message is not None and "use `open-pr --title T`; do not use forge-cli pr create" in relay.message
     assert relay.message.endswith("reason=hard_deny") and relay.headers["X-Gitvow-Reason"] == "hard_deny"
+
+
+def test_the_approval_relay_stages_only_what_every_later_gate_passes(engine: Engine) -> None:
+    """The default relay for pr.create is `approval`: the repo filter and body gates run too,
+    so a request they refuse is refused for that reason and never staged for a human."""
+    assert engine.decide(req("POST"), AGENT, Recording(refuse={"body"})).reason == "canary_egress"
+    gates = Recording()
+    staged = engine.decide(req("POST"), AGENT, gates)
+    assert (staged.stage, staged.reason, staged.staged, staged.status) == ("policy", "hard_deny", True, 403)
+    assert gates.ran == ["run_state", "write_surface", "repo_filter", "body"]  # no budget, no credential
+    assert staged.message is not None and "needs a human's approval" in staged.message
+    assert "forge-cli" not in staged.message  # sending it is the sanctioned path: no do-not-use hints
+    assert staged.verdict is not None
+    line = engine.message(staged.verdict, staged.classification, None, "POST /x", approval="7K3F")  # type: ignore[arg-type]
+    assert "staged for a human as approval 7K3F" in line and "`gitvow approvals wait 7K3F`" in line
+    assert line.endswith("reason=hard_deny")
+
+
+def test_an_approved_request_skips_the_policy_stage_only(engine: Engine) -> None:
+    approved = Caller("bot", Grant(Mode.ISSUES_AND_PRS), approved=True)
+    gates = Recording()
+    decision = engine.decide(req("POST"), approved, gates)
+    assert decision.action is Action.FORWARD and decision.headers == {"authorization": "Bearer s3cret"}
+    assert gates.ran == ["run_state", "write_surface", "repo_filter", "body", "budget", "credential"]
+    assert engine.decide(req("POST"), approved, Recording(refuse={"run_state"})).reason == "repo_paused"
+    assert engine.decide(req("POST"), approved, Recording(refuse={"budget"})).status == 429
+
+
+def test_a_request_mixing_a_staged_and_a_denied_operation_is_never_staged() -> None:
+    class Mixed(Forge):
+        def classify(self, request: Request) -> Classification:
+            return Classification(("pr.create", "repo.delete"), repo="o/r")
+
+    engine = Engine(Policy(), Plugins.of(adapters=[Mixed()], relays=[APPROVAL]))
+    decision = engine.decide(req("POST"), AGENT, Recording())
+    assert (decision.reason, decision.staged) == ("mode_denied", False)
+    assert decision.message is not None and "repo.delete" in decision.message and "no agent mode allows it" in decision.message
 
 
 def test_first_refusal_is_recorded_and_stops_the_stages(engine: Engine) -> None:
@@ -138,6 +180,7 @@ def test_budget_is_a_429_with_retry_after(engine: Engine) -> None:
     decision = engine.decide(req("PUT"), AGENT, Recording(refuse={"budget"}))
     assert decision.action is Action.THROTTLE and decision.status == 429
     assert decision.headers["Retry-After"] == "30"
+    assert decision.message is not None and "wait 30s: the window frees at " in decision.message
 
 
 def test_internal_caller_skips_the_agent_gates_but_not_the_body_gates(engine: Engine) -> None:
@@ -179,8 +222,8 @@ def test_decide_classified_runs_the_stages_on_a_given_classification(engine: Eng
     gates = Recording()
     # A GET the adapter would read as `read`, logged as a PR creation: the relay answers.
     decision = engine.decide_classified(req("GET"), adapter, Classification(("pr.create",), repo="o/r"), AGENT, gates)
-    assert (decision.stage, decision.reason, decision.adapter) == ("policy", "hard_deny", "forge")
-    assert gates.ran == ["run_state", "write_surface"]
+    assert (decision.stage, decision.reason, decision.adapter, decision.staged) == ("policy", "hard_deny", "forge", True)
+    assert gates.ran == ["run_state", "write_surface", "repo_filter", "body"]  # the approval relay runs the later gates
     allowed = engine.decide_classified(req("GET"), adapter, Classification(("issue.create",), repo="o/r"), AGENT, Recording())
     assert allowed.action is Action.FORWARD and allowed.classification is not None
     assert allowed.classification.operations == ("issue.create",)

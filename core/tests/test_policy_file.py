@@ -8,9 +8,9 @@ import pytest
 from gitvow.errors import PolicyError
 from gitvow.modes import Mode
 from gitvow.policy.load import load_policy
-from gitvow.relay import MERGE, OPEN_PR
+from gitvow.relay import APPROVAL
 
-RELAYS = {t.command: t for t in (OPEN_PR, MERGE)}
+RELAYS = {APPROVAL.command: APPROVAL}
 
 TOML = """
 [hosts]

@@ -18,9 +18,9 @@ SEED_DEFAULTS = {
     "read": "advisory", "auth.login": "advisory", "git.fetch": "advisory", "git.push": "issues_and_prs",
     "ref.write": "issues_and_prs", "branch.protect": "issues_and_prs", "issue.create": "issues_only",
     "issue.edit": "issues_only", "issue.comment": "issues_only or converse", "label.add": "issues_only",
-    "issue.relate": "issues_only", "pr.create": "relay(hive-open-pr)", "pr.edit": "issues_and_prs",
+    "issue.relate": "issues_only", "pr.create": "relay(approval)", "pr.edit": "issues_and_prs",
     "pr.review": "issues_and_prs or converse", "pr.update_branch": "issues_prs_merge",
-    "pr.merge": "relay(hive-merge)", "agent.session": "advisory or converse", "attachment.link": "issues_and_prs",
+    "pr.merge": "relay(approval)", "agent.session": "advisory or converse", "attachment.link": "issues_and_prs",
     "inference.call": "advisory", "unknown": "deny",
 }
 
@@ -49,7 +49,7 @@ def test_added_dangerous_operations_are_denied_by_default() -> None:
 def test_operator_row_overrides_and_missing_rows_keep_the_default() -> None:
     table = PolicyTable({"pr.merge": PolicyRow(min_mode=Mode.ISSUES_PRS_MERGE)})
     assert table["pr.merge"].relay is None and table["pr.merge"].min_mode is Mode.ISSUES_PRS_MERGE
-    assert table["pr.create"].relay == "hive-open-pr"
+    assert table["pr.create"].relay == "approval"
 
 
 def test_unknown_operation_in_a_table_is_a_load_error_naming_it() -> None:

@@ -55,8 +55,8 @@ ROWS: list[tuple[str, str, str, str, str, str]] = [
     ("label.add", "github", "POST", f"{GH}/repos/o/r/issues/1/labels", "{}", "issues_only"),
     ("issue.relate", "github", "POST", f"{GH}/repos/o/r/issues/1/sub_issues", "{}", "issues_only"),
     ("issue.relate", "github", "POST", f"{GH}/repos/o/r/issues/1/dependencies/blocked_by", "{}", "issues_only"),
-    ("pr.create", "github", "POST", f"{GH}/repos/o/r/pulls", "{}", "relay(hive-open-pr)"),
-    ("pr.create", "github", "POST", GQL, gql('mutation { createPullRequest(input: {repositoryId: "R", baseRefName: "main", headRefName: "x", title: "t"}) { clientMutationId } }'), "relay(hive-open-pr)"),
+    ("pr.create", "github", "POST", f"{GH}/repos/o/r/pulls", "{}", "relay(approval)"),
+    ("pr.create", "github", "POST", GQL, gql('mutation { createPullRequest(input: {repositoryId: "R", baseRefName: "main", headRefName: "x", title: "t"}) { clientMutationId } }'), "relay(approval)"),
     ("pr.edit", "github", "PATCH", f"{GH}/repos/o/r/pulls/1", "{}", "issues_and_prs"),
     ("pr.edit", "github", "POST", GQL, gql('mutation { markPullRequestReadyForReview(input: {pullRequestId: "P"}) { clientMutationId } }'), "issues_and_prs"),
     ("pr.edit", "github", "POST", GQL, gql('mutation { convertPullRequestToDraft(input: {pullRequestId: "P"}) { clientMutationId } }'), "issues_and_prs"),
@@ -64,10 +64,10 @@ ROWS: list[tuple[str, str, str, str, str, str]] = [
     ("pr.review", "github", "POST", GQL, gql('mutation { addPullRequestReview(input: {pullRequestId: "P"}) { clientMutationId } }'), "issues_and_prs or converse"),
     ("pr.review", "github", "POST", GQL, gql('mutation { submitPullRequestReview(input: {event: COMMENT}) { clientMutationId } }'), "issues_and_prs or converse"),
     ("pr.update_branch", "github", "PUT", f"{GH}/repos/o/r/pulls/1/update-branch", "{}", "issues_prs_merge"),
-    ("pr.merge", "github", "PUT", f"{GH}/repos/o/r/pulls/1/merge", "{}", "relay(hive-merge)"),
-    ("pr.merge", "github", "POST", GQL, gql('mutation { mergePullRequest(input: {pullRequestId: "P"}) { clientMutationId } }'), "relay(hive-merge)"),
-    ("pr.merge", "github", "POST", GQL, gql('mutation { mergeBranch(input: {repositoryId: "R", base: "main", head: "x"}) { clientMutationId } }'), "relay(hive-merge)"),
-    ("pr.merge", "github", "POST", GQL, gql('mutation { enablePullRequestAutoMerge(input: {pullRequestId: "P"}) { clientMutationId } }'), "relay(hive-merge)"),
+    ("pr.merge", "github", "PUT", f"{GH}/repos/o/r/pulls/1/merge", "{}", "relay(approval)"),
+    ("pr.merge", "github", "POST", GQL, gql('mutation { mergePullRequest(input: {pullRequestId: "P"}) { clientMutationId } }'), "relay(approval)"),
+    ("pr.merge", "github", "POST", GQL, gql('mutation { mergeBranch(input: {repositoryId: "R", base: "main", head: "x"}) { clientMutationId } }'), "relay(approval)"),
+    ("pr.merge", "github", "POST", GQL, gql('mutation { enablePullRequestAutoMerge(input: {pullRequestId: "P"}) { clientMutationId } }'), "relay(approval)"),
     ("unknown", "github", "POST", f"{GH}/repos/o/r/no-such-route", "{}", "deny"),
     ("unknown", "github", "POST", GQL, gql('mutation { noSuchMutation(input: {}) { clientMutationId } }'), "deny"),
     ("read", "linear", "POST", LINEAR, gql("query { viewer { id } }"), "advisory"),
@@ -86,7 +86,7 @@ ROWS: list[tuple[str, str, str, str, str, str]] = [
     ("inference.call", "inference", "POST", "https://api.githubcopilot.com/chat/completions", "{}", "advisory"),
 ]
 
-RELAY_CODES = {"relay(hive-open-pr)": "hive-open-pr", "relay(hive-merge)": "hive-merge"}
+RELAY_CODES = {"relay(approval)": "approval"}
 
 
 def expected(rule: str, mode: str, converse: bool) -> tuple[str, str | None]:

@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from gitvow import refusal
 from gitvow.errors import PluginError
 from gitvow.request import Classification, Fixture, Request, ToolCall
 
@@ -28,6 +29,9 @@ class Adapter(ABC):
     name: ClassVar[str]
     #: Hosts (``host`` or ``host:port``) this adapter serves without any configuration.
     default_hosts: ClassVar[tuple[str, ...]] = ()
+    #: Programs (basenames) whose command lines :meth:`classify_command` reads, so the agent
+    #: gate loads only the adapter a command needs (its plugin index maps program → adapter).
+    commands: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def options_model(cls) -> type[BaseModel] | None:
@@ -86,6 +90,16 @@ class Adapter(ABC):
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
         """Headers that carry ``token`` upstream; they replace whatever the agent sent."""
         return {"authorization": f"Bearer {token}"}
+
+    def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
+        """A refusal of ``request`` in the error format this forge's clients print to their
+        user: ``(content type, body)``. ``message`` is the one-line denial, ``code`` its reason.
+
+        The default is the line as ``text/plain``, which git prints as ``remote:`` lines. An
+        API adapter answers as its forge does (a JSON ``message``, GraphQL ``errors``; see
+        :mod:`gitvow.refusal`), so ``gh``, PyGithub or python-gitlab show the line rather than
+        "403 Forbidden". The status code and ``X-Gitvow-Reason`` header are the caller's."""
+        return refusal.plain(message)
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         """Operations a shell command (already split, wrappers removed) performs, or None."""

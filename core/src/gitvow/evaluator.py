@@ -51,8 +51,11 @@ def evaluate_operation(
     if row.deny:
         if operation == UNKNOWN:
             why = note or "the request is not a known operation"
-            return Verdict.deny(unknown_code, why, operation=operation)
-        return Verdict.deny(mode_code, f"{operation} is denied at every mode", operation=operation)
+            # no mode allows what gitvow cannot classify: never tell the agent to seek a higher one
+            instead = "ask a human to do it; no agent mode allows a request gitvow cannot classify"
+            return Verdict.deny(unknown_code, why, operation=operation, instead=instead if unknown_code == MODE_DENIED else "")
+        return Verdict.deny(mode_code, f"{operation} is denied at every mode", operation=operation,
+                            instead="ask a human to do it; no agent mode allows it")
     mode = grant.mode_for(repo)
     if mode >= row.min_mode or (row.capability is not None and row.capability in grant.capabilities):
         return Verdict.allow(operation)

@@ -21,11 +21,16 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who sent the request. ``internal`` callers (the control plane) skip the agent gates."""
+    """Who sent the request. ``internal`` callers (the control plane) skip the agent gates.
+
+    ``approved``: a human approved this exact request (the approval relay), so the policy
+    stage is satisfied; every other gate (run-state, write surface, repositories, bodies,
+    budget) still applies when the proxy sends it."""
 
     name: str | None = None
     grant: Grant = field(default_factory=Grant)
     internal: bool = False
+    approved: bool = False
 
 
 @dataclass(frozen=True, slots=True)

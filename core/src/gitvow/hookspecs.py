@@ -9,18 +9,47 @@ third parties are found through the ``gitvow`` entry-point group. Callers never 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-import pluggy
-
+TYPE_CHECKING = False  # not typing's: importing typing costs the agent hook's forge path
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from gitvow.adapter import Adapter
     from gitvow.policy.sections import PolicySection
     from gitvow.relay import RelayTemplate
 
+    F = TypeVar("F", bound=Callable[..., Any])
+
 PROJECT = "gitvow"
-hookspec = pluggy.HookspecMarker(PROJECT)
-hookimpl = pluggy.HookimplMarker(PROJECT)
+#: Attributes the markers below set: the options given, read by :mod:`gitvow.plugins`'
+#: plugin manager, which hands them to pluggy's own markers.
+IMPL_MARK = "gitvow_hookimpl"
+SPEC_MARK = "gitvow_hookspec"
+
+class Marker:
+    """``@hookimpl`` / ``@hookimpl(tryfirst=True)`` without importing pluggy.
+
+    Every plugin module imports :data:`hookimpl`, and the agent gate imports one plugin module
+    on a forge command: pluggy (and the ``inspect`` it pulls in) would cost that hook call
+    more than the adapter. The marker only records its options; the plugin manager of
+    :mod:`gitvow.plugins` turns them into pluggy's (``parse_hookimpl_opts``, pluggy's
+    documented extension point), so pluggy's rules apply unchanged. ``pluggy.HookimplMarker
+    ("gitvow")`` keeps working for plugins that use it directly.
+    """
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+
+    def __call__(self, function: F | None = None, **options: Any) -> Any:
+        def mark(func: F) -> F:
+            setattr(func, self.attribute, dict(options))
+            return func
+
+        return mark(function) if function is not None else mark
+
+
+hookspec = Marker(SPEC_MARK)
+hookimpl = Marker(IMPL_MARK)
 
 
 @hookspec

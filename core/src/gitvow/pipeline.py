@@ -6,6 +6,8 @@
     2 run-state gates         repo_paused / agent_repo_scope / repo_auto_merge_disabled
     3 write surface           write_surface_enforce
     4 policy                  relay → hard_deny; mode_denied / graphql_* / linear_policy
+                              (a staged relay, the built-in ``approval``, runs 5-6 too: a
+                              request a later gate refuses is never staged for a human)
     5 allowed-repo filter     repo_not_in_config
     6 body gates              issue_shape / canary_egress
       write counters; the first deny above → one-line 403
@@ -21,6 +23,7 @@ crash, never a forward.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -28,7 +31,7 @@ from types import MappingProxyType
 
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
-from gitvow.evaluator import Grant, evaluate
+from gitvow.evaluator import Grant, evaluate, evaluate_operation
 from gitvow.gates import NO_GATES, Caller, Context, Gates
 from gitvow.hosts import HostRegistry
 from gitvow.plugins import Plugins
@@ -65,6 +68,9 @@ class Decision:
     message: str | None = None
     status: int = 0
     headers: Mapping[str, str] = field(default_factory=lambda: _NO_HEADERS)
+    #: Refused by a staged relay (``approval``) and by nothing else: the enforcement point may
+    #: keep the request for a human (the proxy does; see gitvow_proxy.approvals).
+    staged: bool = False
 
     @property
     def reason(self) -> str | None:
@@ -74,6 +80,7 @@ class Decision:
 _NO_HEADERS: Mapping[str, str] = MappingProxyType({})
 _TUNNEL = Decision(Action.TUNNEL, stage="host")
 _AGENT_STAGES: tuple[str, ...] = ("run_state", "write_surface", "policy", "repo_filter", "body")
+_APPROVED_STAGES: tuple[str, ...] = ("run_state", "write_surface", "repo_filter", "body")
 _INTERNAL_STAGES: tuple[str, ...] = ("body",)
 _INTERNAL_UNKNOWN_STAGES: tuple[str, ...] = ("policy", "body")
 
@@ -102,15 +109,32 @@ class Engine:
         """Stage 4 alone: the policy verdict."""
         return evaluate(classification, grant, table=self.policy.table)
 
-    def message(self, verdict: Verdict, classification: Classification, adapter: Adapter | None, target: str = "") -> str:
-        """The one-line denial, with the adapter's do-not-use hints for a relay."""
+    def message(
+        self,
+        verdict: Verdict,
+        classification: Classification,
+        adapter: Adapter | None,
+        target: str = "",
+        *,
+        approval: str | None = None,
+    ) -> str:
+        """The one-line denial, with the adapter's do-not-use hints for a relay (and the
+        approval id of a staged request)."""
         hints: tuple[str, ...] = ()
         if verdict.outcome is Outcome.RELAY and verdict.operation and adapter is not None:
             try:
                 hints = tuple(adapter.relay_hints(verdict.operation))
             except Exception:
                 log.exception("adapter %r raised in relay_hints", adapter.name)
-        return denial.render(verdict, target=target, repo=classification.repo, relays=self.relays, hints=hints)
+        return denial.render(verdict, target=target, repo=classification.repo, relays=self.relays, hints=hints,
+                             approval=approval)
+
+    def is_staged(self, verdict: Verdict) -> bool:
+        """Whether ``verdict`` is a relay to a staged template (the built-in ``approval``)."""
+        if verdict.outcome is not Outcome.RELAY or verdict.relay is None:
+            return False
+        template = self.relays.get(verdict.relay)
+        return template is not None and template.staged
 
     # -- the pipeline -------------------------------------------------------------------
 
@@ -129,7 +153,9 @@ class Engine:
         ``gitvow replay`` re-decides audit-log lines this way: they hold the operations and
         the repository the adapter found, not the body it found them in."""
         ctx = Context(request, adapter, classification, caller)
-        if not caller.internal:
+        if caller.approved:
+            stages = _APPROVED_STAGES
+        elif not caller.internal:
             stages = _AGENT_STAGES
         elif classification.is_unknown:
             # Internal callers skip the agent gates, not fail-closed classification.
@@ -139,6 +165,7 @@ class Engine:
 
         refusal: Verdict | None = None
         refused_at = ""
+        staged: Verdict | None = None
         for stage in stages:
             try:
                 if stage == "policy":
@@ -147,23 +174,34 @@ class Engine:
                     verdict = getattr(gates, stage)(ctx)
             except Exception as exc:
                 verdict = self._stage_failed(stage, exc, ctx)
+            if verdict is not None and stage == "policy" and self.is_staged(verdict):
+                blocking = self._unstageable(classification, caller.grant)
+                if blocking is None:
+                    staged = verdict
+                    continue  # the later gates still decide whether it may be staged at all
+                verdict = blocking
             if verdict is not None and verdict.outcome is not Outcome.ALLOW:
                 refusal, refused_at = verdict, stage
                 break
+        if refusal is None and staged is not None:
+            refusal, refused_at = staged, "policy"
         try:
             gates.record(ctx, refusal or ALLOW)
         except Exception as exc:
             refusal, refused_at = self._stage_failed("record", exc, ctx), "record"
         if refusal is not None:
-            return self._refused(refused_at, refusal, ctx)
+            return self._refused(refused_at, refusal, ctx, staged=refusal is staged)
         if not caller.internal:
             try:
                 throttle = gates.budget(ctx)
             except Exception as exc:
                 return self._refused("budget", self._stage_failed("budget", exc, ctx), ctx)
             if throttle is not None:
-                verdict = Verdict.deny(throttle.code, throttle.why, operation=classification.operations[0])
-                return self._refused("budget", verdict, ctx, status=429, retry_after=max(1, throttle.retry_after))
+                wait = max(1, throttle.retry_after)
+                frees = time.strftime("%H:%M:%S", time.gmtime(time.time() + wait))
+                verdict = Verdict.deny(throttle.code, throttle.why, operation=classification.operations[0],
+                                       instead=f"wait {wait}s: the window frees at {frees} UTC")
+                return self._refused("budget", verdict, ctx, status=429, retry_after=wait)
         try:
             token = gates.credential(ctx)
             headers = dict(adapter.credential_headers(request, token)) if token else _NO_HEADERS
@@ -172,7 +210,14 @@ class Engine:
         return Decision(Action.FORWARD, "forward", adapter.name, classification, ALLOW, None, 0, headers)
 
     def _refused(
-        self, stage: str, verdict: Verdict, ctx: Context, *, status: int = 403, retry_after: int | None = None
+        self,
+        stage: str,
+        verdict: Verdict,
+        ctx: Context,
+        *,
+        status: int = 403,
+        retry_after: int | None = None,
+        staged: bool = False,
     ) -> Decision:
         request = ctx.request
         message = self.message(verdict, ctx.classification, ctx.adapter, f"{request.method} {request.path}")
@@ -180,7 +225,20 @@ class Engine:
         if retry_after is not None:
             headers["Retry-After"] = str(retry_after)
         action = Action.THROTTLE if status == 429 else Action.DENY
-        return Decision(action, stage, ctx.adapter.name, ctx.classification, verdict, message, status, headers)
+        return Decision(action, stage, ctx.adapter.name, ctx.classification, verdict, message, status, headers,
+                        staged=staged)
+
+    def _unstageable(self, classification: Classification, grant: Grant) -> Verdict | None:
+        """The first operation of a request that a human's approval would not cover (denied,
+        or relayed elsewhere), or None when every refused operation is a staged relay."""
+        for operation in classification.operations:
+            verdict = evaluate_operation(
+                operation, grant, repo=classification.repo, table=self.policy.table,
+                mode_code=classification.mode_code, unknown_code=classification.unknown_code, note=classification.note,
+            )
+            if not verdict.allowed and not self.is_staged(verdict):
+                return verdict
+        return None
 
     def _stage_failed(self, stage: str, exc: Exception, ctx: Context) -> Verdict:
         log.error(

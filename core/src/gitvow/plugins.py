@@ -182,8 +182,42 @@ class Plugins:
         return items
 
 
+class _PluginManager(pluggy.PluginManager):
+    """pluggy's manager, reading :mod:`gitvow.hookspecs`' pluggy-free markers as pluggy's own."""
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        return opts if opts is not None else _pluggy_opts(plugin, name, hookspecs.IMPL_MARK,
+                                                          pluggy.HookimplMarker(self.project_name))
+
+    def parse_hookspec_opts(self, module_or_class: Any, name: str) -> Any:
+        opts = super().parse_hookspec_opts(module_or_class, name)
+        return opts if opts is not None else _pluggy_opts(module_or_class, name, hookspecs.SPEC_MARK,
+                                                          pluggy.HookspecMarker(self.project_name))
+
+
+def _pluggy_opts(holder: Any, name: str, attribute: str, marker: Any) -> Any:
+    """The options pluggy's ``marker`` would have set, for a function marked by ours."""
+    import inspect
+
+    try:
+        found = inspect.getattr_static(holder, name)
+    except AttributeError:
+        return None
+    function = getattr(found, "__func__", found)
+    options = getattr(function, attribute, None)
+    if not isinstance(options, dict) or not callable(function):
+        return None
+
+    def stand_in() -> None:
+        """Carries pluggy's options for ``function``."""
+
+    marker(stand_in, **options)
+    return getattr(stand_in, f"{marker.project_name}_{'impl' if attribute == hookspecs.IMPL_MARK else 'spec'}", None)
+
+
 def _plugin_manager() -> pluggy.PluginManager:
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm = _PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     return pm
 

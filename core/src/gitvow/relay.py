@@ -1,4 +1,11 @@
-"""Relay templates: one per sanctioned command, so every forge's relay denial reads the same."""
+"""Relay templates: one per sanctioned path, so every forge's relay denial reads the same.
+
+The built-in relay is :data:`APPROVAL`, the default for ``pr.create`` and ``pr.merge``: the
+proxy stages the exact refused request for a human, who approves or rejects it (``gitvow
+approvals``, the approval desk); once approved the proxy sends it upstream, once. Operators
+name their own sanctioned commands with ``[relays.NAME]``; those are plain relays (the agent
+is told to use the command instead).
+"""
 
 from __future__ import annotations
 
@@ -7,14 +14,23 @@ from dataclasses import dataclass
 
 from gitvow.hookspecs import hookimpl
 
+#: The reason code of a staged request whose approval expired unanswered.
+APPROVAL_EXPIRED = "approval_expired"
+#: The reason code of a staged request a human rejected.
+APPROVAL_REJECTED = "approval_rejected"
+
 
 @dataclass(frozen=True, slots=True)
 class RelayTemplate:
-    """A sanctioned path: ``usage`` is shown verbatim after "use"."""
+    """A sanctioned path: ``usage`` is shown verbatim after "use".
+
+    ``staged`` relays are answered by the enforcement point itself: the refused request is
+    kept for a human to approve (the proxy), rather than the agent being sent elsewhere."""
 
     command: str
     usage: str
     what: str
+    staged: bool = False
 
     def instead(self, hints: tuple[str, ...] = ()) -> str:
         text = f"use `{self.usage}`"
@@ -23,12 +39,10 @@ class RelayTemplate:
         return text
 
 
-OPEN_PR = RelayTemplate("hive-open-pr", "hive-open-pr --title TITLE --body-file FILE", "opening a pull request")
-MERGE = RelayTemplate("hive-merge", "hive-merge PR_NUMBER", "merging a pull request")
+APPROVAL = RelayTemplate("approval", "gitvow approvals wait ID", "this request", staged=True)
 
 
 @hookimpl
 def register_relays(register: Callable[[RelayTemplate], None]) -> None:
-    """The seed's two relays, registered like any plugin's."""
-    for template in (OPEN_PR, MERGE):
-        register(template)
+    """The built-in approval relay, registered like any plugin's."""
+    register(APPROVAL)

@@ -56,11 +56,11 @@ mode = "issues_and_prs"
 @gitsmart
 def test_git_push_below_its_mode_gets_the_proxys_line(repo: Path, forge_policy: Path,
                                                        hook: Callable[..., Hooked]) -> None:
-    answer = hook("claude", "PreToolUse", claude("cd sub && git -C . push --force-with-lease origin x", repo), cwd=repo)
+    answer = hook("claude", "PreToolUse", claude("cd sub && git -C . push origin x", repo), cwd=repo)
     out = answer.json()["hookSpecificOutput"]
     # the forge refusal is final, so it wins over the rule that would only have asked
     assert out["permissionDecision"] == "deny"
-    expected = proxy_line(forge_policy, "claude", ("git.push",), "gitsmart", "git push (force)")
+    expected = proxy_line(forge_policy, "claude", ("git.push",), "gitsmart", "git push")
     assert out["permissionDecisionReason"] == expected
     assert expected.endswith("reason=mode_denied") and "git.push needs mode issues_and_prs" in expected
 
@@ -88,7 +88,11 @@ def test_check_reports_the_forge_verdict(repo: Path, forge_policy: Path, cli: Ca
     denied = cli("check", "--agent", "claude", "--", "git", "push", cwd=repo)
     assert denied.code == 2 and denied.stdout.startswith("DENY: gitvow refused git.push")
     assert denied.stdout.rstrip().endswith("reason=mode_denied")
-    assert cli("check", "--", "git", "push", cwd=repo).stdout.startswith("CONFIRM: pushing to a remote")
+    # without --agent, check judges as the hook does: as claude here, the forge stage included
+    assert cli("check", "--", "git", "push", cwd=repo).stdout == denied.stdout
+    # an agent the policy does not name skips the forge stage, as the hook does for it
+    assert cli("check", "--agent", "nobody", "--", "git", "push", cwd=repo).stdout.startswith(
+        "CONFIRM: pushing to a remote")
 
 
 github = pytest.mark.skipif("github" not in installed().adapters, reason="the github adapter is not installed here")
@@ -103,7 +107,10 @@ def test_gh_pr_merge_is_the_relay_the_proxy_names(repo: Path, write_policy: Call
     assert out["permissionDecision"] == "deny"
     assert out["permissionDecisionReason"].endswith("reason=hard_deny")
     assert out["permissionDecisionReason"].startswith("gitvow refused pr.merge")
-    assert "use `hive-merge PR_NUMBER`" in out["permissionDecisionReason"]
+    # the default relay is the proxy's approval path: the gate names it, as the proxy's line does
+    assert "pr.merge needs a human's approval" in out["permissionDecisionReason"]
+    assert "stages it for a human" in out["permissionDecisionReason"]
+    assert "`gitvow approvals wait ID`" in out["permissionDecisionReason"]
 
 
 @github
@@ -135,10 +142,13 @@ def test_a_broken_plugin_fails_closed_by_name(repo: Path, forge_policy: Path, mo
     from gitvow_gate.call import GateCall
     from gitvow_gate.decide import decide
 
+    policy = gate_policy.load(str(repo))
     broken = plugins.load(entry_points=False)
     broken.failures.append(PluginError("gitvow-bitbucket", "failed to load gitvow_bitbucket.plugin: ImportError: x"))
     monkeypatch.setattr(plugins, "installed", lambda: broken)
-    decision = decide(gate_policy.load(str(repo)), GateCall.shell("git push origin x", str(repo)), "claude")
+    # a fresh cache: the plugin index is built from this discovery, which records the failure
+    monkeypatch.setenv("GITVOW_CACHE_DIR", str(repo.parent / "fresh-cache"))
+    decision = decide(policy, GateCall.shell("git push origin x", str(repo)), "claude")
     assert decision.outcome == "deny" and "plugin 'gitvow-bitbucket'" in decision.reason
     assert decision.reason.endswith("reason=internal_error")
 
@@ -178,3 +188,47 @@ def test_adapter_options_are_validated_in_the_forge_stage(repo: Path, write_poli
     assert "adapters.gitsmart.commands_limit" in reason and reason.endswith("reason=internal_error")
     write_policy(repo, {"adapters": {"gitsmart": {"commands_limit": 4096}}, "agents": {"claude": {"mode": "issues_and_prs"}}})
     assert hook("claude", "PreToolUse", claude("git push origin x", repo), cwd=repo) == Hooked(0, "", "")
+
+
+def test_the_plugin_index_loads_one_adapter_and_notices_installs(repo: Path, forge_policy: Path,
+                                                                 env: dict[str, str], tmp_path: Path) -> None:
+    """A forge command imports only its program's plugin; a change on the import path rebuilds the index."""
+    import json
+    import subprocess
+    import sys
+
+    from gitvow_gate import plugin_index
+
+    own = {**env, "GITVOW_CACHE_DIR": str(tmp_path / "index-cache")}
+    probe = (
+        "import io, json, sys\n"
+        "sys.stdin = io.StringIO(sys.argv[1])\n"
+        "from gitvow.cli.main import main\n"
+        "main(['hook', '--agent', 'claude', 'PreToolUse'])\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('gitvow_') and m.count('.') == 0 "
+        "or m in ('importlib.metadata', 'pluggy'))), file=sys.stderr)\n"
+    )
+
+    def loaded(command: str) -> list[str]:
+        payload = json.dumps(claude(command, repo))
+        done = subprocess.run([sys.executable, "-c", probe, payload], capture_output=True, text=True, env=own,
+                              cwd=repo, check=False)
+        result: list[str] = json.loads(done.stderr.strip().splitlines()[-1])
+        return result
+
+    first = loaded("git push origin x")  # builds the index: full discovery, once
+    assert "importlib.metadata" in first
+    again = loaded("git push origin x")
+    assert "gitvow_gitsmart" in again and "importlib.metadata" not in again and "pluggy" not in again
+    assert not {"gitvow_github", "gitvow_gitlab", "gitvow_linear", "gitvow_gitea", "gitvow_proxy"} & set(again)
+    index = json.loads((tmp_path / "index-cache" / "plugins.json").read_text())
+    assert index["adapters"]["gitsmart"]["commands"] == ["git"] and index["failures"] == []
+    # installing or removing a distribution changes a directory of the import path: the key moves
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    before = plugin_index.key(own)
+    marker = Path(site, "gitvow_index_probe-0.dist-info")
+    marker.mkdir()
+    try:
+        assert plugin_index.key(own) != before
+    finally:
+        marker.rmdir()

@@ -32,12 +32,14 @@ def test_repository_install_is_idempotent_and_uninstall_restores(repo: Path, cli
     path.parent.mkdir(parents=True, exist_ok=True)
     original = '{\n    "theme": "dark",\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}\n}\n'
     path.write_text(original, encoding="utf-8")
-    assert cli("install", "--agent", agent, cwd=repo).code == 0
+    installed = cli("install", "--agent", agent, cwd=repo)
+    assert installed.code == 0, installed.stderr
+    assert "probe: the installed hook answered allow" in installed.stdout
     once = path.read_text(encoding="utf-8")
     config = json.loads(once)
     assert config["theme"] == "dark" and "say done" in commands(config)
     ours = [c for c in commands(config) if "hook --agent" in c]
-    assert ours and all(c.startswith(f"gitvow hook --agent {agent} ") for c in ours)
+    assert ours and all(c.startswith(f"{gitvow_argv()[0]} hook --agent {agent} ") for c in ours)
     assert cli("install", "--agent", agent, str(repo)).code == 0
     assert path.read_text(encoding="utf-8") == once
     removed = cli("uninstall", "--agent", agent, cwd=repo)
@@ -70,7 +72,7 @@ def test_user_install_names_the_executable_by_absolute_path(env: dict[str, str],
     (command,) = commands(config)
     executable = command.split(" hook ")[0]
     assert Path(executable.split()[0]).is_absolute()
-    assert command.endswith("hook --agent claude PreToolUse")
+    assert " hook --agent claude PreToolUse; " in command
     assert executable.split()[0] == gitvow_argv()[0]
     cli("uninstall", "--agent", "claude", "--user")
     assert not Path(env["HOME"], USER_FILES["claude"]).exists()
@@ -78,14 +80,13 @@ def test_user_install_names_the_executable_by_absolute_path(env: dict[str, str],
 
 def test_installed_command_gates(repo: Path, cli: Callable[..., Hooked], env: dict[str, str]) -> None:
     """The command install wrote, run as the agent would, answers."""
-    import shlex
     import subprocess
 
     cli("install", "--agent", "gemini", "--user")
     config = json.loads(Path(env["HOME"], USER_FILES["gemini"]).read_text())
     (command,) = commands(config)
     payload = {"cwd": str(repo), "tool_name": "run_shell_command", "tool_input": {"command": "git push --force"}}
-    done = subprocess.run(shlex.split(command), input=json.dumps(payload), capture_output=True, text=True,
+    done = subprocess.run(["sh", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
                           env=env, check=False)
     assert json.loads(done.stdout)["decision"] == "deny"
 
@@ -113,6 +114,50 @@ def test_install_replaces_the_old_tools_pre_tool_entry_and_uninstall_puts_it_bac
     cli("install", "--agent", "claude", cwd=repo)
     config = json.loads(path.read_text())
     pre = [h["command"] for e in config["hooks"]["PreToolUse"] for h in e["hooks"]]
-    assert pre == ["gitvow hook --agent claude PreToolUse"]  # one gate, not two
+    assert len(pre) == 1 and f"{gitvow_argv()[0]} hook --agent claude PreToolUse;" in pre[0]  # one gate, not two
     cli("uninstall", "--agent", "claude", cwd=repo)
     assert path.read_text(encoding="utf-8") == original
+
+
+@pytest.mark.parametrize("agent", sorted(FILES))
+@pytest.mark.parametrize("breakage", ["removed", "broken"])
+def test_a_missing_or_broken_gitvow_blocks_the_next_tool_call(tmp_path: Path, repo: Path, env: dict[str, str],
+                                                               agent: str, breakage: str) -> None:
+    """Install from a gitvow of its own, then take it away: the agent's next call is refused."""
+    import shutil
+    import subprocess
+
+    from .test_agreement import hook_decision, shell_payload
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    own = bin_dir / "gitvow"
+    source = gitvow_argv()
+    if len(source) == 1:
+        shutil.copy2(source[0], own)  # the console script: its #! names this environment's python
+    else:
+        own.write_text(f"#!/bin/sh\nexec {' '.join(source)} \"$@\"\n", encoding="utf-8")
+        own.chmod(0o755)
+    installed = subprocess.run([str(own), "install", "--agent", agent], cwd=repo, env=env, capture_output=True,
+                               text=True, check=False)
+    assert installed.returncode == 0, installed.stderr
+    assert "probe: the installed hook answered allow" in installed.stdout
+    event = shell_payload(agent, "true", repo)[0]
+    (command,) = [c for c in commands(json.loads((repo / FILES[agent]).read_text())) if f" {event};" in c]
+    assert command.startswith(f"{own} hook --agent {agent} {event}; ")
+
+    def run(line: str) -> str:
+        """The agent runs the hook command through a shell, with the call on stdin."""
+        payload = shell_payload(agent, line, repo)[1]
+        done = subprocess.run(["sh", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
+                              cwd=repo, env=env, check=False)
+        return hook_decision(agent, Hooked(done.returncode, done.stdout, done.stderr))
+
+    assert run("ls -la") == "allow"
+    assert run("rm -rf /") == "deny"
+    if breakage == "removed":
+        own.unlink()
+    else:
+        own.write_text("#!/bin/sh\necho 'Traceback (most recent call last): ImportError' >&2\nexit 1\n",
+                       encoding="utf-8")
+    assert run("ls -la") == "deny"

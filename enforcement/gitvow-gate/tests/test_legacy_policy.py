@@ -166,6 +166,6 @@ def test_old_cache_entries_are_pruned_when_a_new_one_is_written(tmp_path: Path, 
     os.utime(stale, (old, old))
     policy = tmp_path / "policy.json"
     policy.write_text('{"mcp_deny": ["mcp__x__.*"]}', encoding="utf-8")
-    assert gate_policy.load_file(str(policy)).mcp_deny == ("mcp__x__.*",)
+    assert gate_policy.load_file(str(policy)).mcp_deny[0] == "mcp__x__.*"
     names = sorted(p.name for p in cache.iterdir())
     assert stale.name not in names and fresh.name in names and len(names) == 2

@@ -88,7 +88,10 @@ def test_kube_context_from_flag_and_kubeconfig(legacy: gate_policy.GatePolicy, e
 
 
 def test_indirect_commands_are_confirmed(legacy: gate_policy.GatePolicy) -> None:
-    assert shell(legacy, 'eval "$DEPLOY"') == ("confirm", "runs a command the gate cannot read: eval")
+    # eval's body is read like any line; a variable in its program position cannot be
+    outcome, reason = shell(legacy, 'eval "$DEPLOY"')
+    assert outcome == "confirm" and reason.startswith("runs a command the gate cannot read: $DEPLOY")
+    assert shell(legacy, "eval 'git reset --hard'") == ("deny", "destructive git history/worktree operation")
     outcome, reason = shell(legacy, "$TOOL push")
     assert outcome == "confirm" and "$TOOL" in reason
     decision = decide(legacy, GateCall.shell("bash ./deploy.sh", "/"))
@@ -141,3 +144,41 @@ def test_required_literal_is_in_every_match(pattern: str, needs: str | None, mat
     for line in matching:
         assert re.search(pattern, line)
         assert needs is None or needs in line
+
+
+def test_push_target_read_from_the_files_is_gits_own(repo: Path, tmp_path: Path) -> None:
+    """The push target is read from .git/config and HEAD without running git, and equals git's answer;
+    a config git would rewrite (insteadOf) is left to git."""
+    from gitvow_gate import targets
+
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, check=True,
+                   env={**__import__("os").environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b",
+                        "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"})
+    assert targets._remote_url_from_files("origin", str(repo)) == (True, "https://git.example.test/team/app.git")
+    assert targets._branch_from_files(str(repo)) == (True, "main")
+    assert targets.git_push(["origin"], str(repo)) == "remote=https://git.example.test/team/app.git branch=main"
+    worktree = tmp_path / "wt"
+    subprocess.run(["git", "worktree", "add", "-q", "-b", "feature", str(worktree)], cwd=repo, check=True)
+    assert targets.git_push([], str(worktree / ".")) == "remote=https://git.example.test/team/app.git branch=feature"
+    subprocess.run(["git", "config", "url.https://mirror.test/.insteadOf", "https://git.example.test/"], cwd=repo,
+                   check=True)
+    assert targets._remote_url_from_files("origin", str(repo))[0] is False
+    assert targets.git_push(["origin"], str(repo)) == "remote=https://mirror.test/team/app.git branch=main"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("push",), ("-C", "x", "push"), ("--git-dir=.g", "push", "-f"), ("-c", "a=b", "push"), ("--no-pager", "push"),
+     ("-C", "-x", "push"), ("status",), ("-C", "push"), ("--context", "prod", "delete", "pod"), ("-n", "ns", "apply"),
+     ("--kubeconfig=x", "-v", "delete"), ("pr", "merge", "3"), ("-R", "o/r", "pr", "merge"), ("-x", "y", "z", "push"),
+     ("--a", "b", "--c", "push"), ("--a", "b c", "push"), ("", "push"), ("pushy",), ("--", "push"), ("-C/x", "push")],
+)
+def test_verbs_after_options_read_word_by_word_equal_the_old_pattern(args: tuple[str, ...]) -> None:
+    import re
+
+    from gitvow_gate.policy import verb_pattern
+    from gitvow_gate.rules import _verb_follows
+
+    for verbs in (("push",), ("push\\b.*?(?:--force|\\s-f\\b|\\+refs)",), ("delete", "apply"), ("pr\\s+merge",)):
+        expected = re.match(verb_pattern(verbs), " " + " ".join(args)) is not None
+        assert _verb_follows(verbs, args) == expected, (verbs, args)

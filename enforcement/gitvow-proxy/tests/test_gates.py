@@ -68,8 +68,8 @@ BASE: dict[str, Any] = {
 class Harness:
     def __init__(self, extra: Mapping[str, Any] | None = None, now: list[float] | None = None) -> None:
         data = {**BASE, **(extra or {})}
-        self.policy = parse_policy(data)
         loaded = plugins.load(entry_points=False, extra=[("forge-plugin", ForgePlugin())])
+        self.policy = parse_policy(data, adapters=loaded.adapters)
         self.engine = Engine(self.policy, loaded)
         self.store = MemoryStore()
         self.now = now if now is not None else [1000.0]

@@ -67,6 +67,7 @@ def test_clone_goes_through_with_the_injected_token_and_not_the_agents(
 ) -> None:
     upstream.clear()
     env = agent_env(proxy, "reader", tmp_path)
+    before = len(proxy.audit_lines())
     git("clone", "-q", upstream.url("/team/app.git"), str(tmp_path / "app"), cwd=tmp_path, env=env)
     assert (tmp_path / "app" / "README.md").read_text() == "# team/app\n"
     fetches = reached(upstream, "/team/app.git/")
@@ -77,6 +78,8 @@ def test_clone_goes_through_with_the_injected_token_and_not_the_agents(
     audit = [line for line in proxy.audit_lines() if line["agent"] == "reader" and line["repo"] == "team/app"]
     assert audit and all(line["verdict"] == "allow" and line["operations"] == ["git.fetch"] for line in audit)
     assert all(set(line) >= {"time", "host", "method", "path", "stage", "latency_ms", "reason"} for line in audit)
+    # GIT_HTTP_PROXY_AUTHMETHOD=basic: git sends its proxy credentials at once, never a 407 first
+    assert [line for line in proxy.audit_lines()[before:] if line.get("reason") == "proxy_auth"] == []
 
 
 def test_agent_authorization_is_replaced_upstream(proxy: ProxyProcess, upstream: Upstream) -> None:

@@ -177,10 +177,14 @@ def test_gh_denials_are_one_line_with_the_code(
     assert result.returncode != 0
     assert "HTTP/1.1 403" in result.stdout or "HTTP/2.0 403" in result.stdout, result.stdout + result.stderr
     assert f"X-Gitvow-Reason: {code}" in result.stdout
-    lines = [line for line in result.stdout.splitlines() if line.startswith("gitvow refused")]
-    assert len(lines) == 1 and lines[0].endswith(f"reason={code}") and operation in lines[0]
-    if code == "hard_deny":
-        assert "use `hive-" in lines[0]
+    # The body is GitHub's error shape (a REST message, GraphQL errors), so gh prints the line itself.
+    body = json.loads(result.stdout.split("\n\n", 1)[1])
+    shown = body["errors"][0]["message"] if "graphql" in args else body["message"]
+    assert shown.startswith("gitvow refused") and shown.endswith(f"reason={code}") and operation in shown
+    lines = [line for line in result.stderr.splitlines() if "gitvow refused" in line]
+    assert len(lines) == 1 and shown in lines[0], result.stderr
+    if code == "hard_deny":  # the default relay: staged for a human, with the approval's id
+        assert "staged for a human as approval" in shown and "X-Gitvow-Approval: " in result.stdout
     assert github.seen == []
 
 
@@ -208,6 +212,8 @@ def test_pygithub_comment_allowed_canary_refused_relay_denied(
     with pytest.raises(gh_lib.GithubException) as relayed:
         repo.create_pull(title="t", body="b", head="x", base="main")
     assert relayed.value.status == 403 and relayed.value.headers["x-gitvow-reason"] == "hard_deny"
+    assert relayed.value.data["message"].endswith("reason=hard_deny")  # what PyGithub shows
+    assert relayed.value.headers["x-gitvow-approval"] in relayed.value.data["message"]
     assert [s for s in github.seen if s.method == "POST"] == []
 
 
@@ -223,5 +229,6 @@ def test_httpx_graphql_query_allowed_mutation_denied(ghproxy: ProxyProcess, gith
     assert query.status_code == 200 and query.json()["data"]["viewer"]["login"] == "agent"
     assert mutation.status_code == 403
     reason = mutation.headers["x-gitvow-reason"]
-    assert reason in ("mode_denied", "graphql_mutation") and mutation.text.rstrip().endswith(f"reason={reason}")
+    assert reason in ("mode_denied", "graphql_mutation")
+    assert mutation.json()["errors"][0]["message"].endswith(f"reason={reason}")
     assert [s.body for s in github.seen] == [b'{"query":"query { viewer { login } }"}']

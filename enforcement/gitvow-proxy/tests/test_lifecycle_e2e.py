@@ -173,6 +173,7 @@ def test_env_prints_what_an_agent_shell_needs(proxy: ProxyProcess, tmp_path: Pat
     for name in ("REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "CURL_CA_BUNDLE"):
         assert exported[name] == str(bundle)
     assert exported["NODE_EXTRA_CA_CERTS"] == str(proxy.ca)
+    assert exported["GIT_HTTP_PROXY_AUTHMETHOD"] == "basic"
     assert exported["GH_TOKEN"].startswith("gvc_") and exported["GH_TOKEN"] == exported["GITLAB_TOKEN"]
     as_json = json.loads(subprocess.run([*args, "--json"], capture_output=True, text=True, check=True, env=env).stdout)
     assert as_json == exported

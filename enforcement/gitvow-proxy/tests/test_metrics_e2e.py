@@ -16,11 +16,12 @@ from gitvow.testing import free_port
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
+@pytest.fixture(params=["metrics alone", "beside the desk"])
 def metered(
-    api: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
-) -> Iterator[tuple[ProxyProcess, str]]:
+    request: pytest.FixtureRequest, api: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
+) -> Iterator[tuple[ProxyProcess, str, bool]]:
     admin = f"127.0.0.1:{free_port()}"
+    desk = 'secret_env = "GITVOW_TEST_DESK"' if request.param == "beside the desk" else ""
     policy = tmp_path / "policy.toml"
     policy.write_text(textwrap.dedent(f"""
         [hosts]
@@ -38,6 +39,7 @@ def metered(
 
         [admin]
         listen = "{admin}"
+        {desk}
 
         [agents.reader]
         mode = "advisory"
@@ -50,8 +52,8 @@ def metered(
         [budget]
         agents = {{ limited = {{ writes = 2 }} }}
     """))
-    proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
-    yield proxy, f"http://{admin}/metrics"
+    proxy = start_proxy(policy, tmp_path, {**proxy_env(broken_plugin_path), "GITVOW_TEST_DESK": "desk-secret-6"})
+    yield proxy, f"http://{admin}/metrics", bool(desk)
     assert proxy.stop() == 0, proxy.log_text()
 
 
@@ -75,8 +77,8 @@ def decisions(verdict: str, reason: str, agent: str, adapter: str = "github") ->
                f'agent="{agent}"')
 
 
-def test_metrics_count_what_was_sent(metered: tuple[ProxyProcess, str], api: Upstream, ca_file: Path) -> None:
-    proxy, url = metered
+def test_metrics_count_what_was_sent(metered: tuple[ProxyProcess, str, bool], api: Upstream, ca_file: Path) -> None:
+    proxy, url, desk = metered
     with client(proxy, "reader", ca_file) as reader:
         reads = [reader.get(api.url(f"/api/v3/repos/team/app/issues/{n}")).status_code for n in range(5)]
         refused = [comment(reader, api).status_code for _ in range(3)]  # advisory: no writes
@@ -101,4 +103,6 @@ def test_metrics_count_what_was_sent(metered: tuple[ProxyProcess, str], api: Ups
     assert got[key("gitvow_budget_used", 'agent="limited"')] == 2
     assert got["gitvow_store_errors_total"] == 0
     assert got["gitvow_store_up"] == 1
-    assert httpx.get(url.replace("/metrics", "/nothing"), timeout=10).status_code == 404
+    assert got["gitvow_approvals_pending"] == 0
+    # Nothing else without a session: 404 on the bare listener, the desk's sign-in behind the desk.
+    assert httpx.get(url.replace("/metrics", "/nothing"), timeout=10).status_code == (303 if desk else 404)

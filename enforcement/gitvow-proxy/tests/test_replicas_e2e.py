@@ -67,6 +67,9 @@ def replicas(
         [budget]
         window_seconds = 3600
         agents = {{ limited = {{ writes = {BUDGET} }} }}
+
+        [approvals]
+        poll_interval = 0.2
     """))
     env = proxy_env(broken_plugin_path)
     started = [start_proxy(policy, workdir, env) for _ in range(2)]
@@ -96,26 +99,52 @@ def test_budget_admits_exactly_n_over_both_replicas(replicas: list[ProxyProcess]
     assert sum(1 for s in api.seen if s.method == "POST" and "/team/budget/" in s.path) == BUDGET
 
 
-def test_a_pause_in_the_store_is_seen_by_both_replicas(
-    replicas: list[ProxyProcess], api: Upstream, redis_shared: RedisServer, ca_file: Path
-) -> None:
-    from gitvow_proxy.redis_store import RedisStore
-    from gitvow_proxy.store import PAUSED
+def operator(replica: ProxyProcess, *args: str) -> subprocess.CompletedProcess[str]:
+    """``gitvow …`` as the operator runs it: the policy names the Redis state, no agent secret."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITVOW_TEST_")}
+    return subprocess.run([GITVOW, *args, "--policy", str(replica.policy)], capture_output=True, text=True, env=env,
+                          timeout=60)
 
+
+def test_gitvow_pause_is_seen_by_both_replicas(replicas: list[ProxyProcess], api: Upstream, ca_file: Path) -> None:
     clients = [client(r, "coder", ca_file) for r in replicas]
     try:
         assert [comment(c, api, "team/pausable").status_code for c in clients] == [201, 201]
-        store = RedisStore(redis_shared.url)
-        store.set_flag(PAUSED, "team/pausable", True)
+        assert operator(replicas[0], "pause", "team/pausable").returncode == 0
         refused = [comment(c, api, "team/pausable") for c in clients]
         assert [r.status_code for r in refused] == [403, 403]
         assert [r.headers["x-gitvow-reason"] for r in refused] == ["repo_paused", "repo_paused"]
         assert [c.get(api.url("/api/v3/repos/team/pausable")).status_code for c in clients] == [200, 200]
-        store.set_flag(PAUSED, "team/pausable", False)
+        assert operator(replicas[0], "resume", "team/pausable").returncode == 0
         assert [comment(c, api, "team/pausable").status_code for c in clients] == [201, 201]
     finally:
         for c in clients:
             c.close()
+
+
+def test_an_approval_staged_on_one_replica_is_sent_exactly_once(
+    replicas: list[ProxyProcess], api: Upstream, ca_file: Path
+) -> None:
+    """Both replicas' senders watch the shared store; exactly one claims the approved request."""
+    pull = {"title": "Add the thing", "body": "Adds it. Tested.", "head": "feature", "base": "main"}
+    url = api.url("/api/v3/repos/team/approve/pulls")
+    with client(replicas[0], "coder", ca_file) as c:
+        staged = c.post(url, json=pull)
+    assert staged.status_code == 403 and staged.headers["x-gitvow-reason"] == "hard_deny", staged.text
+    ident = staged.headers["x-gitvow-approval"]
+    with client(replicas[1], "coder", ca_file) as c:  # the same request on the other replica: the same approval
+        assert c.post(url, json=pull).headers["x-gitvow-approval"] == ident
+    assert not any("/team/approve/" in s.path for s in api.seen)
+    approved = operator(replicas[1], "approvals", "approve", ident, "--by", "alice")
+    assert approved.returncode == 0, approved.stderr
+    waited = operator(replicas[0], "approvals", "wait", ident, "--timeout", "30")
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    time.sleep(1.0)  # several more polls of both senders
+    sends = [s for s in api.seen if s.method == "POST" and s.path == "/api/v3/repos/team/approve/pulls"]
+    assert len(sends) == 1
+    assert json.loads(sends[0].body) == pull
+    shown = json.loads(operator(replicas[0], "approvals", "show", ident, "--json").stdout)
+    assert (shown["status"], shown["response_status"]) == ("sent", 201)
 
 
 def test_a_canary_from_gitvow_env_is_refused_on_either_replica(

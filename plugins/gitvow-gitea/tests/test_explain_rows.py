@@ -77,4 +77,4 @@ def test_explain_at_every_mode(answers: list[dict[str, Any]], row: int) -> None:
         if answer["verdict"] != "allow":
             assert answer["message"].endswith(f"reason={answer['reason']}") and "\n" not in answer["message"], where
         if rule == "relay":
-            assert answer["reason"] == "hard_deny" and "tea pr" in answer["message"], where
+            assert answer["reason"] == "hard_deny" and "needs a human's approval" in answer["message"], where

@@ -32,7 +32,8 @@ def test_the_entry_point_registers_the_adapter_for_codeberg() -> None:
 
 
 def test_a_merge_is_relayed_at_every_mode_with_tea_named() -> None:
-    eng = engine()
+    """With an operator's relay command (by default a merge is staged for approval, which names no tool)."""
+    eng = engine('[operations."pr.merge"]\nrelay = "hive-merge"\n[relays.hive-merge]\nusage = "hive-merge PR_NUMBER"\n')
     for mode in Mode:
         decision = eng.decide(Request.from_url("POST", MERGE, body=b'{"Do": "merge"}'), Caller("agent", Grant(mode)))
         assert decision.action is Action.DENY

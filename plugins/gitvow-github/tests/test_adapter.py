@@ -11,8 +11,9 @@ from gitvow.evaluator import Grant
 from gitvow.gates import Caller, Context, Gates
 from gitvow.modes import Mode
 from gitvow.pipeline import Action, Engine
-from gitvow.plugins import installed, load
-from gitvow.policy.load import load_policy
+from gitvow.plugins import Plugins, installed, load
+from gitvow.policy.load import load_policy, parse_policy
+from gitvow.relay import APPROVAL
 from gitvow.request import Request
 from gitvow_github.adapter import GitHubAdapter
 from gitvow_github.hosts import Surface, route
@@ -86,6 +87,14 @@ def test_ghes_git_gets_basic_auth(adapter: GitHubAdapter) -> None:
     assert adapter.credential_headers(api, "t") == {"authorization": "Bearer t"}
 
 
+#: An operator's own relay commands ([relays.NAME]): their denials name the forge tools not to use.
+OPERATOR_RELAYS: dict[str, object] = {
+    "operations": {"pr.create": {"relay": "hive-open-pr"}, "pr.merge": {"relay": "hive-merge"}},
+    "relays": {"hive-open-pr": {"usage": "hive-open-pr --title TITLE --body-file FILE", "what": "opening a pull request"},
+               "hive-merge": {"usage": "hive-merge PR_NUMBER", "what": "merging a pull request"}},
+}
+
+
 @pytest.mark.parametrize(
     ("method", "url", "relay", "hints"),
     [
@@ -94,8 +103,10 @@ def test_ghes_git_gets_basic_auth(adapter: GitHubAdapter) -> None:
     ],
 )
 def test_relay_denials_name_the_github_tools_not_to_use(
-    engine: Engine, method: str, url: str, relay: str, hints: tuple[str, ...]
+    adapter: GitHubAdapter, method: str, url: str, relay: str, hints: tuple[str, ...]
 ) -> None:
+    plugins = Plugins.of(adapters=[adapter], relays=[APPROVAL])
+    engine = Engine(parse_policy(OPERATOR_RELAYS, relays=plugins.relays), plugins)
     decision = engine.decide(Request.from_url(method, url, body=b"{}"), Caller("t", Grant(Mode.ISSUES_PRS_MERGE)))
     message = decision.message or ""
     assert decision.reason == "hard_deny" and engine.relays[relay].usage in message

@@ -53,8 +53,8 @@ ROWS: list[tuple[str, str, bytes, str, str | None, str]] = [
     ("POST", f"{R}/issues/4/labels", b"{}", "label.add", "octo/app", "issues_only"),
     ("POST", f"{R}/issues/4/sub_issues", b"{}", "issue.relate", "octo/app", "issues_only"),
     ("POST", f"{R}/issues/4/dependencies/blocked_by", b"{}", "issue.relate", "octo/app", "issues_only"),
-    ("POST", f"{R}/pulls", b"{}", "pr.create", "octo/app", "relay:hive-open-pr"),
-    ("POST", G, mutation("createPullRequest"), "pr.create", None, "relay:hive-open-pr"),
+    ("POST", f"{R}/pulls", b"{}", "pr.create", "octo/app", "relay:approval"),
+    ("POST", G, mutation("createPullRequest"), "pr.create", None, "relay:approval"),
     ("PATCH", f"{R}/pulls/9", b"{}", "pr.edit", "octo/app", "issues_and_prs"),
     ("POST", G, mutation("markPullRequestReadyForReview"), "pr.edit", None, "issues_and_prs"),
     ("POST", G, mutation("convertPullRequestToDraft"), "pr.edit", None, "issues_and_prs"),
@@ -62,10 +62,10 @@ ROWS: list[tuple[str, str, bytes, str, str | None, str]] = [
     ("POST", G, mutation("addPullRequestReview"), "pr.review", None, "issues_and_prs+converse"),
     ("POST", G, mutation("submitPullRequestReview"), "pr.review", None, "issues_and_prs+converse"),
     ("PUT", f"{R}/pulls/9/update-branch", b"{}", "pr.update_branch", "octo/app", "issues_prs_merge"),
-    ("PUT", f"{R}/pulls/9/merge", b"{}", "pr.merge", "octo/app", "relay:hive-merge"),
-    ("POST", G, mutation("mergePullRequest"), "pr.merge", None, "relay:hive-merge"),
-    ("POST", G, mutation("mergeBranch"), "pr.merge", None, "relay:hive-merge"),
-    ("POST", G, mutation("enablePullRequestAutoMerge"), "pr.merge", None, "relay:hive-merge"),
+    ("PUT", f"{R}/pulls/9/merge", b"{}", "pr.merge", "octo/app", "relay:approval"),
+    ("POST", G, mutation("mergePullRequest"), "pr.merge", None, "relay:approval"),
+    ("POST", G, mutation("mergeBranch"), "pr.merge", None, "relay:approval"),
+    ("POST", G, mutation("enablePullRequestAutoMerge"), "pr.merge", None, "relay:approval"),
 ]
 
 
@@ -121,4 +121,5 @@ def test_explain_shows_seed_rows_at_every_mode(tmp_path: Path) -> None:
         if verdict != "allow":
             assert answer["message"].endswith(f"reason={reason}") and "\n" not in answer["message"]
         if verdict == "relay":
-            assert "do not use" in answer["message"] and "gh pr" in answer["message"], answer["message"]
+            # the default relay is `approval`: the line says how the request is staged, not which tool to avoid
+            assert "needs a human's approval" in answer["message"] and "do not use" not in answer["message"], answer["message"]

@@ -38,8 +38,16 @@ def test_the_entry_point_registers_the_adapter_for_gitlab_com() -> None:
     assert type(engine().hosts.lookup("gitlab.com")) is type(plugins.adapters["gitlab"])
 
 
+#: An operator's own relay commands ([relays.NAME]): their denials name the forge tools not to use.
+OPERATOR_RELAYS: dict[str, object] = {
+    "operations": {"pr.create": {"relay": "hive-open-pr"}, "pr.merge": {"relay": "hive-merge"}},
+    "relays": {"hive-open-pr": {"usage": "hive-open-pr --title TITLE --body-file FILE", "what": "opening a pull request"},
+               "hive-merge": {"usage": "hive-merge PR_NUMBER", "what": "merging a pull request"}},
+}
+
+
 def test_merge_and_create_are_relayed_with_gitlab_hints() -> None:
-    eng = engine()
+    eng = engine(OPERATOR_RELAYS)
     for method, url in (("PUT", f"{P}/merge_requests/7/merge"), ("POST", f"{P}/merge_requests")):
         decision = decide(eng, method, url, b"{}")
         assert decision.action is Action.DENY and decision.reason == "hard_deny"  # type: ignore[attr-defined]

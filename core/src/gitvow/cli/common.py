@@ -22,7 +22,8 @@ def engine(policy_path: str | None, plugins: Plugins | None = None, *, absent: A
     for failure in plugins.failures:
         print(f"gitvow: warning: {failure}", file=sys.stderr)
     if policy_path:
-        policy = load_policy(policy_path, relays=plugins.relays, sections=plugins.sections, absent=absent)
+        policy = load_policy(policy_path, relays=plugins.relays, sections=plugins.sections, absent=absent,
+                             adapters=plugins.adapters)
     else:
         policy = Policy(relays=plugins.relays)
     return Engine(policy, plugins)

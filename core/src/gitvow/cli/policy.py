@@ -30,10 +30,13 @@ def run(args: argparse.Namespace) -> int:
         print_json(composed_model(plugins.sections, plugins.adapters.values()).model_json_schema())
         return 0
     try:
-        engine(args.file, plugins, absent="error")
+        loaded = engine(args.file, plugins, absent="error").policy
     except GitvowError as exc:
         return error(exc)
     print(f"{args.file}: ok")
+    for section in plugins.sections:
+        for note in section.notes(loaded) if section.notes is not None else ():
+            print(f"note: {note}")
     from gitvow.policy.load import read_document
 
     data = read_document(Path(args.file))

@@ -14,14 +14,14 @@ import pytest
 
 from gitvow import denial
 from gitvow.adapter import Adapter
-from gitvow.evaluator import Grant
+from gitvow.evaluator import Grant, evaluate_operation
 from gitvow.gates import Caller
 from gitvow.modes import CAPABILITIES, Mode
 from gitvow.pipeline import Action, Decision, Engine
 from gitvow.plugins import Plugins, installed
 from gitvow.policy.load import Policy
 from gitvow.policy.table import DEFAULT_TABLE
-from gitvow.relay import MERGE, OPEN_PR
+from gitvow.relay import APPROVAL
 from gitvow.request import Classification, Fixture, Request
 from gitvow.verdict import Outcome
 from gitvow.vocabulary import OPERATIONS, UNKNOWN
@@ -38,7 +38,7 @@ def engine_for(adapter: Adapter, fixtures: Sequence[Fixture] = ()) -> Engine:
     """An engine with the default policy in which ``adapter`` serves its hosts and its fixtures' hosts."""
     hosts = {_host_key(f.request()): adapter.name for f in fixtures}
     hosts.update({host: adapter.name for host in adapter.default_hosts})
-    plugins = Plugins.of(adapters=[adapter], relays=[OPEN_PR, MERGE])
+    plugins = Plugins.of(adapters=[adapter], relays=[APPROVAL])
     return Engine(Policy(hosts=hosts), plugins)
 
 
@@ -256,7 +256,11 @@ class AdapterContract:
 
     def test_relay_coverage(self, adapter: Adapter, fixtures: list[Fixture], engine: Engine) -> None:
         """Every relayed operation is refused with hard_deny and the shared relay line (with the
-        adapter's ``relay_hints(operation)``), at every mode."""
+        adapter's ``relay_hints(operation)`` for a relay command; the built-in ``approval`` relay
+        stages the request instead, so its line names no tool to avoid), at every mode.
+
+        A request that also carries an operation the grant denies outright is refused for that
+        operation instead: a human's approval covers only relayed operations, so it is never staged."""
         problems = []
         tracebacks = []
         relayed = sorted(op for op in OPERATIONS if DEFAULT_TABLE[op].relay)
@@ -270,17 +274,37 @@ class AdapterContract:
                 for grant in every_grant():
                     decision = engine.decide(fixture.request(), Caller("contract", grant))
                     at = f"at mode {grant_label(grant)}"
-                    if decision.action is not Action.DENY or decision.reason != "hard_deny":
+                    denied_too = any(
+                        not evaluate_operation(other, grant, table=DEFAULT_TABLE).allowed
+                        for other in fixture.operations if not DEFAULT_TABLE[other].relay
+                    )
+                    if decision.action is not Action.DENY or (decision.reason != "hard_deny" and not denied_too):
                         seen = Classified(adapter, fixture.request())
                         problems.append(f"{fixture.id} {at}: {decision.action.value} {decision.reason} ({seen.describe()})")
                         tracebacks.append(seen.traceback)
+                    elif decision.reason != "hard_deny":
+                        continue  # refused for the other operation, as it must be
                     elif template.usage not in (decision.message or ""):
                         problems.append(f"{fixture.id} {at}: relay line lacks `{template.usage}`: {decision.message}")
-                    else:
+                    elif not template.staged:
                         missing = [h for h in adapter.relay_hints(op) if h not in (decision.message or "")]
                         if missing:
                             problems.append(f"{fixture.id} {at}: relay line lacks the hints {missing} of relay_hints({op!r})")
         _fail(problems, "relay coverage", tracebacks=filter(None, tracebacks))
+
+    def test_refusal_body_carries_the_line(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
+        """Every refusal body (``refusal_body``) carries the one-line denial, whatever its shape."""
+        line = "gitvow refused contract.check (POST /x): the contract kit asks. reason=mode_denied"
+        problems = []
+        for fixture in fixtures:
+            try:
+                content_type, body = adapter.refusal_body(fixture.request(), line, "mode_denied")
+            except Exception as exc:
+                problems.append(f"{fixture.id}: raised {type(exc).__name__}: {exc}")
+                continue
+            if not isinstance(content_type, str) or not isinstance(body, bytes) or line.encode() not in body:
+                problems.append(f"{fixture.id}: {content_type!r} body lacks the line")
+        _fail(problems, "refusal bodies")
 
     # -- 4. fail closed -------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ file in one message, so an operator fixes them in one go.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,6 +47,9 @@ class Policy:
     #: time is still validated from the file, never defaulted.
     data: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None
+    #: Names of the adapters installed when the file was loaded, for cross-reference checks
+    #: (``[credentials.NAME]``); None when the caller did not say (nothing is checked against it).
+    installed_adapters: frozenset[str] | None = None
 
     def grant_for(self, agent: str) -> Grant | None:
         """The grant of ``[agents.NAME]``, or None when the policy does not name that agent."""
@@ -141,14 +144,22 @@ def parse_policy(
     relays: Mapping[str, RelayTemplate] | None = None,
     sections: Iterable[PolicySection] | None = None,
     absent: Absent = "error",
+    adapters: Iterable[str] | None = None,
 ) -> Policy:
-    """Validate ``data`` against the core and the installed sections (default: discovered)."""
-    if sections is None or relays is None:
+    """Validate ``data`` against the core and the installed sections (default: discovered).
+
+    After every key validated on its own, the cross-references are checked — the core's
+    (:func:`gitvow.policy.checks.core_problems`) and each section's ``check`` — so a file that
+    loads is one that no enforcement point would refuse or silently ignore. ``adapters`` are
+    the installed adapter names (default: discovered with the sections).
+    """
+    if sections is None or relays is None or adapters is None:
         from gitvow.plugins import installed
 
         plugins = installed()
         sections = plugins.sections if sections is None else sections
         relays = plugins.relays if relays is None else relays
+        adapters = plugins.adapters if adapters is None else adapters
     owners: dict[str, PolicySection] = {key: section for section in sections for key in section.keys}
     document = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("_"))}  # 0.42's comments
     core: dict[str, Any] = {}
@@ -177,7 +188,20 @@ def parse_policy(
             problems.extend(_problems(exc))
     if problems:
         raise _one_error(problems, source)
-    return compile_policy(model, source=source, relays=relays, sections=validated, data=document)
+    policy = compile_policy(model, source=source, relays=relays, sections=validated, data=document)
+    policy = replace(policy, installed_adapters=frozenset(adapters))
+    from gitvow.policy.checks import core_problems
+
+    problems = core_problems(policy)
+    for section in dict.fromkeys(owners.values()):
+        if section.check is not None and section.model in validated:
+            try:
+                problems.extend(section.check(policy))
+            except Exception as exc:  # a section's check that breaks refuses the file, by name
+                problems.append(f"({section.distribution}): its policy check failed: {type(exc).__name__}: {exc}")
+    if problems:
+        raise _one_error(problems, source)
+    return policy
 
 
 def load_policy(
@@ -186,7 +210,9 @@ def load_policy(
     relays: Mapping[str, RelayTemplate] | None = None,
     sections: Iterable[PolicySection] | None = None,
     absent: Absent = "error",
+    adapters: Iterable[str] | None = None,
 ) -> Policy:
-    """Read and validate a policy file against the installed relays and sections."""
+    """Read and validate a policy file against the installed relays, sections and adapters."""
     path = Path(path)
-    return parse_policy(read_document(path), source=str(path), relays=relays, sections=sections, absent=absent)
+    return parse_policy(read_document(path), source=str(path), relays=relays, sections=sections, absent=absent,
+                        adapters=adapters)

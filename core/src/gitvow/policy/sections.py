@@ -12,12 +12,18 @@ Kept free of pydantic at import time: plugin discovery on the agent hook's path 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from gitvow.policy.load import Policy
+
+#: A section's cross-reference check: given the whole validated policy, one line per problem,
+#: each ``key.path: what is wrong; what was expected``. Empty when the section is consistent.
+Check = Callable[["Policy"], list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +37,13 @@ class PolicySection:
     model: type[BaseModel]
     distribution: str
     ignored: tuple[str, ...] = ()
+    #: Cross-references a model cannot see on its own (an agent named in this section but
+    #: defined in the core's ``[agents]``, an adapter that must be installed): run by
+    #: :func:`gitvow.policy.load.parse_policy` after every section validated, so ``gitvow
+    #: policy check``, proxy start and reload reject the same files.
+    check: Check | None = None
+    #: Lines ``gitvow policy check`` prints about a valid file (a protection switched off).
+    notes: Check | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -43,9 +56,10 @@ class PolicySection:
 SHIPPED_KEYS: Mapping[str, tuple[str, ...]] = {
     "gitvow-proxy": (
         "proxy", "credentials", "internal", "run_state", "write_surface", "budget", "canary", "issue_shape", "audit",
+        "approvals", "admin",
     ),
     "gitvow-gate": (
-        "bash_deny", "bash_confirm", "path_confirm", "mcp_allow", "mcp_deny", "providers", "llm_classifier",
+        "builtin_rules", "bash_deny", "bash_confirm", "path_confirm", "mcp_allow", "mcp_deny", "providers", "llm_classifier",
         "decisions", "intent", "outcomes", "sync", "runtime", "snapshots", "pricing",
     ),
 }

@@ -15,7 +15,7 @@ anything: they are recorded and the call goes on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from gitvow_gate import rules, shell
 from gitvow_gate.call import GateCall
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 ALLOW, CONFIRM, DENY = "allow", "confirm", "deny"
 _RANK = {ALLOW: 0, CONFIRM: 1, DENY: 2}
 INDIRECT = "runs a command the gate cannot read"
+UNREADABLE = "a command line the gate cannot parse"
 
 
 @record
@@ -94,35 +95,49 @@ def strictest(decisions: Sequence[GateDecision]) -> GateDecision:
     """The decision to report for several calls (a patch touching several files)."""
     if not decisions:
         return GateDecision(ALLOW)
+    if len(decisions) == 1:
+        return decisions[0]
     worst = max(decisions, key=lambda d: _RANK[d.outcome])
     observed = tuple(dict.fromkeys(o for d in decisions for o in d.observed))
     if worst.outcome == ALLOW:
         return GateDecision(ALLOW, observed=observed)
-    return GateDecision(worst.outcome, worst.reason, worst.stage, worst.evidence, observed, worst.operations)
+    return GateDecision(worst.outcome, worst.reason, worst.stage, worst.evidence, observed, worst.operations,
+                        worst.answers)
 
 
-def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
+def decide(policy: GatePolicy, call: GateCall, agent: str = "", env: Mapping[str, str] | None = None) -> GateDecision:
+    """The decision for one act; ``env`` supplies ``HOME`` and friends (default: this process's)."""
     observed: list[str] = []
     pending: GateDecision | None = None
     commands: list[shell.Command] | None = None
 
-    # 1. regular-expression rules
+    # 1. rules: regular expressions on the text, and checks on the parsed command
     if call.kind == "shell":
         line = call.command
         commands = shell.commands(line)
-        hit = rules.first_command_match(policy.bash_deny, line, commands, call.cwd)
-        if hit is not None:
+        hit = rules.first_command_match(policy.bash_deny, line, commands, call.cwd, env)
+        if hit is not None and hit.certain:
             return GateDecision(DENY, hit.describe(), "bash_deny", observed=tuple(observed))
-        for found in rules.all_command_matches(policy.bash_confirm, line, commands, call.cwd):
+        if hit is not None:
+            pending = GateDecision(CONFIRM, f"{hit.rule.reason}? the gate cannot tell what this reaches: "
+                                            f"{hit.target}", "bash_deny")
+        for found in rules.all_command_matches(policy.bash_confirm, line, commands, call.cwd, env):
             if found.rule.when == "observe":
                 observed.append(found.describe())
             else:
-                pending = GateDecision(CONFIRM, found.describe(), "bash_confirm")
+                pending = pending or GateDecision(CONFIRM, found.describe(), "bash_confirm")
                 break
+        if pending is None and commands is None:
+            pending = GateDecision(CONFIRM, f"{UNREADABLE} (an unbalanced quote, or nesting deeper than the gate "
+                                            "reads)", "unreadable")
         if pending is None:
             for command in commands or ():
                 if command.indirect:
                     pending = GateDecision(CONFIRM, f"{INDIRECT}: {command.indirect}", "indirect")
+                    break
+                if shell.reads_stdin(command):
+                    pending = GateDecision(CONFIRM, f"{INDIRECT}: {command.program} reading commands from its "
+                                                    "standard input", "indirect")
                     break
                 script = shell.runs_script(command)
                 if script:
@@ -139,13 +154,11 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
 
                 repo = repo or repo_of(call)
                 spellings.append(relative(edit.path, repo))
-            path_rule = rules.match_path(policy.path_confirm, *spellings)
-            if path_rule is None:
-                continue
-            if path_rule.when == "observe":
-                observed.append(f"{path_rule.reason}: {spellings[-1]}")
-            elif pending is None:
-                pending = GateDecision(CONFIRM, f"{path_rule.reason}: {spellings[-1]}", "path_confirm")
+            for path_rule in rules.match_paths(policy.path_confirm, *spellings):
+                if path_rule.when == "observe":
+                    observed.append(f"{path_rule.reason}: {spellings[-1]}")
+                elif pending is None:
+                    pending = GateDecision(CONFIRM, f"{path_rule.reason}: {spellings[-1]}", "path_confirm")
     elif call.kind == "mcp":
         if rules.mcp_listed(policy.mcp_deny, call.mcp_tool):
             return GateDecision(DENY, f"MCP tool {call.mcp_tool} is on the deny list", "mcp_deny")
@@ -158,7 +171,7 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "") -> GateDecision:
         from gitvow_gate import forge
 
         if forge.may_be_forge(call, commands):
-            verdict = forge.evaluate(call, commands, agent, policy)
+            verdict = forge.evaluate(call, commands, agent, policy, env)
             if not verdict.allowed:
                 return GateDecision(DENY, verdict.message, "forge", observed=tuple(observed),
                                     operations=verdict.operations)

@@ -76,7 +76,39 @@ def _refused(message: str) -> ForgeVerdict:
     return ForgeVerdict(False, message=f"gitvow refused the call: {message}. reason=internal_error", code="internal_error")
 
 
-def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, policy: GatePolicy) -> ForgeVerdict:
+def _adapters_and_relays(call: GateCall, commands: Sequence[Command] | None, options: Mapping[str, Any],
+                         env: Mapping[str, str]) -> tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any], str]:
+    """The adapters this call needs and the relay templates; a failure line when a plugin is broken.
+
+    A shell command loads only the adapters of its programs, through the cached plugin index
+    (:mod:`gitvow_gate.plugin_index`); an MCP tool, or any doubt, takes full discovery.
+    """
+    if call.kind == "shell" and commands:
+        from gitvow_gate import plugin_index
+
+        programs = {c.program for c in commands if _may_reach_forge(c)}
+        loaded = plugin_index.for_programs(programs, env)
+        if loaded is not None and set(options) <= set(loaded.adapters) | _indexed(env):
+            # options of installed adapters this command does not need are not applied here
+            needed = {name: values for name, values in options.items() if name in loaded.adapters}
+            return loaded.adapters, loaded.relays, needed, ""
+    from gitvow.plugins import installed
+
+    plugins = installed()
+    if plugins.failures:
+        return {}, {}, {}, f"forge operations cannot be checked because {plugins.failures[0]}; fix or uninstall it"
+    return plugins.adapters, plugins.relays, options, ""
+
+
+def _indexed(env: Mapping[str, str]) -> set[str]:
+    from gitvow_gate import plugin_index
+
+    index = plugin_index.read(env)
+    return set(index["adapters"]) if index else set()
+
+
+def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, policy: GatePolicy,
+             env: Mapping[str, str] | None = None) -> ForgeVerdict:
     """Classify the call with every installed adapter and evaluate each operation for ``agent``.
 
     The table, grant and relays are built by :mod:`gitvow.policy.compile` from the policy's
@@ -88,7 +120,6 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
     from gitvow.adapter import configure_adapters
     from gitvow.errors import PolicyError
     from gitvow.evaluator import evaluate as evaluate_operations
-    from gitvow.plugins import installed
     from gitvow.policy import compile as build
     from gitvow.request import Classification, ToolCall
     from gitvow.verdict import Outcome
@@ -97,17 +128,20 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
     rule = forge["agents"].get(agent)
     if rule is None:
         return ForgeVerdict(True)
-    plugins = installed()
-    if plugins.failures:
+    import os
+
+    found_adapters, found_relays, options, failure = _adapters_and_relays(call, commands, forge["adapters"],
+                                                                          os.environ if env is None else env)
+    if failure:
         # the operation may be one the broken plugin would have refused: fail closed, by name
-        return _refused(f"forge operations cannot be checked because {plugins.failures[0]}; fix or uninstall it")
+        return _refused(failure)
     try:
-        adapters = configure_adapters(plugins.adapters, forge["adapters"], source=policy.source)
+        adapters = configure_adapters(found_adapters, options, source=policy.source)
     except PolicyError as exc:
         return _refused(str(exc))
     # The same functions the policy loader compiles with (gitvow.policy.compile), over the
     # validated plain form cached by gitvow_gate.policy: no pydantic on this path.
-    relays = build.relay_templates(forge["relays"], plugins.relays)
+    relays = build.relay_templates(forge["relays"], found_relays)
     table = build.policy_table(forge["operations"], relays, source=policy.source)
     grant = build.grant(rule)
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer
+from gitvow_gate.call import GateCall
 from gitvow_gate.decide import DENY, GateDecision, decide, strictest
 
 TYPE_CHECKING = False
@@ -27,6 +28,47 @@ def _blocked(adapter: AgentAdapter | None, reason: str, payload: Mapping[str, An
         except Exception:
             pass
     return HookAnswer(2, stderr=decision.message())
+
+
+def policy_agent(kind: str, env: Mapping[str, str]) -> str:
+    """The name the policy knows the agent by, for ``[agents.NAME]`` and the forge stage.
+
+    ``$GITVOW_AGENT`` when set — the proxy identity ``gitvow env --agent NAME`` exports, which
+    the agent and its hooks inherit, so the gate judges a call as the proxy will judge its
+    traffic — else the agent the hook was installed for (``claude``, ``codex``…). ``gitvow
+    check`` resolves it through this same function.
+    """
+    return env.get("GITVOW_AGENT") or kind
+
+
+def judge(calls: Sequence[GateCall], agent: str, env: Mapping[str, str]) -> GateDecision:
+    """The decision for one tool call's acts, as ``gitvow hook`` and ``gitvow check`` both reach it.
+
+    Each act is judged under the policy of where it happens: the session's directory, or for
+    an edit the repository of the edited file (a session opened in one checkout may edit
+    another, as gitvow 0.42 allowed). Raises :class:`~gitvow.errors.PolicyError`.
+    """
+    from gitvow_gate import policy as gate_policy
+
+    cwd = (calls[0].cwd or os.getcwd()) if calls else os.getcwd()
+    policies: dict[str, gate_policy.GatePolicy] = {}
+    decisions: list[GateDecision] = []
+    for call in calls:
+        where = cwd
+        if call.edits:
+            from gitvow_gate.paths import repo_of
+
+            where = repo_of(call)
+        policy = policies.get(where) or gate_policy.load(where, env=env)
+        policies[where] = policy
+        decision = decide(policy, call, agent, env)
+        if decision.blocks and len(calls) > 1 and call.edits:
+            decision = GateDecision(decision.outcome, f"{decision.reason} [file: {call.edits[0].path}]",
+                                    decision.stage, decision.evidence, decision.observed, decision.operations)
+        decisions.append(decision)
+        if decision.outcome == DENY:
+            break
+    return strictest(decisions)
 
 
 def run(agent: str, event: str, stdin: str, env: Mapping[str, str] | None = None) -> HookAnswer:
@@ -48,35 +90,14 @@ def run(agent: str, event: str, stdin: str, env: Mapping[str, str] | None = None
         if calls is None or not calls:
             return adapter.allow(payload)
         from gitvow.errors import PolicyError
-        from gitvow_gate import policy as gate_policy
 
         cwd = calls[0].cwd or os.getcwd()
-        policies: dict[str, gate_policy.GatePolicy] = {}
-        decisions = []
-        for call in calls:
-            # An edit is judged by the policy of the repository the file is in, as gitvow 0.42
-            # did: a session opened in one checkout may edit another.
-            where = cwd
-            if call.edits:
-                from gitvow_gate.paths import repo_of
-
-                where = repo_of(call)
-            try:
-                policy = policies.get(where) or gate_policy.load(where, env=env)
-            except PolicyError as exc:
-                return _blocked(
-                    adapter, f"the policy cannot be loaded: {exc}; every tool call is refused until it is fixed",
-                    payload,
-                )
-            policies[where] = policy
-            decision = decide(policy, call, agent)
-            if decision.blocks and len(calls) > 1 and call.edits:
-                decision = GateDecision(decision.outcome, f"{decision.reason} [file: {call.edits[0].path}]",
-                                        decision.stage, decision.evidence, decision.observed, decision.operations)
-            decisions.append(decision)
-            if decision.outcome == DENY:
-                break
-        final = strictest(decisions)
+        try:
+            final = judge(calls, policy_agent(agent, env), env)
+        except PolicyError as exc:
+            return _blocked(
+                adapter, f"the policy cannot be loaded: {exc}; every tool call is refused until it is fixed", payload,
+            )
         if final.observed:
             from gitvow_gate import record
 

@@ -22,24 +22,61 @@ from typing import Any
 
 from gitvow.errors import GitvowError
 from gitvow_gate import agents, record
+from gitvow_gate.agents.base import HOOK_FAILED
 
 # ``gitvow hook --agent NAME EVENT`` as this gitvow writes it, and ``gitvow hook EVENT`` as
 # gitvow 0.42 wrote Claude Code's: install replaces the old tool's entries rather than run both.
-_OURS = re.compile(r"(^|[\s/\\])gitvow(\.exe)?\s+hook\s|-m\s+gitvow\s+hook\s")
+_OURS = re.compile(r"(^|[\s/\\'])gitvow(\.exe)?'?\s+hook\s|-m\s+gitvow\s+hook\s")
 
 
 class InstallError(GitvowError):
     """A config file gitvow cannot safely edit (not JSON, not an object)."""
 
 
-def executable(user: bool) -> str:
-    """The command the agent runs: an absolute path for user installs (a hook's shell may not
-    have this virtualenv on PATH, and a hook that is not found gates nothing), the bare name
-    for repository installs (the file is shared by people whose paths differ)."""
-    if not user:
-        return "gitvow"
+def executable() -> str:
+    """The ``gitvow`` this install runs as, by absolute path, quoted for a shell.
+
+    Never the bare name: an agent's hook shell may not have this virtualenv on its ``PATH``,
+    and a hook that is not found gates nothing. Repository installs too — the wrapper around
+    it turns a path that is wrong on another machine into a refusal, never into an allow.
+    """
+    import shlex
+
+    ran = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    if os.path.basename(ran).startswith("gitvow") and os.path.isfile(ran):
+        return shlex.quote(os.path.abspath(ran))
     found = shutil.which("gitvow", path=os.path.dirname(sys.executable)) or shutil.which("gitvow")
-    return found or f"{sys.executable} -m gitvow"
+    if found:
+        return shlex.quote(os.path.abspath(found))
+    return f"{shlex.quote(sys.executable)} -m gitvow"
+
+
+def probe(agent: str, *, cwd: str, env: Mapping[str, str] | None = None) -> tuple[bool, str]:
+    """Run the hook command as installed, through a shell as the agent does, on a harmless call.
+
+    Returns whether it answered in the agent's protocol (any answer but the wrapper's own
+    refusal) and one line saying what it did.
+    """
+    import subprocess
+    import time
+
+    adapter = agents.get(agent)
+    event, payload = adapter.probe(cwd)
+    command = adapter.hook_command(executable(), event)
+    start = time.monotonic()
+    try:
+        done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
+                              cwd=cwd, env=None if env is None else dict(env), timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, f"the installed hook could not be run: {exc}"
+    took = (time.monotonic() - start) * 1000
+    output = done.stdout + done.stderr
+    if HOOK_FAILED in output or done.returncode not in adapter.answer_codes:
+        detail = (done.stderr.strip().splitlines() or [""])[0][:200]
+        return False, f"the installed hook does not answer (exit {done.returncode}{': ' + detail if detail else ''})"
+    allowed = done.returncode == 0 and done.stdout.strip() == adapter.allow(payload).stdout.strip()
+    said = "allow" if allowed else "an answer other than allow (see `gitvow check -- true`)"
+    return True, f"probe: the installed hook answered {said} for a plain `true` in {took:.0f} ms"
 
 
 def is_ours(entry: Any) -> bool:
@@ -99,7 +136,7 @@ def install(agent: str, *, user: bool, repo: str, home: str, env: Mapping[str, s
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError(f"{path}: 'hooks' is not an object; gitvow will not rewrite it")
-    for event, entries in adapter.hook_entries(executable(user)).items():
+    for event, entries in adapter.hook_entries(executable()).items():
         current = hooks.get(event)
         existing: list[Any] = current if isinstance(current, list) else []
         hooks[event] = [e for e in existing if not is_ours(e)] + entries

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
 WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
 #: Bumped whenever the cached form changes, so an old cache entry is never misread.
-CACHE_SCHEMA = 4
+CACHE_SCHEMA = 5
 DEFAULT_POLICY = os.path.join(os.path.dirname(__file__), "default_policy.json")
 POLICY_NAMES: tuple[str, ...] = ("policy.json", "policy.toml")
 
@@ -57,7 +57,8 @@ def verb_pattern(verbs: tuple[str, ...]) -> str:
 
 @record
 class CommandRule:
-    """``bash_deny``/``bash_confirm``: a whole-line ``pattern``, or ``programs`` + ``verbs`` (+ ``target``)."""
+    """``bash_deny``/``bash_confirm``: a whole-line ``pattern``, or ``programs`` + ``verbs`` (+ ``target``),
+    or a ``check`` on the parsed command (:mod:`gitvow_gate.protections`)."""
 
     reason: str
     when: str = "immediate"
@@ -67,6 +68,7 @@ class CommandRule:
     target: str | None = None
     #: A literal every match of ``pattern`` contains; a line without it is not searched.
     needs: str | None = None
+    check: str | None = None
 
 
 @record
@@ -111,6 +113,9 @@ class GatePolicy:
     classifier: Classifier | None = None
     agents: frozenset[str] = frozenset()
     ignored: tuple[str, ...] = ()
+    #: ``keep`` (built-in rules layered under this file's), ``replace`` (this file's rules
+    #: alone), or ``builtin`` (the packaged default itself is in force).
+    builtin_rules: str = "keep"
     #: What the forge stage needs, as JSON: ``operations`` (name → [min_mode, capability,
     #: relay, deny]), ``relays`` (command → [usage, what]), ``agents`` (name → [mode,
     #: capabilities, autonomy]) and ``adapters`` (name → options). Plain data, so the forge
@@ -132,6 +137,7 @@ class GatePolicy:
             "classifier": [list(self.classifier.argv), self.classifier.timeout] if self.classifier else None,
             "agents": sorted(self.agents),
             "ignored": list(self.ignored),
+            "builtin_rules": self.builtin_rules,
             "forge": dict(self.forge),
         }
 
@@ -149,17 +155,19 @@ class GatePolicy:
             classifier=Classifier(tuple(classifier[0]), float(classifier[1])) if classifier else None,
             agents=frozenset(data["agents"]),
             ignored=tuple(data["ignored"]),
+            builtin_rules=data["builtin_rules"],
             forge=data["forge"],
         )
 
 
 def _rule_json(rule: CommandRule) -> list[Any]:
-    return [rule.reason, rule.when, rule.pattern, list(rule.programs), list(rule.verbs), rule.target, rule.needs]
+    return [rule.reason, rule.when, rule.pattern, list(rule.programs), list(rule.verbs), rule.target, rule.needs,
+            rule.check]
 
 
 def _rule_from(row: list[Any]) -> CommandRule:
-    reason, when, pattern, programs, verbs, target, needs = row
-    return CommandRule(reason, when, pattern, tuple(programs), tuple(verbs), target, needs)
+    reason, when, pattern, programs, verbs, target, needs, check = row
+    return CommandRule(reason, when, pattern, tuple(programs), tuple(verbs), target, needs, check)
 
 
 def required_literal(pattern: str) -> str | None:
@@ -326,7 +334,8 @@ def validate(path: str, content: bytes) -> GatePolicy:
 
     data = parse_document(path, content)
     plugins = installed()
-    policy = parse_policy(data, source=path, relays=plugins.relays, sections=plugins.sections, absent="skip")
+    policy = parse_policy(data, source=path, relays=plugins.relays, sections=plugins.sections, absent="skip",
+                          adapters=plugins.adapters)
     model = policy.model
     # The forge stage's input to gitvow.policy.compile, in the validated plain form the
     # loader itself compiles from: one path builds the table for the proxy and the gate.
@@ -336,8 +345,47 @@ def validate(path: str, content: bytes) -> GatePolicy:
         "agents": {name: rule.model_dump() for name, rule in model.agents.items()},
         "adapters": {name: dict(options) for name, options in model.adapters.items()},
     }
-    return compile_gate(policy.section(GateSections), agents=model.agents, source=path, ignored=ignored_keys(data),
-                        forge=forge)
+    own = compile_gate(policy.section(GateSections), agents=model.agents, source=path, ignored=ignored_keys(data),
+                       forge=forge)
+    if os.path.abspath(path) == os.path.abspath(DEFAULT_POLICY):
+        return replace(own, builtin_rules="builtin")
+    if own.builtin_rules == "replace":
+        return own
+    return layered(builtin_rules(), own)
+
+
+def replace(policy: GatePolicy, **changes: Any) -> GatePolicy:
+    """``policy`` with some fields changed (``record`` types are not dataclasses)."""
+    names: tuple[str, ...] = GatePolicy.__match_args__
+    return GatePolicy(**{name: changes.get(name, getattr(policy, name)) for name in names})
+
+
+def builtin_rules() -> GatePolicy:
+    """The packaged default's rules, validated (only ever on the validation path)."""
+    from gitvow_gate.schema import GateSections
+
+    with open(DEFAULT_POLICY, "rb") as fh:
+        data = parse_document(DEFAULT_POLICY, fh.read())
+    model = GateSections.model_validate({k: v for k, v in data.items() if k in GateSections.model_fields})
+    return compile_gate(model, agents={}, source=DEFAULT_POLICY)
+
+
+def layered(base: GatePolicy, own: GatePolicy) -> GatePolicy:
+    """``own``'s rules first (its reasons are the ones shown when both match), then every built-in
+    rule it does not already hold: a file adds protections, it never removes one by omission.
+    The allow list, providers, classifier and agents are the file's own (the built-ins have none)."""
+
+    def merge[T](mine: tuple[T, ...], builtin: tuple[T, ...]) -> tuple[T, ...]:
+        return mine + tuple(rule for rule in builtin if rule not in mine)
+
+    return replace(
+        own,
+        bash_deny=merge(own.bash_deny, base.bash_deny),
+        bash_confirm=merge(own.bash_confirm, base.bash_confirm),
+        path_confirm=merge(own.path_confirm, base.path_confirm),
+        mcp_deny=merge(own.mcp_deny, base.mcp_deny),
+        builtin_rules="keep",
+    )
 
 
 def compile_gate(
@@ -363,6 +411,7 @@ def compile_gate(
             verbs=tuple(rule.verbs or ()),
             target=rule.target,
             needs=required_literal(rule.pattern) if rule.pattern is not None else None,
+            check=rule.check,
         )
 
     def argv(command: str | list[str]) -> tuple[str, ...]:
@@ -384,5 +433,6 @@ def compile_gate(
         ),
         agents=frozenset(agents),
         ignored=tuple(ignored or ()),
+        builtin_rules=model.builtin_rules,
         forge=forge if forge is not None else _NO_FORGE,
     )

@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gitvow_gate.policy import command_rule_pattern
 
+if TYPE_CHECKING:
+    from gitvow.policy.load import Policy
+
 When = Literal["immediate", "commit", "observe"]
+#: Checks stated on the parsed command (program, flags, targets), not on its text.
+Check = Literal["recursive_delete"]
 Question = Literal["gate_bearing", "route_gate", "route_callers"]
 
 #: Top-level keys of gitvow 0.42 that this gitvow accepts and does not act on.
@@ -55,12 +60,14 @@ class LegacyModel(BaseModel):
 
 
 class CommandRule(LegacyModel):
-    """A ``bash_deny``/``bash_confirm`` entry: ``pattern``, or ``program`` + ``verbs`` (+ ``target``)."""
+    """A ``bash_deny``/``bash_confirm`` entry: ``pattern``, or ``program`` + ``verbs`` (+ ``target``), or ``check``."""
 
     pattern: str | None = None
     program: str | list[str] | None = None
     verbs: list[str] | None = None
     target: str | None = None
+    #: A check on the parsed command instead of a pattern (:mod:`gitvow_gate.protections`).
+    check: Check | None = None
     reason: str | None = None
     when: When | None = None
     id: str | None = None
@@ -68,13 +75,17 @@ class CommandRule(LegacyModel):
 
     @model_validator(mode="after")
     def _shape(self) -> CommandRule:
+        if self.check is not None:
+            if self.pattern is not None or self.program is not None or self.verbs is not None or self.target is not None:
+                raise ValueError("'check' stands alone: no 'pattern', 'program', 'verbs' or 'target' beside it")
+            return self
         if self.pattern is not None:
             if self.target is not None:
                 raise ValueError("'target' is only for rules written as program and verbs")
             _check_regex(self.pattern, "pattern")
             return self
         if self.program is None or self.verbs is None:
-            raise ValueError("a command rule needs a 'pattern', or 'program' and 'verbs'")
+            raise ValueError("a command rule needs a 'pattern', or 'program' and 'verbs', or a 'check'")
         programs = [self.program] if isinstance(self.program, str) else self.program
         if not programs or not all(programs):
             raise ValueError("'program' must be a non-empty string or list of them")
@@ -156,6 +167,10 @@ class GateSections(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    #: ``keep`` (default): the packaged built-in rules stay in force and this file's rules add
+    #: to them. ``replace``: only this file's rules apply (gitvow 0.42's behaviour for a user
+    #: file); ``gitvow policy check`` says so.
+    builtin_rules: Literal["keep", "replace"] = "keep"
     bash_deny: list[CommandRule] = Field(default_factory=list)
     bash_confirm: list[CommandRule] = Field(default_factory=list)
     path_confirm: list[PathRule] = Field(default_factory=list)
@@ -186,3 +201,12 @@ class GateSections(BaseModel):
 def ignored_keys(data: dict[str, Any]) -> list[str]:
     """The keys of a policy document that gitvow accepts without acting on them."""
     return [key for key in data if key in IGNORED_KEYS or (isinstance(key, str) and key.startswith("_"))]
+
+
+def notes(policy: Policy) -> list[str]:
+    """What ``gitvow policy check`` says about a valid file: built-in protections switched off."""
+    if policy.section(GateSections).builtin_rules == "replace":
+        return ['builtin_rules = "replace": the gate\'s built-in rules (recursive deletes of / and home '
+                "directories, force pushes, destructive git/kubectl/terraform/SQL/AWS, CI and policy edits…) are "
+                "NOT in force; only this file's rules apply"]
+    return []

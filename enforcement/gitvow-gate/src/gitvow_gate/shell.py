@@ -21,7 +21,10 @@ import shlex
 from gitvow_gate.records import record
 
 #: Words that run the rest of the line as a command. Options to them are stepped over too.
-WRAPPERS = frozenset({"sudo", "doas", "env", "time", "nohup", "exec", "command", "nice", "xargs", "builtin", "stdbuf"})
+WRAPPERS = frozenset({"sudo", "doas", "env", "time", "nohup", "exec", "command", "nice", "xargs", "builtin", "stdbuf",
+                      "busybox", "setsid", "ionice", "unbuffer", "chronic", "caffeinate"})
+#: Shell reserved words that may stand before a command (``if rm …``, ``then rm …``, ``{ rm …; }``).
+KEYWORDS = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "while", "until", "do", "done", "in", "esac"})
 #: Wrappers whose first non-option argument is theirs, not the program: ``timeout 30 cmd``.
 WRAPPERS_WITH_ARGUMENT = frozenset({"timeout"})
 #: Options of wrappers that take a separate value: ``sudo -u root``, ``nice -n 5``, ``xargs -I {}``.
@@ -33,7 +36,13 @@ _WRAPPER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "xargs": frozenset({"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--max-args", "--max-procs", "--delimiter"}),
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
     "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "exec": frozenset({"-a"}),
+    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
 }
+#: Options of a shell that take a separate value, so ``bash -o pipefail -c CMD`` is still ``-c``.
+_SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+#: ``2>/dev/null``, ``>>log``, ``<in``, ``&>all``, ``2>&1``: redirections are not arguments.
+_REDIRECTION = r"^(?:\d+|&)?(?:>>?|<<?|>&|<&|>\||<>)"
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish"})
 # Written as strings and compiled only when a line needs them: the hook starts per tool call.
 _HEREDOC = r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1[^\n]*\n.*?\n[ \t]*\2[ \t]*(?=\n|$)"
@@ -66,6 +75,9 @@ class Command:
     args: tuple[str, ...]
     argv: tuple[str, ...]
     indirect: str = ""
+    #: The wrappers stepped over to reach the program (``xargs`` means its arguments come from
+    #: standard input too).
+    via: tuple[str, ...] = ()
 
     @property
     def line(self) -> str:
@@ -83,37 +95,62 @@ def tokenize(text: str) -> list[list[str]] | None:
     lexer.whitespace_split = True
     lexer.whitespace = " \t\r"  # an unquoted newline separates commands, as ';' does
     lexer.commenters = ""
-    segments: list[list[str]] = []
-    current: list[str] = []
     try:
-        for token in lexer:
-            if token and set(token) <= _OPERATOR_CHARS:
-                if current:
-                    segments.append(current)
-                current = []
-            else:
-                current.append(token)
+        tokens = list(lexer)
     except ValueError:
         return None
+    segments: list[list[str]] = []
+    current: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token and set(token) <= _OPERATOR_CHARS:
+            # `2>&1`, `>&2`, `&>file`, `|&`: the '&' belongs to a redirection, not a separator
+            before = current[-1] if current else ""
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if token == "&" and before.endswith((">", "<")) and after:
+                current[-1] = before + "&" + after
+                i += 2
+                continue
+            if token == "&" and after.startswith(">") and current:
+                i += 1
+                continue  # `&>file` is `>file` for both streams
+            if current:
+                segments.append(current)
+            current = []
+        else:
+            current.append(token)
+        i += 1
     if current:
         segments.append(current)
     return segments
 
 
-def unwrap(words: list[str]) -> tuple[list[str], str]:
-    """Step over ``VAR=x``, ``sudo -u x``, ``env -i``, ``timeout 30``, ``nohup``, ``xargs``…
+def _redirection(word: str) -> tuple[bool, bool]:
+    """Whether ``word`` is a redirection, and whether its target is the next word (``> file``)."""
+    match = re.match(_REDIRECTION, word)
+    if match is None:
+        return False, False
+    return True, match.end() == len(word)
 
-    Returns the remaining argv (program first) and, when the program position cannot be
-    read, the reason why.
+
+def unwrap(words: list[str]) -> tuple[list[str], str, tuple[str, ...]]:
+    """Step over ``VAR=x``, redirections, ``sudo -u x``, ``env -i``, ``timeout 30``, ``nohup``, ``xargs``…
+
+    Returns the remaining argv (program first), when the program position cannot be read the
+    reason why, and the wrappers stepped over.
     """
+    words = _without_redirections(words)
+    via: list[str] = []
     i = 0
     while i < len(words):
         word = words[i]
-        if _assignment(word):
+        if _assignment(word) or word in KEYWORDS:
             i += 1
             continue
         base = os.path.basename(word)
         if base in WRAPPERS or base in WRAPPERS_WITH_ARGUMENT:
+            via.append(base)
             i += 1
             takes_value = _WRAPPER_VALUE_OPTIONS.get(base, frozenset())
             while i < len(words) and (words[i].startswith("-") or (base == "env" and _assignment(words[i]))):
@@ -121,6 +158,19 @@ def unwrap(words: list[str]) -> tuple[list[str], str]:
                 i += 1
                 if option == "--":
                     break
+                if base == "env" and option in ("-S", "--split-string") and i < len(words):
+                    # env -S 'rm -rf' /: the value is split into words and run
+                    split = split_or_none(words[i])
+                    if split is None:
+                        return words[i:], "env -S with a string the gate cannot split", tuple(via)
+                    words = words[:i] + split + words[i + 1 :]
+                    continue
+                if base == "env" and option.startswith("--split-string="):
+                    split = split_or_none(option.partition("=")[2])
+                    if split is None:
+                        return words[i:], "env -S with a string the gate cannot split", tuple(via)
+                    words = words[:i] + split + words[i:]
+                    continue
                 if option in takes_value and i < len(words):
                     i += 1
             if base in WRAPPERS_WITH_ARGUMENT and i < len(words):
@@ -129,44 +179,73 @@ def unwrap(words: list[str]) -> tuple[list[str], str]:
         break
     rest = words[i:]
     if not rest:
-        return [], ""
+        return [], "", tuple(via)
     program = rest[0]
-    if program == "eval":
-        return rest, "eval"
     if _variable(program) or program.startswith(("$(", "`")) or program == "$":
-        return rest, f"{program} (a variable or substitution in program position)"
-    return rest, ""
+        return rest, f"{program} (a variable or substitution in program position)", tuple(via)
+    return rest, "", tuple(via)
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        redirect, separate = _redirection(word)
+        if redirect:
+            skip = separate
+            continue
+        out.append(word)
+    return out
+
+
+def split_or_none(text: str) -> list[str] | None:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return None
 
 
 def commands(text: str, *, depth: int = 0) -> list[Command] | None:
-    """Every simple command of a line, wrappers removed, ``sh -c`` followed; None if unreadable."""
+    """Every simple command of a line, wrappers removed, ``sh -c`` and ``eval`` followed; None if unreadable.
+
+    A body nested deeper than the gate reads (``sh -c "sh -c \"…\""`` five times) is unreadable.
+    """
     segments = tokenize(text)
     if segments is None:
         return None
     out: list[Command] = []
     for words in segments:
-        argv, indirect = unwrap(words)
+        argv, indirect, via = unwrap(words)
         if not argv:
             continue
         program = os.path.basename(argv[0]) if not indirect else argv[0]
         args = tuple(argv[1:])
-        if not indirect and program in SHELLS and depth < _MAX_DEPTH:
-            inner = _shell_c_argument(args)
-            if inner is not None:
-                nested = commands(inner, depth=depth + 1)
-                if nested is None:
-                    return None
-                out.extend(nested)
-                continue
-        out.append(Command(program=program, args=args, argv=tuple(argv), indirect=indirect))
-    if depth < _MAX_DEPTH:
-        # Command substitutions run wherever they stand, inside double quotes too. Single
-        # quotes would keep them literal; reading them anyway errs toward asking.
-        for inner in substitutions(strip_heredocs(text)):
-            nested = commands(inner, depth=depth + 1)
+        body: str | None = None
+        if not indirect and program == "eval":
+            body = " ".join(args)  # eval joins its arguments with spaces and reads the result
+        elif not indirect and program in SHELLS:
+            body = _shell_c_argument(args)
+        if body is not None:
+            if depth >= _MAX_DEPTH:
+                return None
+            nested = commands(body, depth=depth + 1)
             if nested is None:
                 return None
-            out.extend(nested)
+            out.extend(Command(c.program, c.args, c.argv, c.indirect, via + c.via) for c in nested)
+            continue
+        out.append(Command(program=program, args=args, argv=tuple(argv), indirect=indirect, via=via))
+    # Command substitutions run wherever they stand, inside double quotes too. Single quotes
+    # would keep them literal; reading them anyway errs toward asking.
+    for inner in substitutions(strip_heredocs(text)):
+        if depth >= _MAX_DEPTH:
+            return None
+        nested = commands(inner, depth=depth + 1)
+        if nested is None:
+            return None
+        out.extend(nested)
     if depth == 0:
         unique = dict.fromkeys(out)  # a subshell is seen by the tokenizer and as a substitution
         return list(unique)
@@ -195,13 +274,43 @@ def substitutions(word: str) -> list[str]:
 
 
 def _shell_c_argument(args: tuple[str, ...]) -> str | None:
-    """The command string of ``sh -c STRING`` (also ``-lc``, ``-ec``), or None."""
-    for i, arg in enumerate(args):
+    """The command string of ``sh -c STRING`` (also ``-lc``, ``-ec``, ``-o pipefail -c``), or None."""
+    i = 0
+    found_c = False
+    while i < len(args):
+        arg = args[i]
+        if found_c and not arg.startswith(("-", "+")):
+            return arg
+        if arg == "--":
+            return args[i + 1] if found_c and i + 1 < len(args) else None
+        if arg in _SHELL_VALUE_OPTIONS:
+            i += 2
+            continue
         if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
-            return args[i + 1] if i + 1 < len(args) else ""
-        if not arg.startswith("-"):
+            found_c = True
+        elif not arg.startswith(("-", "+")):
             return None
-    return None
+        i += 1
+    return "" if found_c else None
+
+
+def reads_stdin(command: Command) -> bool:
+    """A shell given neither ``-c`` nor a script runs whatever arrives on its standard input
+    (``curl … | sh``, ``sh <<EOF``): commands the gate cannot see."""
+    if command.indirect or command.program not in SHELLS or _shell_c_argument(command.args) is not None:
+        return False
+    i = 0
+    while i < len(command.args):
+        arg = command.args[i]
+        if arg in _SHELL_VALUE_OPTIONS:
+            i += 2
+            continue
+        if arg == "-s" or arg == "-":
+            return True
+        if not arg.startswith(("-", "+")):
+            return False
+        i += 1
+    return True
 
 
 def runs_script(command: Command) -> str:
@@ -209,7 +318,7 @@ def runs_script(command: Command) -> str:
     if command.program in ("source", "."):
         return f"source {command.args[0]}" if command.args else "source"
     if command.program in SHELLS and _shell_c_argument(command.args) is None:
-        script = next((a for a in command.args if not a.startswith("-")), None)
+        script = next((a for a in command.args if not a.startswith(("-", "+"))), None)
         if script:
             return f"{command.program} {script}"
     return ""

@@ -52,6 +52,95 @@ def kube(args: Sequence[str], env: Mapping[str, str], context_flag: str) -> str 
     return f"context={context}" + (f" namespace={namespace}" if namespace else "")
 
 
+def _git_dirs(cwd: str) -> tuple[str, str] | None:
+    """The repository's git directory (HEAD) and common directory (config), found as git finds them."""
+    here = os.path.abspath(cwd)
+    while True:
+        dot = os.path.join(here, ".git")
+        if os.path.isdir(dot):
+            git_dir = dot
+            break
+        if os.path.isfile(dot):
+            try:
+                with open(dot, encoding="utf-8") as fh:
+                    line = fh.read().strip()
+            except OSError:
+                return None
+            if not line.startswith("gitdir:"):
+                return None
+            git_dir = os.path.join(here, line[len("gitdir:"):].strip())
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.join(git_dir, fh.read().strip())
+    except OSError:
+        pass
+    return git_dir, common
+
+
+def _remote_url_from_files(remote: str, cwd: str) -> tuple[bool, str | None]:
+    """``(known, url)`` read from the repository's config file without running git.
+
+    Only a plain config is read here: one with includes, URL rewriting (``insteadOf``) or
+    ``pushurl`` is left to ``git remote get-url`` itself (``known`` False), so the answer is
+    always git's own.
+    """
+    dirs = _git_dirs(cwd)
+    if dirs is None:
+        return False, None
+    try:
+        with open(os.path.join(dirs[1], "config"), encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return False, None
+    lowered = text.lower()
+    if "[include" in lowered or "insteadof" in lowered or "pushurl" in lowered or "\\\n" in text:
+        return False, None
+    section = ""
+    url: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("["):
+            section = line
+            continue
+        name, eq, value = line.partition("=")
+        if eq and name.strip().lower() == "url" and section == f'[remote "{remote}"]':
+            if url is not None:
+                return False, None  # several urls: let git say which
+            value = value.strip()
+            if value.startswith('"') and value.endswith('"') and len(value) > 1:
+                value = value[1:-1]
+            if '"' in value or "\\" in value:
+                return False, None
+            url = value
+    if url is None and f'[remote "{remote}"]'.lower() in lowered:
+        return False, None  # a section spelled some other way: ask git
+    return True, url
+
+
+def _branch_from_files(cwd: str) -> tuple[bool, str | None]:
+    dirs = _git_dirs(cwd)
+    if dirs is None:
+        return False, None
+    try:
+        with open(os.path.join(dirs[0], "HEAD"), encoding="utf-8") as fh:
+            head = fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return False, None
+    if head.startswith("ref: refs/heads/"):
+        return True, head[len("ref: refs/heads/"):]
+    if head.startswith("ref:"):
+        return False, None
+    return True, None  # detached
+
+
 def _git(args: Sequence[str], cwd: str) -> str | None:
     import subprocess  # only once a push rule with a target has matched
 
@@ -74,7 +163,11 @@ def git_push(args: Sequence[str], cwd: str | None) -> str | None:
         branch = branch.removeprefix("refs/heads/")
     if not cwd or not os.path.isdir(cwd):
         return None
-    url = _git(["remote", "get-url", remote], cwd)
+    # the repository's own files when they are plain (a git process costs the hook more than
+    # the rest of the decision), else git itself
+    known, url = _remote_url_from_files(remote, cwd)
+    if not known:
+        url = _git(["remote", "get-url", remote], cwd)
     if url is None:
         # a URL given in place of a remote name is its own target
         if "://" in remote or "@" in remote or os.path.isdir(remote):
@@ -83,7 +176,9 @@ def git_push(args: Sequence[str], cwd: str | None) -> str | None:
             return None
     url = _USERINFO.sub("", url)  # a token in the remote URL never reaches a message or a log
     if not branch or branch == "HEAD":
-        branch = _git(["symbolic-ref", "-q", "--short", "HEAD"], cwd)
+        known, branch = _branch_from_files(cwd)
+        if not known:
+            branch = _git(["symbolic-ref", "-q", "--short", "HEAD"], cwd)
     if not branch:
         return None  # detached HEAD: where the push lands cannot be read
     return f"remote={url} branch={branch}"

@@ -10,6 +10,11 @@ Options: ``gitvow_policy`` (the policy file, required), ``gitvow_state`` (overri
 mitmproxy flow file: see :mod:`gitvow_proxy.record`). Without a valid policy every request is refused: the addon never fails
 open. TLS is intercepted only for hosts an adapter asks for; other hosts are tunnelled
 untouched, or refused when ``[proxy] other_hosts = "refuse"``.
+
+Refusals are answered in the shape the client prints (the adapter's ``refusal_body``). A
+request the ``approval`` relay refuses is staged in the store (:mod:`gitvow_proxy.approvals`);
+the addon also sends approved ones upstream, once (:mod:`gitvow_proxy.sender`), and serves the
+approval desk when ``[admin]`` has a secret (:mod:`gitvow_proxy.desk`).
 """
 
 from __future__ import annotations
@@ -22,18 +27,23 @@ from typing import Any
 
 from mitmproxy import connection, ctx, exceptions, http, tls
 
-from gitvow import denial
+from gitvow import denial, refusal
 from gitvow.errors import GitvowError
 from gitvow.gates import Caller
 from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
+from gitvow.policy.load import Policy
+from gitvow.relay import APPROVAL_EXPIRED, APPROVAL_REJECTED
 from gitvow.request import Request
+from gitvow.verdict import Verdict
+from gitvow_proxy import approvals
 from gitvow_proxy.admin import AdminServer
-from gitvow_proxy.audit import AuditLog
+from gitvow_proxy.audit import AuditLog, audit_approval
 from gitvow_proxy.gates import UNAVAILABLE_RETRY
 from gitvow_proxy.identity import PROXY_AUTHENTICATE, Identity
 from gitvow_proxy.metrics import CONTENT_TYPE, Metrics
 from gitvow_proxy.record import Recorder, Redactor, policy_stamp, sanitized
 from gitvow_proxy.runtime import Runtime, build_runtime, open_state
+from gitvow_proxy.sender import APPROVAL_KEY, REFUSED_KEY, Sender
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.store import STATE_UNAVAILABLE, Store
 
@@ -67,6 +77,8 @@ class GitvowAddon:
         self._watcher: asyncio.Task[None] | None = None
         self._auth: dict[str, str] = {}  # client connection id → its CONNECT's Proxy-Authorization
         self._known: dict[str, tuple[str, Runtime, Identity]] = {}  # connection id → last identity proven
+        self.sender = Sender(self)
+        self.desk: Any = None  # gitvow_proxy.desk.Desk, when [admin] has a secret
         self.metrics = Metrics(lambda: (self.runtime, self.store))
         self.admin: AdminServer | None = None
         self.recorder: Recorder | None = None
@@ -107,15 +119,36 @@ class GitvowAddon:
     def running(self) -> None:
         if self._watcher is None:
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
-        admin = self.runtime.policy.section(ProxyPolicy).admin if self.runtime is not None else None
-        if admin is not None and self.admin is None:
-            metrics = self.metrics
+        self.sender.start()
+        self._start_desk()
+
+    def _start_desk(self) -> None:
+        runtime = self.runtime
+        if runtime is None or self.store is None or self.desk is not None or self.admin is not None:
+            return
+        from gitvow_proxy.desk import start_desk
+
+        metrics = self.metrics
+        routes = {"/metrics": lambda: (CONTENT_TYPE, metrics.render())}
+        try:
+            self.desk = start_desk(self._policy, self.store, wake=self.sender.wake, routes=routes)
+        except GitvowError as exc:
+            log.error("gitvow: the approval desk is off: %s", exc)
+        admin = runtime.policy.section(ProxyPolicy).admin
+        if self.desk is None and admin is not None:  # no operator secret: /metrics alone
             try:
-                self.admin = AdminServer(admin.address, {"/metrics": lambda: (CONTENT_TYPE, metrics.render())}).start()
+                self.admin = AdminServer(admin.address, routes).start()
             except OSError as exc:
                 log.error("gitvow: cannot listen at [admin] listen = %s: %s", admin.listen, exc)
 
+    def _policy(self) -> Policy:
+        assert self.runtime is not None
+        return self.runtime.policy
+
     def done(self) -> None:
+        self.sender.stop()
+        if self.desk is not None:
+            self.desk.stop()
         if self.admin is not None:
             self.admin.stop()
         if self._watcher is not None:
@@ -161,6 +194,11 @@ class GitvowAddon:
             self._policy_stamp = (runtime, policy_stamp(path))
         hosts = ", ".join(f"{h}→{a}" for h, a in runtime.engine.hosts.items()) or "none"
         log.info("gitvow: policy %s loaded (hosts: %s)", path, hosts)
+        if initial:
+            state = ctx.options.gitvow_state or runtime.policy.section(ProxyPolicy).proxy.state
+            where = state if state == ":memory:" else str(Path(state).expanduser())
+            audit = audit_path if audit_path == "-" else str(Path(audit_path).expanduser())
+            log.info("gitvow: state store %s; audit log %s", where, audit)
 
     async def _watch(self) -> None:
         while True:
@@ -233,6 +271,8 @@ class GitvowAddon:
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         """Refuse unauthenticated requests before their body is read."""
+        if APPROVAL_KEY in flow.metadata:  # an approved request the sender replays: no agent sent it
+            return
         if self.runtime is None:
             flow.response = _refusal(503, "gitvow has no valid policy loaded", INTERNAL_ERROR)
         else:
@@ -252,7 +292,11 @@ class GitvowAddon:
         try:
             assert runtime is not None
             proven = flow.metadata.get(_IDENTITY_KEY)
-            identity = proven[0] if proven is not None and proven[1] is runtime else self._identify(flow)
+            identity: Identity | None
+            if APPROVAL_KEY in flow.metadata:
+                identity = Identity(flow.metadata[APPROVAL_KEY][1])
+            else:
+                identity = proven[0] if proven is not None and proven[1] is runtime else self._identify(flow)
             if identity is None:  # requestheaders answered already; never forward
                 flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth")
                 return
@@ -262,9 +306,20 @@ class GitvowAddon:
                       type(exc).__name__, exc)
             flow.response = _refusal(403, f"gitvow refused the request: internal error ({type(exc).__name__}). "
                                      f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
+            if APPROVAL_KEY in flow.metadata:
+                flow.metadata[REFUSED_KEY] = f"internal error ({type(exc).__name__})"
             self._audit(flow, None, "deny", INTERNAL_ERROR, "proxy", time.perf_counter() - started)
             return
-        self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started)
+        try:
+            self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started)
+        except Exception as exc:  # staging, shaping or auditing failed: refuse, never pass it on
+            log.error("gitvow: refusing %s %s: %s: %s", request.method, request.path, type(exc).__name__, exc)
+            flow.response = _refusal(403, f"gitvow refused the request: internal error ({type(exc).__name__}). "
+                                     f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
+        finally:
+            if APPROVAL_KEY in flow.metadata and flow.response is not None:
+                # whatever answered an approved request here is gitvow, not the forge: not sent
+                flow.metadata.setdefault(REFUSED_KEY, flow.response.get_text(strict=False) or "refused")
 
     def _decide(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Decision]:
         req = flow.request
@@ -289,7 +344,7 @@ class GitvowAddon:
             grant = runtime.grant_for(identity.name)
             if grant is None:
                 raise GitvowError(f"agent {identity.name!r} has no grant")
-            caller = Caller(identity.name, grant)
+            caller = Caller(identity.name, grant, approved=APPROVAL_KEY in flow.metadata)
         return request, runtime.engine.decide(request, caller, runtime.gates)
 
     def _apply(
@@ -313,23 +368,95 @@ class GitvowAddon:
             flow.metadata[_SENT_KEY] = (decision.adapter or "", time.time())
         elif action is Action.TUNNEL:
             flow.request.headers.pop("proxy-authorization", None)
-            if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse":
+            if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse" or APPROVAL_KEY in flow.metadata:
                 flow.response = _refusal(403, f"gitvow refused a request to {request.host}: no adapter serves it. "
                                          f"reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
                 self._audit(where, identity.name, "deny", HOST_NOT_SERVED, "host", took, flow=flow, runtime=runtime)
                 return
+        elif decision.staged and APPROVAL_KEY not in flow.metadata:
+            self._staged(runtime, flow, request, identity, decision, took)
+            return
         else:
-            status, headers = decision.status, decision.headers
+            message = decision.message or "gitvow refused the request"
+            if APPROVAL_KEY in flow.metadata:
+                flow.metadata[REFUSED_KEY] = message
+            status, headers = decision.status, dict(decision.headers)
             if decision.reason == STATE_UNAVAILABLE:  # not the agent's fault: "come back later"
                 status, headers = 503, {**headers, "Retry-After": str(UNAVAILABLE_RETRY)}
-            flow.response = http.Response.make(
-                status,
-                (decision.message or "gitvow refused the request") + "\n",
-                {"Content-Type": "text/plain; charset=utf-8", **headers},
-            )
+            flow.response = self._shaped_refusal(runtime, request, decision.adapter, status, message,
+                                                 decision.reason or INTERNAL_ERROR, headers)
         verdict = _VERDICTS.get(action, "tunnel")
         self._audit(where, identity.name, verdict, decision.reason, decision.stage, took, decision=decision, note=note,
                     flow=flow, runtime=runtime)
+
+    def _shaped_refusal(self, runtime: Runtime, request: Request, adapter: str | None, status: int, message: str, code: str,
+                 headers: dict[str, str]) -> http.Response:
+        """A refusal in the shape the adapter's clients print; the plain line if the adapter fails."""
+        content_type, body = refusal.plain(message)
+        plugin = runtime.engine.adapters.get(adapter) if adapter else None
+        if plugin is not None:
+            try:
+                content_type, body = plugin.refusal_body(request, message, code)
+            except Exception as exc:
+                log.error("gitvow: adapter %r raised in refusal_body: %s: %s", adapter, type(exc).__name__, exc)
+        return http.Response.make(status, body, {**headers, "Content-Type": content_type})
+
+    # -- the approval relay ---------------------------------------------------------------------
+
+    def _staged(
+        self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision, took: float
+    ) -> None:
+        """Stage the refused request for a human (or find it staged already) and answer with its state."""
+        assert self.store is not None and decision.verdict is not None and decision.classification is not None
+        now = time.time()
+        req = flow.request
+        url = f"{req.scheme}://{req.host}:{req.port}{req.path}"
+        body = req.raw_content or b""
+        candidate = approvals.Approval(
+            id=approvals.new_id(),
+            fingerprint=approvals.fingerprint(identity.name, req.method, url, body),
+            agent=identity.name,
+            operations=decision.classification.operations,
+            repo=decision.classification.repo,
+            adapter=decision.adapter or "",
+            method=req.method,
+            url=url,
+            headers=tuple(approvals.kept_headers(list(req.headers.items(multi=True)))),  # type: ignore[no-untyped-call]
+            body=body,
+            created=now,
+            expires=now + runtime.policy.section(ProxyPolicy).approvals.ttl,
+        )
+        approval = self.store.stage(candidate, now)
+        where = (request.method, f"{request.host}:{request.port}", request.path)
+        if approval.id == candidate.id and self.audit is not None:
+            audit_approval(self.audit, approval, "staged", reason=decision.reason)
+        headers = {denial.APPROVAL_HEADER: approval.id}
+        if approval.status == approvals.SENT:
+            # The agent's identical retry after the send: the recorded answer, never a second send.
+            flow.response = http.Response.make(
+                approval.response_status or 200, approval.response_body,
+                {"Content-Type": approval.response_type or "application/octet-stream", **headers},
+            )
+            if self.audit is not None:
+                audit_approval(self.audit, approval, "answered")
+            return
+        verdict: Verdict = decision.verdict
+        if approval.status == approvals.REJECTED:
+            why = f"approval {approval.id} was rejected by {approval.decided_by}" + (
+                f": {approval.reason}" if approval.reason else "")
+            verdict = Verdict.deny(APPROVAL_REJECTED, why, operation=decision.verdict.operation)
+        elif approval.status == approvals.EXPIRED:
+            verdict = Verdict.deny(APPROVAL_EXPIRED, f"approval {approval.id} expired before a human answered it",
+                                   operation=decision.verdict.operation)
+            if self.audit is not None:
+                audit_approval(self.audit, approval, "expired", reason=APPROVAL_EXPIRED)
+        adapter = runtime.engine.adapters.get(decision.adapter or "")
+        message = runtime.engine.message(verdict, decision.classification, adapter, f"{request.method} {request.path}",
+                                         approval=approval.id)
+        code = verdict.code or INTERNAL_ERROR
+        headers[denial.REASON_HEADER] = code
+        flow.response = self._shaped_refusal(runtime, request, decision.adapter, 403, message, code, headers)
+        self._audit(where, identity.name, "deny", code, decision.stage, took, decision=decision)
 
     # -- responses: the injected token never reaches the agent --------------------------------
 
@@ -338,10 +465,14 @@ class GitvowAddon:
         if sent is not None and flow.response is not None:
             self.metrics.upstream(sent[0], (flow.response.timestamp_end or time.time()) - sent[1])
         self._scrub(flow)
+        if APPROVAL_KEY in flow.metadata:
+            self.sender.answered(flow)
         if self.recorder is not None:
             self._record(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
+        if APPROVAL_KEY in flow.metadata:
+            self.sender.answered(flow)
         if self.recorder is not None:
             self._record(flow)
 

@@ -2,7 +2,10 @@
 
 Fields: time, agent, host, method, path, operations, repo, verdict, reason, stage, latency_ms
 (and ``note`` for decisions that are not a refusal but worth recording, such as a write the
-write-surface gate would have refused when not enforcing). Never a body, a query string,
+write-surface gate would have refused when not enforcing). Each step of an approval is a line
+too, with ``approval`` (its id) and, for a human's decision, ``by``: verdict ``staged``,
+``approved``, ``rejected``, ``expired``, ``sent``, ``send_failed`` or ``answered`` (an
+identical retry answered with the recorded response). Never a body, a query string,
 a header or a secret: paths are logged without their query, since tokens travel there.
 """
 
@@ -14,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 from typing import IO, Any
+
+from gitvow_proxy.approvals import Approval
 
 
 class AuditLog:
@@ -45,6 +50,8 @@ class AuditLog:
         stage: str,
         latency: float = 0.0,
         note: str | None = None,
+        approval: str | None = None,
+        by: str | None = None,
     ) -> None:
         now = time.time()
         second = int(now)
@@ -65,6 +72,10 @@ class AuditLog:
         }
         if note:
             record["note"] = note
+        if approval:
+            record["approval"] = approval
+        if by:
+            record["by"] = by
         line = json.dumps(record, separators=(",", ":")) + "\n"
         with self._lock:
             self._stream.write(line)
@@ -73,3 +84,12 @@ class AuditLog:
         if self._owned:
             with self._lock:
                 self._stream.close()
+
+
+def audit_approval(log: AuditLog, approval: Approval, verdict: str, *, by: str | None = None,
+                   reason: str | None = None, note: str | None = None) -> None:
+    """One approval step as an audit line: where the request goes, never its body."""
+    host = approval.url.split("://", 1)[-1].partition("/")[0]
+    log.write(agent=approval.agent, host=host, method=approval.method, path=approval.target.partition(" ")[2],
+              operations=approval.operations, repo=approval.repo, verdict=verdict, reason=reason, stage="approval",
+              note=note, approval=approval.id, by=by)

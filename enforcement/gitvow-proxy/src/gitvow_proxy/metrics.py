@@ -10,6 +10,7 @@ so every replica of a shared store reports the same value (take the max, not the
 - ``gitvow_budget_used{agent}``: writes inside each budgeted agent's current window
 - ``gitvow_store_errors_total``: store calls that failed (a shared store's server unreachable)
 - ``gitvow_store_up``: 1 while the store answers
+- ``gitvow_approvals_pending``: approvals waiting for a human
 
 Per request the proxy only adds to plain counters (a dict increment, a bisect); the text
 format is built by prometheus-client when scraped, so a proxy without ``[admin]`` never
@@ -116,9 +117,7 @@ class Metrics:
                 for agent in sorted(runtime.policy.model.agents):
                     if budget.limits_for(agent)[0] is not None:
                         used.add_metric([agent], store.usage(f"budget:{agent}:writes", now, float(budget.window_seconds)))
-            pending = getattr(store, "pending_approvals", None)  # stores that hold approvals
-            if callable(pending):
-                yield gauge("gitvow_approvals_pending", "Approvals waiting for a human.", value=pending())
+            yield gauge("gitvow_approvals_pending", "Approvals waiting for a human.", value=store.pending_approvals())
             up.add_metric([], 1)
         except Exception:
             up.add_metric([], 0)

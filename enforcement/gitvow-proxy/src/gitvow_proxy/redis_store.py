@@ -13,11 +13,14 @@ logs each change of reachability once.
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import asdict
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -25,7 +28,16 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from gitvow_proxy.store import Store, StoreError, StoreUnavailable, new_canary
+from gitvow_proxy.approvals import APPROVED, EXPIRED, FAILED, PENDING, REJECTED, RESTAGE, SENDING, SENT, Approval
+from gitvow_proxy.store import (
+    ApprovalError,
+    Store,
+    StoreError,
+    StoreUnavailable,
+    _check_decidable,
+    _tell_expired,
+    new_canary,
+)
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -206,5 +218,153 @@ class RedisStore(Store):
         issued: dict[str, str] = self._call(lambda: self._redis.hgetall(PREFIX + "canaries"))  # type: ignore[arg-type,return-value]
         return {token: agent for agent, token in issued.items()}
 
+    # -- approvals ----------------------------------------------------------------------------
+    #
+    # Each approval is one JSON document (``gitvow:approval:ID``); ``gitvow:approvals`` orders
+    # every id by creation, ``gitvow:approvals:STATUS`` the ids in each status, and
+    # ``gitvow:approvals:fp:FINGERPRINT`` names the latest approval of a request. Every change
+    # is an optimistic transaction (WATCH … MULTI … EXEC, retried on a concurrent change), so
+    # two replicas never both move one approval: in particular exactly one ``claim`` of an
+    # approved approval succeeds, the exactly-once send.
+
+    def _akey(self, approval_id: str) -> str:
+        return f"{PREFIX}approval:{approval_id.upper()}"
+
+    def _load(self, pipe: Any, approval_id: str) -> Approval | None:
+        raw = pipe.get(self._akey(approval_id))
+        return None if raw is None else _decode(raw)
+
+    def _save(self, pipe: Any, approval: Approval, before: Approval | None) -> Approval:
+        """Queue the writes of ``approval`` (``pipe`` in MULTI mode)."""
+        pipe.set(self._akey(approval.id), _encode(approval))
+        pipe.zadd(PREFIX + "approvals", {approval.id: approval.created})
+        if before is not None and before.status != approval.status:
+            pipe.zrem(f"{PREFIX}approvals:{before.status}", approval.id)
+        pipe.zadd(f"{PREFIX}approvals:{approval.status}", {approval.id: approval.created})
+        pipe.set(f"{PREFIX}approvals:fp:{approval.fingerprint}", approval.id)
+        return approval
+
+    def _transaction(self, fn: Callable[[Any], T], *watch: str) -> T:
+        def run() -> T:
+            result: list[T] = []
+
+            def body(pipe: Any) -> None:
+                result.clear()
+                result.append(fn(pipe))
+
+            self._redis.transaction(body, *watch)
+            return result[0]
+
+        return self._call(run)
+
+    def stage(self, approval: Approval, now: float) -> Approval:
+        fp_key = f"{PREFIX}approvals:fp:{approval.fingerprint}"
+
+        def body(pipe: Any) -> Approval:
+            latest_id = pipe.get(fp_key)
+            latest = self._load(pipe, latest_id) if latest_id is not None else None
+            told = _tell_expired(latest, now)
+            pipe.multi()
+            if told is not None:
+                return self._save(pipe, told, latest)
+            if latest is not None and latest.status not in RESTAGE:
+                pipe.exists(fp_key)  # an EXEC with nothing queued still checks the WATCH
+                return latest
+            return self._save(pipe, approval.with_(updated=now), None)
+
+        return self._transaction(body, fp_key)
+
+    def approval(self, approval_id: str) -> Approval | None:
+        raw = self._call(lambda: self._redis.get(self._akey(approval_id)))
+        return None if raw is None else _decode(raw)
+
+    def approvals(self, statuses: Collection[str] | None = None, limit: int = 200) -> list[Approval]:
+        def run() -> list[Approval]:
+            ids: list[str] = []
+            for index in [PREFIX + "approvals"] if statuses is None else [f"{PREFIX}approvals:{s}" for s in statuses]:
+                ids += [str(i) for i in self._redis.zrevrange(index, 0, limit - 1)]
+            if not ids:
+                return []
+            raws: list[Any] = self._redis.mget([self._akey(i) for i in ids])
+            found = [_decode(raw) for raw in raws if raw is not None]
+            return sorted(found, key=lambda a: a.created, reverse=True)[:limit]
+
+        return self._call(run)
+
+    def decide(self, approval_id: str, *, approve: bool, by: str, reason: str | None, now: float) -> Approval:
+        key = self._akey(approval_id)
+
+        def body(pipe: Any) -> Approval:
+            found = _check_decidable(self._load(pipe, approval_id), approval_id, now)
+            pipe.multi()
+            return self._save(pipe, found.with_(status=APPROVED if approve else REJECTED, decided_by=by,
+                                                decided_at=now, reason=reason, updated=now), found)
+
+        return self._transaction(body, key)
+
+    def claim(self, now: float) -> Approval | None:
+        ready = f"{PREFIX}approvals:{APPROVED}"
+
+        def body(pipe: Any) -> Approval | None:
+            ids = pipe.zrange(ready, 0, 0)
+            if not ids:
+                return None
+            found = self._load(pipe, ids[0])
+            pipe.multi()
+            if found is None or found.status != APPROVED:  # a stale index entry
+                pipe.zrem(ready, ids[0])
+                return None
+            return self._save(pipe, found.with_(status=SENDING, updated=now), found)
+
+        return self._transaction(body, ready)
+
+    def finish(self, approval_id: str, *, sent: bool, status: int | None, content_type: str | None, body: bytes,
+               now: float, reason: str | None = None) -> Approval:
+        key = self._akey(approval_id)
+
+        def run(pipe: Any) -> Approval:
+            found = self._load(pipe, approval_id)
+            if found is None or found.status != SENDING:
+                raise ApprovalError(f"approval {approval_id} is not being sent")
+            pipe.multi()
+            return self._save(pipe, found.with_(status=SENT if sent else FAILED, sent_at=now, response_status=status,
+                                                response_type=content_type, response_body=body, updated=now,
+                                                reason=reason if reason is not None else found.reason), found)
+
+        return self._transaction(run, key)
+
+    def expire(self, now: float) -> list[Approval]:
+        pending = f"{PREFIX}approvals:{PENDING}"
+
+        def body(pipe: Any) -> list[Approval]:
+            ids = pipe.zrange(pending, 0, -1)
+            gone = [a for a in (self._load(pipe, i) for i in ids) if a is not None and a.status == PENDING
+                    and a.expires <= now]
+            pipe.multi()
+            if not gone:
+                pipe.exists(pending)
+            return [self._save(pipe, a.with_(status=EXPIRED, updated=now), a) for a in gone]
+
+        return self._transaction(body, pending)
+
+    def pending_approvals(self) -> int:
+        return int(self._call(lambda: self._redis.zcard(f"{PREFIX}approvals:{PENDING}")))
+
     def close(self) -> None:
         self._redis.close()
+
+
+def _encode(approval: Approval) -> str:
+    data = asdict(approval)
+    data["body"] = base64.b64encode(approval.body).decode()
+    data["response_body"] = base64.b64encode(approval.response_body).decode()
+    return json.dumps(data, separators=(",", ":"))
+
+
+def _decode(raw: str | bytes) -> Approval:
+    data = json.loads(raw)
+    data["operations"] = tuple(data["operations"])
+    data["headers"] = tuple((str(k), str(v)) for k, v in data["headers"])
+    data["body"] = base64.b64decode(data["body"])
+    data["response_body"] = base64.b64decode(data["response_body"])
+    return Approval(**data)

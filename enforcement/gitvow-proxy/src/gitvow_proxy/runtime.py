@@ -76,7 +76,8 @@ def open_state(policy: Policy, override: str | None = None) -> Store:
 def build_runtime(path: str | Path, store: Store, *, plugins: Plugins | None = None) -> Runtime:
     """Load and validate ``path`` and everything it names; raises PolicyError."""
     plugins = plugins if plugins is not None else installed()
-    policy = load_policy(path, relays=plugins.relays, sections=plugins.sections, absent="skip")
+    policy = load_policy(path, relays=plugins.relays, sections=plugins.sections, absent="skip",
+                         adapters=plugins.adapters)
     engine = Engine(policy, plugins)
     identities = Identities.from_policy(policy)
     credentials = read_credentials(policy, plugins)

@@ -54,16 +54,24 @@ them::
     [audit]
     path = "~/.local/state/gitvow/audit.jsonl"    # "-" for standard error
 
-    [admin]                               # the admin listener: /metrics (Prometheus text)
-    listen = "127.0.0.1:8081"
+    [approvals]                           # requests the `approval` relay staged for a human
+    ttl = 86400                           # seconds a pending approval waits; then approval_expired
+    poll_interval = 1.0                   # seconds between the proxy's looks for approved ones
+
+    [admin]                               # /metrics, and the approval desk with a secret
+    listen = "127.0.0.1:8081"             # loopback unless you mean it
+    secret_env = "GITVOW_ADMIN_SECRET"    # or secret_file: the operator's, never an agent's
 """
 
 from __future__ import annotations
 
 import fnmatch
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from gitvow.policy.load import Policy
 
 DEFAULT_STATE = "~/.local/state/gitvow/state.sqlite"
 DEFAULT_CONFDIR = "~/.local/share/gitvow/mitmproxy"
@@ -215,8 +223,15 @@ class Audit(_Section):
     path: str = DEFAULT_AUDIT
 
 
+class Approvals(_Section):
+    """``[approvals]``: how long a staged request waits for a human, how often the proxy looks."""
+
+    ttl: int = Field(default=86400, gt=0)
+    poll_interval: float = Field(default=1.0, gt=0)
+
+
 class Admin(_Section):
-    """``[admin]``: the admin listener, serving ``/metrics`` (loopback by default)."""
+    """``[admin]``: the admin listener (``/metrics``) and the operator secret that opens the approval desk."""
 
     listen: str = "127.0.0.1:8081"
     secret_env: str | None = None
@@ -249,11 +264,47 @@ class ProxyPolicy(_Section):
     canary: Canary = Field(default_factory=Canary)
     issue_shape: IssueShape | None = None
     audit: Audit = Field(default_factory=Audit)
+    approvals: Approvals = Field(default_factory=Approvals)
     admin: Admin | None = None
+
+
+def proxy_problems(policy: Policy) -> list[str]:
+    """The proxy's cross-references (run by :func:`gitvow.policy.load.parse_policy`): keys that
+    would make the proxy refuse to start, or that it would accept and never act on."""
+    from gitvow.policy.checks import agents_expected, operation_pattern_problem, repo_shape, undefined_agents
+
+    section = policy.section(ProxyPolicy)
+    problems: list[str] = []
+    installed = policy.installed_adapters
+    if installed is not None:
+        for name in section.credentials:
+            if name not in installed:
+                problems.append(f"credentials.{name}: no adapter {name!r} is installed; expected one of "
+                                f"{', '.join(sorted(installed)) or 'none'} (or install the plugin that provides it)")
+    for lane, patterns in section.write_surface.lanes.items():
+        for i, pattern in enumerate(patterns):
+            why = operation_pattern_problem(pattern)
+            if why:
+                problems.append(f"write_surface.lanes.{lane}.{i}: {why}")
+    for key, names in (("write_surface.agents", section.write_surface.agents), ("budget.agents", section.budget.agents)):
+        for name in undefined_agents(names, policy):
+            problems.append(f"{key}.{name}: agent {name!r} is not defined; {agents_expected(policy)}")
+    shapes: list[tuple[str, list[str], bool]] = [
+        ("proxy.allowed_repos", section.proxy.allowed_repos or [], True),
+        ("run_state.paused", section.run_state.paused, False),
+        ("run_state.auto_merge_off", section.run_state.auto_merge_off, False),
+    ]
+    for key, repos, glob in shapes:
+        for i, repo in enumerate(repos):
+            why = repo_shape(repo, glob=glob)
+            if why:
+                problems.append(f"{key}.{i}: {why}")
+    return problems
 
 
 __all__ = [
     "Admin",
+    "Approvals",
     "Audit",
     "Budget",
     "BudgetLimits",
@@ -265,4 +316,5 @@ __all__ = [
     "ProxySettings",
     "RunState",
     "WriteSurface",
+    "proxy_problems",
 ]

@@ -1,24 +1,44 @@
 """Where the proxy keeps what must outlive one request: budget windows, write counters,
-run-state flags and the canary tokens it issued.
+run-state flags, the canary tokens it issued and the approvals it staged.
 
 One small interface, three implementations: :class:`MemoryStore` for tests and throwaway
 runs, :class:`SQLiteStore` as the embedded default so a restart does not hand every agent a
-fresh write budget (or a fresh canary token the old environment never saw), and
-``gitvow_proxy.redis_store.RedisStore`` for several replicas sharing one state.
+fresh write budget (or a fresh canary token the old environment never saw). ``gitvow
+approvals``, ``pause``, ``resume`` and ``status`` open the same store as the proxy: every
+run-time control is a store operation, so a store shared between processes (SQLite here,
+``gitvow_proxy.redis_store.RedisStore`` for several replicas sharing one state) is all
+another implementation has to provide.
+
+Approvals (:mod:`gitvow_proxy.approvals`) move through their statuses only by the atomic
+operations below: :meth:`Store.stage` (never two live approvals of one request),
+:meth:`Store.decide` (only a pending one), :meth:`Store.claim` (``approved → sending`` for
+exactly one sender) and :meth:`Store.finish`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from gitvow.errors import GitvowError
+from gitvow_proxy.approvals import (
+    APPROVED,
+    EXPIRED,
+    FAILED,
+    PENDING,
+    REJECTED,
+    RESTAGE,
+    SENDING,
+    SENT,
+    Approval,
+)
 
 #: Run-state flag kinds: a repository paused, a repository whose auto-merge is off.
 PAUSED = "paused"
@@ -28,6 +48,34 @@ FLAG_KINDS = (PAUSED, AUTO_MERGE_OFF)
 
 class StoreError(GitvowError):
     """The state store cannot be opened or used; names the path."""
+
+
+class ApprovalError(GitvowError):
+    """An approval that does not exist or is not in the status the operation needs."""
+
+
+#: An expired approval's ``reason`` once the agent's retry was refused with approval_expired.
+TOLD_EXPIRED = "expired unanswered; the agent was told"
+
+
+def _tell_expired(latest: Approval | None, now: float) -> Approval | None:
+    """An approval that expired (by now or by the sender's sweep) answers the agent's next
+    identical request once with approval_expired; the one after that stages afresh."""
+    if latest is None:
+        return None
+    if (latest.status == PENDING and latest.expires <= now) or (latest.status == EXPIRED and latest.reason != TOLD_EXPIRED):
+        return latest.with_(status=EXPIRED, reason=TOLD_EXPIRED, updated=now)
+    return None
+
+
+def _check_decidable(found: Approval | None, approval_id: str, now: float) -> Approval:
+    if found is None:
+        raise ApprovalError(f"no approval {approval_id!r}")
+    if found.status == PENDING and found.expires <= now:
+        raise ApprovalError(f"approval {found.id} expired unanswered")
+    if found.status != PENDING:
+        raise ApprovalError(f"approval {found.id} is {found.status}, not pending")
+    return found
 
 
 class StoreUnavailable(StoreError):
@@ -57,10 +105,6 @@ class Store(ABC):
         Returns None when taken, else the seconds until the fullest window has room.
         """
 
-    def usage(self, key: str, now: float, window: float) -> int:
-        """Events inside ``key``'s sliding window (what the budget has used), for metrics."""
-        return 0
-
     @abstractmethod
     def count(self, key: str, amount: int = 1) -> None:
         """Add to a monotonic counter (write counters: what agents asked for, per operation)."""
@@ -85,6 +129,49 @@ class Store(ABC):
     def canaries(self) -> dict[str, str]:
         """Every issued token → the agent it was issued to."""
 
+    @abstractmethod
+    def usage(self, key: str, now: float, window: float) -> int:
+        """Units of the sliding window ``key`` in use at ``now`` (nothing is taken)."""
+
+    # -- approvals ------------------------------------------------------------------------
+
+    @abstractmethod
+    def stage(self, approval: Approval, now: float) -> Approval:
+        """Keep ``approval`` unless one of the same fingerprint stands; return the one that stands.
+
+        An expired one (past its expiry, or marked by :meth:`expire`) is returned once more,
+        so the caller refuses with ``approval_expired``; after that, as after a failed send,
+        ``approval`` replaces it."""
+
+    @abstractmethod
+    def approval(self, approval_id: str) -> Approval | None:
+        """One approval by id (case-insensitive)."""
+
+    @abstractmethod
+    def approvals(self, statuses: Collection[str] | None = None, limit: int = 200) -> list[Approval]:
+        """Approvals, newest first, optionally only those in ``statuses``."""
+
+    @abstractmethod
+    def decide(self, approval_id: str, *, approve: bool, by: str, reason: str | None, now: float) -> Approval:
+        """``pending → approved`` or ``→ rejected``, recording who and why; ApprovalError otherwise."""
+
+    @abstractmethod
+    def claim(self, now: float) -> Approval | None:
+        """The oldest approved approval, moved to ``sending`` atomically: one sender gets it."""
+
+    @abstractmethod
+    def finish(self, approval_id: str, *, sent: bool, status: int | None, content_type: str | None, body: bytes,
+               now: float, reason: str | None = None) -> Approval:
+        """``sending → sent`` (the upstream's answer) or ``→ failed`` (a gate refused it: ``reason``)."""
+
+    @abstractmethod
+    def expire(self, now: float) -> list[Approval]:
+        """Mark every pending approval past its expiry expired; return them."""
+
+    def pending_approvals(self) -> int:
+        """How many approvals wait for a human (for metrics)."""
+        return len(self.approvals([PENDING], limit=1 << 30))
+
     def close(self) -> None:  # noqa: B027 - optional: only stores holding files override it
         """Release files; the default holds none."""
 
@@ -106,6 +193,7 @@ class MemoryStore(Store):
         self._counters: dict[str, int] = defaultdict(int)
         self._flags: dict[str, set[str]] = defaultdict(set)
         self._canaries: dict[str, str] = {}
+        self._approvals: dict[str, Approval] = {}
 
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float) -> float | None:
         if any(limit <= 0 for _, limit in keys):
@@ -125,10 +213,6 @@ class MemoryStore(Store):
             for key, _ in keys:
                 self._events[key].append(now)
             return None
-
-    def usage(self, key: str, now: float, window: float) -> int:
-        with self._lock:
-            return sum(1 for at in self._events.get(key, ()) if at > now - window)
 
     def count(self, key: str, amount: int = 1) -> None:
         with self._lock:
@@ -154,6 +238,67 @@ class MemoryStore(Store):
         with self._lock:
             return {token: agent for agent, token in self._canaries.items()}
 
+    def usage(self, key: str, now: float, window: float) -> int:
+        with self._lock:
+            return sum(1 for at in self._events.get(key, ()) if at > now - window)
+
+    def stage(self, approval: Approval, now: float) -> Approval:
+        with self._lock:
+            latest = max((a for a in self._approvals.values() if a.fingerprint == approval.fingerprint),
+                         key=lambda a: a.created, default=None)
+            told = _tell_expired(latest, now)
+            if told is not None:
+                self._approvals[told.id] = told
+                return told
+            if latest is not None and latest.status not in RESTAGE:
+                return latest
+            self._approvals[approval.id] = approval = approval.with_(updated=now)
+            return approval
+
+    def approval(self, approval_id: str) -> Approval | None:
+        with self._lock:
+            return self._approvals.get(approval_id.upper())
+
+    def approvals(self, statuses: Collection[str] | None = None, limit: int = 200) -> list[Approval]:
+        with self._lock:
+            found = [a for a in self._approvals.values() if statuses is None or a.status in statuses]
+        return sorted(found, key=lambda a: a.created, reverse=True)[:limit]
+
+    def decide(self, approval_id: str, *, approve: bool, by: str, reason: str | None, now: float) -> Approval:
+        with self._lock:
+            found = _check_decidable(self._approvals.get(approval_id.upper()), approval_id, now)
+            decided = found.with_(status=APPROVED if approve else REJECTED, decided_by=by, decided_at=now,
+                                  reason=reason, updated=now)
+            self._approvals[found.id] = decided
+            return decided
+
+    def claim(self, now: float) -> Approval | None:
+        with self._lock:
+            ready = sorted((a for a in self._approvals.values() if a.status == APPROVED), key=lambda a: a.created)
+            if not ready:
+                return None
+            claimed = self._approvals[ready[0].id] = ready[0].with_(status=SENDING, updated=now)
+            return claimed
+
+    def finish(self, approval_id: str, *, sent: bool, status: int | None, content_type: str | None, body: bytes,
+               now: float, reason: str | None = None) -> Approval:
+        with self._lock:
+            found = self._approvals.get(approval_id.upper())
+            if found is None or found.status != SENDING:
+                raise ApprovalError(f"approval {approval_id} is not being sent")
+            done = found.with_(status=SENT if sent else FAILED, sent_at=now, response_status=status,
+                               response_type=content_type, response_body=body, updated=now,
+                               reason=reason if reason is not None else found.reason)
+            self._approvals[found.id] = done
+            return done
+
+    def expire(self, now: float) -> list[Approval]:
+        with self._lock:
+            gone = [a for a in self._approvals.values() if a.status == PENDING and a.expires <= now]
+            for a in gone:
+                self._approvals[a.id] = a.with_(status=EXPIRED, updated=now)
+            return [self._approvals[a.id] for a in gone]
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (key TEXT NOT NULL, at REAL NOT NULL);
@@ -161,7 +306,44 @@ CREATE INDEX IF NOT EXISTS events_key_at ON events (key, at);
 CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS flags (kind TEXT NOT NULL, repo TEXT NOT NULL, PRIMARY KEY (kind, repo));
 CREATE TABLE IF NOT EXISTS canaries (agent TEXT PRIMARY KEY, token TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS approvals (
+    id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, agent TEXT NOT NULL, operations TEXT NOT NULL,
+    repo TEXT, adapter TEXT NOT NULL, method TEXT NOT NULL, url TEXT NOT NULL, headers TEXT NOT NULL,
+    body BLOB NOT NULL, created REAL NOT NULL, expires REAL NOT NULL, status TEXT NOT NULL,
+    decided_by TEXT, decided_at REAL, reason TEXT, sent_at REAL, response_status INTEGER,
+    response_type TEXT, response_body BLOB NOT NULL, updated REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS approvals_fingerprint ON approvals (fingerprint, created);
+CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created);
 """
+
+_APPROVAL_COLUMNS = (
+    "id, fingerprint, agent, operations, repo, adapter, method, url, headers, body, created, expires, status, "
+    "decided_by, decided_at, reason, sent_at, response_status, response_type, response_body, updated"
+)
+
+
+def _row(approval: Approval) -> tuple[object, ...]:
+    a = approval
+    return (a.id, a.fingerprint, a.agent, json.dumps(list(a.operations)), a.repo, a.adapter, a.method, a.url,
+            json.dumps([list(h) for h in a.headers]), a.body, a.created, a.expires, a.status, a.decided_by,
+            a.decided_at, a.reason, a.sent_at, a.response_status, a.response_type, a.response_body, a.updated)
+
+
+def _approval(row: Sequence[object]) -> Approval:
+    (id_, fp, agent, ops, repo, adapter, method, url, headers, body, created, expires, status, by, at, reason,
+     sent_at, rstatus, rtype, rbody, updated) = row
+    return Approval(
+        id=str(id_), fingerprint=str(fp), agent=str(agent), operations=tuple(json.loads(str(ops))),
+        repo=None if repo is None else str(repo), adapter=str(adapter), method=str(method), url=str(url),
+        headers=tuple((str(k), str(v)) for k, v in json.loads(str(headers))), body=bytes(body),  # type: ignore[call-overload]
+        created=float(created), expires=float(expires), status=str(status),  # type: ignore[arg-type]
+        decided_by=None if by is None else str(by), decided_at=None if at is None else float(at),  # type: ignore[arg-type]
+        reason=None if reason is None else str(reason), sent_at=None if sent_at is None else float(sent_at),  # type: ignore[arg-type]
+        response_status=None if rstatus is None else int(rstatus),  # type: ignore[call-overload]
+        response_type=None if rtype is None else str(rtype), response_body=bytes(rbody),  # type: ignore[call-overload]
+        updated=float(updated),  # type: ignore[arg-type]
+    )
 
 
 class SQLiteStore(Store):
@@ -208,11 +390,6 @@ class SQLiteStore(Store):
                 db.execute("ROLLBACK")
                 raise
 
-    def usage(self, key: str, now: float, window: float) -> int:
-        with self._lock:
-            row = self._db.execute("SELECT COUNT(*) FROM events WHERE key = ? AND at > ?", (key, now - window)).fetchone()
-            return int(row[0])
-
     def count(self, key: str, amount: int = 1) -> None:
         with self._lock:
             self._db.execute(
@@ -245,9 +422,111 @@ class SQLiteStore(Store):
         with self._lock:
             return {token: agent for agent, token in self._db.execute("SELECT agent, token FROM canaries")}
 
+    def usage(self, key: str, now: float, window: float) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT COUNT(*) FROM events WHERE key = ? AND at > ?", (key, now - window)).fetchone()
+            return int(row[0])
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self)
+
+    def _get(self, approval_id: str) -> Approval | None:
+        row = self._db.execute(f"SELECT {_APPROVAL_COLUMNS} FROM approvals WHERE id = ?", (approval_id.upper(),)).fetchone()
+        return None if row is None else _approval(row)
+
+    def _put(self, approval: Approval) -> Approval:
+        marks = ", ".join("?" * len(_APPROVAL_COLUMNS.split(",")))
+        self._db.execute(f"INSERT OR REPLACE INTO approvals ({_APPROVAL_COLUMNS}) VALUES ({marks})", _row(approval))
+        return approval
+
+    def stage(self, approval: Approval, now: float) -> Approval:
+        with self._transaction():
+            row = self._db.execute(
+                f"SELECT {_APPROVAL_COLUMNS} FROM approvals WHERE fingerprint = ? ORDER BY created DESC LIMIT 1",
+                (approval.fingerprint,),
+            ).fetchone()
+            latest = None if row is None else _approval(row)
+            told = _tell_expired(latest, now)
+            if told is not None:
+                return self._put(told)
+            if latest is not None and latest.status not in RESTAGE:
+                return latest
+            return self._put(approval.with_(updated=now))
+
+    def approval(self, approval_id: str) -> Approval | None:
+        with self._lock:
+            return self._get(approval_id)
+
+    def approvals(self, statuses: Collection[str] | None = None, limit: int = 200) -> list[Approval]:
+        with self._lock:
+            if statuses is None:
+                rows = self._db.execute(
+                    f"SELECT {_APPROVAL_COLUMNS} FROM approvals ORDER BY created DESC LIMIT ?", (limit,)).fetchall()
+            else:
+                wanted = list(statuses)
+                marks = ", ".join("?" * len(wanted))
+                rows = self._db.execute(
+                    f"SELECT {_APPROVAL_COLUMNS} FROM approvals WHERE status IN ({marks}) ORDER BY created DESC LIMIT ?",
+                    (*wanted, limit),
+                ).fetchall()
+            return [_approval(r) for r in rows]
+
+    def decide(self, approval_id: str, *, approve: bool, by: str, reason: str | None, now: float) -> Approval:
+        with self._transaction():
+            found = _check_decidable(self._get(approval_id), approval_id, now)
+            return self._put(found.with_(status=APPROVED if approve else REJECTED, decided_by=by, decided_at=now,
+                                         reason=reason, updated=now))
+
+    def claim(self, now: float) -> Approval | None:
+        with self._transaction():
+            row = self._db.execute(
+                f"SELECT {_APPROVAL_COLUMNS} FROM approvals WHERE status = ? ORDER BY created LIMIT 1", (APPROVED,)
+            ).fetchone()
+            if row is None:
+                return None
+            return self._put(_approval(row).with_(status=SENDING, updated=now))
+
+    def finish(self, approval_id: str, *, sent: bool, status: int | None, content_type: str | None, body: bytes,
+               now: float, reason: str | None = None) -> Approval:
+        with self._transaction():
+            found = self._get(approval_id)
+            if found is None or found.status != SENDING:
+                raise ApprovalError(f"approval {approval_id} is not being sent")
+            return self._put(found.with_(status=SENT if sent else FAILED, sent_at=now, response_status=status,
+                                         response_type=content_type, response_body=body, updated=now,
+                                         reason=reason if reason is not None else found.reason))
+
+    def expire(self, now: float) -> list[Approval]:
+        with self._transaction():
+            rows = self._db.execute(
+                f"SELECT {_APPROVAL_COLUMNS} FROM approvals WHERE status = ? AND expires <= ?", (PENDING, now)
+            ).fetchall()
+            return [self._put(_approval(r).with_(status=EXPIRED, updated=now)) for r in rows]
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` under the store's lock: one writer across processes."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        self.store._lock.acquire()
+        try:
+            self.store._db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.store._lock.release()
+            raise
+
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        try:
+            self.store._db.execute("ROLLBACK" if kind is not None else "COMMIT")
+        finally:
+            self.store._lock.release()
 
 
 def is_shared(spec: str) -> bool:

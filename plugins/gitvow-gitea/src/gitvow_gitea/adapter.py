@@ -20,6 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.paths import PathRefused, split_path
@@ -86,6 +87,7 @@ class GiteaAdapter(Adapter):
     """Gitea/Forgejo REST API v1 and git smart-HTTP."""
 
     name = "gitea"
+    commands = ("tea",)
     default_hosts = ("codeberg.org",)
 
     def __init__(self) -> None:
@@ -156,6 +158,13 @@ class GiteaAdapter(Adapter):
         if operation == "pr.merge":
             return ("tea pr merge", f"POST {API}/repos/OWNER/REPO/pulls/N/merge")
         return ()
+
+    def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
+        """The API: Gitea's ``{"message", "url"}``, which tea and py-gitea print; git: ``remote:`` lines."""
+        path = request.path[len(self.prefix) :] if self.prefix and request.path.startswith(self.prefix) else request.path
+        if path == API or path.startswith(API + "/"):
+            return refusal.json_message(message, code, url="")
+        return refusal.plain(message)
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_tea(argv)

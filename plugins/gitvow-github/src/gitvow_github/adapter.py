@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.graphql import GraphQLReader
 from gitvow.request import Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.commands import classify_gh
-from gitvow_github.fixtures import FAIL_CLOSED, FIXTURES, UNSUPPORTED
 from gitvow_github.graphql import DocumentCache
 from gitvow_github.hosts import DEFAULT_HOSTS, LOGIN_PATHS, Surface, route
 from gitvow_github.inventory import READ_METHODS
@@ -41,6 +41,7 @@ class GitHubAdapter(Adapter):
     """GitHub REST (every route of the OpenAPI inventory), GraphQL, git smart-HTTP and sign-in."""
 
     name = "github"
+    commands = ("gh",)
     default_hosts = DEFAULT_HOSTS
 
     def __init__(self) -> None:
@@ -93,17 +94,35 @@ class GitHubAdapter(Adapter):
     def relay_hints(self, operation: str) -> Sequence[str]:
         return RELAY_HINTS.get(operation, ())
 
+    def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
+        """GraphQL: an ``errors`` entry; REST: GitHub's ``{"message", "documentation_url"}``,
+        which ``gh``, PyGithub and octokit print; git: ``remote:`` lines."""
+        surface = route(request.host, request.path).surface
+        if surface is Surface.GRAPHQL:
+            return refusal.graphql_errors(message, code, type="FORBIDDEN")
+        if surface is Surface.WEB and is_git_path(request.path):
+            return refusal.plain(message)
+        return refusal.json_message(message, code, documentation_url="https://docs.github.com/rest")
+
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_gh(argv, self.reader)
 
     def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
         return classify_mcp(tool, arguments)
 
+    # The contract kit's data is imported when asked for: the agent gate loads this module on
+    # every `gh` command and never needs it.
     def fixtures(self) -> Sequence[Fixture]:
+        from gitvow_github.fixtures import FIXTURES
+
         return FIXTURES
 
     def fail_closed_fixtures(self) -> Sequence[Fixture]:
+        from gitvow_github.fixtures import FAIL_CLOSED
+
         return FAIL_CLOSED
 
     def unsupported(self) -> Mapping[str, str]:
+        from gitvow_github.fixtures import UNSUPPORTED
+
         return UNSUPPORTED

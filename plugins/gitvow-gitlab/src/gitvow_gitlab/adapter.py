@@ -22,6 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.graphql import GraphQLReader
@@ -52,6 +53,7 @@ class GitLabAdapter(Adapter):
     """GitLab REST v4, GraphQL, OAuth sign-in and git smart-HTTP."""
 
     name = ADAPTER
+    commands = ("glab",)
     default_hosts = ("gitlab.com",)
 
     def __init__(self) -> None:
@@ -122,6 +124,19 @@ class GitLabAdapter(Adapter):
         if segments[:1] != ["api"] and is_git_path(request.path):
             return basic_authorization(token, user="oauth2")
         return {"authorization": f"Bearer {token}"}
+
+    def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
+        """GraphQL: an ``errors`` entry; REST: GitLab's ``{"message": …}``, which glab and
+        python-gitlab print; git: ``remote:`` lines."""
+        try:
+            segments = split_path(request.path)[len(self.root) :]
+        except PathRefused:
+            segments = []
+        if segments[:2] == ["api", "graphql"]:
+            return refusal.graphql_errors(message, code)
+        if segments[:1] == ["api"] or segments[:1] == ["oauth"]:
+            return refusal.json_message(message, code)
+        return refusal.plain(message)
 
     # -- the agent gate ------------------------------------------------------------------------
 

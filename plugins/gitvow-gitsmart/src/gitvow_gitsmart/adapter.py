@@ -39,6 +39,7 @@ class GitSmartAdapter(Adapter):
     """git smart-HTTP on a host that speaks nothing else."""
 
     name = "gitsmart"
+    commands = ("git",)
 
     def __init__(self) -> None:
         self.strip_prefix = ""

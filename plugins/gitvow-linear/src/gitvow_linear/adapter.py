@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.graphql import TOKEN_LIMIT, GraphQLReader, GraphQLRefused
 from gitvow.request import Classification, Fixture, Request, ToolCall
@@ -72,6 +73,10 @@ class LinearAdapter(Adapter):
     def configure(self, options: LinearOptions) -> None:
         self.body_limit, self.field_limit = options.body_limit, options.field_limit
         self._reader = self._make_reader()
+
+    def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
+        """GraphQL ``errors`` as Linear sends them: the SDK shows ``userPresentableMessage``."""
+        return refusal.graphql_errors(message, code, type="forbidden", userPresentableMessage=message)
 
     def classify(self, request: Request) -> Classification:
         if request.method != "POST" or request.path != ENDPOINT:

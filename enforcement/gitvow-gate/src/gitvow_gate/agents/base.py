@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+#: What an agent is told when the hook command itself failed (gone, crashed).
+HOOK_FAILED = "gitvow hook could not run (the gitvow executable is missing or broken)"
+
+
 @record
 class HookAnswer:
     """What the hook process does: exit with ``code``, print ``stdout`` and ``stderr``."""
@@ -48,7 +52,40 @@ class AgentAdapter(ABC):
 
     @abstractmethod
     def hook_entries(self, command: str) -> dict[str, list[dict[str, Any]]]:
-        """The ``hooks`` entries to merge into the config file, per event."""
+        """The ``hooks`` entries to merge into the config file, per event (``command`` is the executable)."""
+
+    def hook_command(self, executable: str, event: str) -> str:
+        """The shell command the agent runs for ``event``: the hook, wrapped so that it never fails open.
+
+        An agent runs a hook command through a shell and reads its exit status and output. A
+        ``gitvow`` that is gone (exit 127), crashes (1) or answers outside the protocol would
+        otherwise be, for Claude Code and others, a non-blocking hook error: the tool call
+        runs. So any exit outside :attr:`answer_codes` is turned into this agent's own refusal,
+        printed by the shell itself, which needs nothing of gitvow.
+        """
+        import shlex
+
+        from gitvow_gate.decide import DENY
+
+        refusal = self.render(GateDecision(DENY, f"{HOOK_FAILED}; the call is refused until `gitvow install "
+                                                 f"--agent {self.name}` is run again", "hook"), {})
+        codes = "|".join(str(code) for code in sorted(self.answer_codes))
+        fallback = []
+        if refusal.stderr:
+            fallback.append(f"printf '%s\\n' {shlex.quote(refusal.stderr)} >&2")
+        if refusal.stdout:
+            fallback.append(f"printf '%s\\n' {shlex.quote(refusal.stdout)}")
+        fallback.append(f"exit {refusal.code}")
+        return (f"{executable} hook --agent {self.name} {event}; s=$?; case $s in {codes}) exit $s;; esac; "
+                + "; ".join(fallback))
+
+    #: Exit codes of a hook that answered (claude and codex answer with exit 2 too); any other
+    #: exit — 127 for a ``gitvow`` that is gone, 1 for one that crashed — is a hook that failed.
+    answer_codes: frozenset[int] = frozenset({0})
+
+    @abstractmethod
+    def probe(self, cwd: str) -> tuple[str, dict[str, Any]]:
+        """The event and payload of a harmless shell call (``true``), to prove an installed hook answers."""
 
     def config_defaults(self) -> dict[str, Any]:
         """Top-level keys a new config file needs besides ``hooks`` (Cursor's ``version``)."""

@@ -52,10 +52,16 @@ class Claude(AgentAdapter):
             return HookAnswer(0, _output("ask", message))
         return HookAnswer(2, stderr=message)
 
+    answer_codes = frozenset({0, 2})
+
+    def probe(self, cwd: str) -> tuple[str, dict[str, Any]]:
+        return "PreToolUse", {"cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse",
+                              "tool_name": "Bash", "tool_input": {"command": "true"}}
+
     def hook_entries(self, command: str) -> dict[str, list[dict[str, Any]]]:
         return {
             "PreToolUse": [
-                {"matcher": MATCHER, "hooks": [{"type": "command", "command": f"{command} hook --agent claude PreToolUse"}]}
+                {"matcher": MATCHER, "hooks": [{"type": "command", "command": self.hook_command(command, "PreToolUse")}]}
             ]
         }
 

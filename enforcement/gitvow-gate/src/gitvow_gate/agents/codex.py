@@ -67,11 +67,17 @@ class Codex(AgentAdapter):
             return HookAnswer(0)
         return HookAnswer(2, stderr=decision.message())
 
+    answer_codes = frozenset({0, 2})
+
+    def probe(self, cwd: str) -> tuple[str, dict[str, Any]]:
+        return "PreToolUse", {"cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                              "tool_input": {"command": "true"}}
+
     def hook_entries(self, command: str) -> dict[str, list[dict[str, Any]]]:
         return {
             "PreToolUse": [
                 {"matcher": MATCHER,
-                 "hooks": [{"type": "command", "command": f"{command} hook --agent codex PreToolUse", "timeout": 30}]}
+                 "hooks": [{"type": "command", "command": self.hook_command(command, "PreToolUse"), "timeout": 30}]}
             ]
         }
 

@@ -59,8 +59,11 @@ class Copilot(AgentAdapter):
         return HookAnswer(0, json.dumps({"permissionDecision": permission,
                                          "permissionDecisionReason": decision.message()}))
 
+    def probe(self, cwd: str) -> tuple[str, dict[str, Any]]:
+        return "preToolUse", {"cwd": cwd, "toolName": "bash", "toolArgs": json.dumps({"command": "true"})}
+
     def hook_entries(self, command: str) -> dict[str, list[dict[str, Any]]]:
-        return {"preToolUse": [{"type": "command", "bash": f"{command} hook --agent copilot preToolUse",
+        return {"preToolUse": [{"type": "command", "bash": self.hook_command(command, "preToolUse"),
                                 "timeoutSec": 30}]}
 
     def config_defaults(self) -> dict[str, Any]:

@@ -75,9 +75,12 @@ class Cursor(AgentAdapter):
         message = decision.message()
         return HookAnswer(0, json.dumps({"permission": permission, "user_message": message, "agent_message": message}))
 
+    def probe(self, cwd: str) -> tuple[str, dict[str, Any]]:
+        return "beforeShellExecution", {"command": "true", "cwd": cwd, "workspace_roots": [cwd]}
+
     def hook_entries(self, command: str) -> dict[str, list[dict[str, Any]]]:
         return {
-            event: [{"command": f"{command} hook --agent cursor {event}", "type": "command", "timeout": 30,
+            event: [{"command": self.hook_command(command, event), "type": "command", "timeout": 30,
                      "failClosed": True}]
             for event in EVENTS
         }

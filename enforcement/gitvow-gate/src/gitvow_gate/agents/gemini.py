@@ -51,12 +51,16 @@ class Gemini(AgentAdapter):
             return HookAnswer(0, json.dumps({"decision": "allow"}))
         return HookAnswer(0, json.dumps({"decision": "deny", "reason": decision.message()}))
 
+    def probe(self, cwd: str) -> tuple[str, dict[str, Any]]:
+        return "BeforeTool", {"cwd": cwd, "hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
+                              "tool_input": {"command": "true"}}
+
     def hook_entries(self, command: str) -> dict[str, list[dict[str, Any]]]:
         return {
             "BeforeTool": [
                 {"matcher": MATCHER,
                  "hooks": [{"name": "gitvow", "type": "command",
-                            "command": f"{command} hook --agent gemini BeforeTool", "timeout": 30000}]}
+                            "command": self.hook_command(command, "BeforeTool"), "timeout": 30000}]}
             ]
         }
 

@@ -15,12 +15,18 @@ import json
 import os
 import sys
 
+from gitvow_gate.cli.hook import AGENT_NAMES
+
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--path", help="an edit to this file")
     what.add_argument("--mcp", metavar="TOOL", help="a call of this MCP tool (mcp__server__tool)")
-    parser.add_argument("--agent", default=None, help="judge forge operations as this agent ($GITVOW_AGENT)")
+    parser.add_argument("--agent", default=None,
+                        help="the policy's agent name to judge as (default: what the hook uses: $GITVOW_AGENT, "
+                             "else the --hook agent)")
+    parser.add_argument("--hook", default="claude", choices=AGENT_NAMES,
+                        help="answer as the hook installed for this agent would (default: claude)")
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument("argv", nargs="*", metavar="CMD", help="a shell command (after --), joined with spaces")
 
@@ -29,10 +35,12 @@ def run(args: argparse.Namespace) -> int:
     from gitvow.errors import PolicyError
     from gitvow_gate import policy as gate_policy
     from gitvow_gate.call import FileEdit, GateCall
-    from gitvow_gate.decide import DENY, GateDecision, decide
+    from gitvow_gate.decide import DENY, GateDecision
+    from gitvow_gate.hook import judge, policy_agent
 
     cwd = os.getcwd()
-    agent = args.agent or os.environ.get("GITVOW_AGENT") or ""
+    # the agent, the policy file and the forge stage are resolved as `gitvow hook` resolves them
+    agent = args.agent or policy_agent(args.hook, os.environ)
     if args.path:
         call = GateCall("edit", "Edit", cwd, edits=(FileEdit(args.path),), tool_input={"file_path": args.path})
     elif args.mcp:
@@ -43,9 +51,13 @@ def run(args: argparse.Namespace) -> int:
         print("gitvow: error: give a command after --, or --path FILE, or --mcp TOOL", file=sys.stderr)
         return 1
     try:
-        policy = gate_policy.load(cwd)
-        decision = decide(policy, call, agent)
-        source = policy.source
+        decision = judge([call], agent, os.environ)
+        where = call.cwd
+        if call.edits:
+            from gitvow_gate.paths import repo_of
+
+            where = repo_of(call)
+        source = gate_policy.locate(where)
     except PolicyError as exc:
         decision = GateDecision(DENY, f"the policy cannot be loaded: {exc}", "policy")
         source = ""

@@ -13,7 +13,7 @@ AGENT_NAMES = ("claude", "codex", "cursor", "gemini", "copilot")
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--agent", default=None, help="claude, codex, cursor, gemini or copilot (default: $GITVOW_AGENT, else claude)")
+    parser.add_argument("--agent", default=None, help="claude, codex, cursor, gemini or copilot (default: claude)")
     parser.add_argument("event", help="the agent's hook event (PreToolUse, BeforeTool, preToolUse, beforeShellExecution…)")
 
 
@@ -38,7 +38,10 @@ def run(args: argparse.Namespace) -> int:
 def serve(agent: str | None, event: str) -> int:
     from gitvow_gate.hook import run as run_hook
 
-    agent = agent or os.environ.get("GITVOW_AGENT") or "claude"
+    # --agent names the hook protocol; $GITVOW_AGENT is the policy's name for the agent
+    # (gitvow_gate.hook.policy_agent) and stands in for --agent only when it names a protocol
+    named = os.environ.get("GITVOW_AGENT", "")
+    agent = agent or (named if named in AGENT_NAMES else "claude")
     try:
         stdin = sys.stdin.read()
     except (OSError, UnicodeDecodeError):

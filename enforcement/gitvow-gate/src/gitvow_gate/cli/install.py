@@ -1,8 +1,10 @@
 """``gitvow install --agent NAME [--user | REPO]``: write the agent's hook configuration.
 
-Per user (``--user``: the agent's file under ``~``, the hook named by absolute path) or per
-repository (``REPO``, default the current one: the agent's file in the repository, the hook
-named ``gitvow``). Idempotent; ``gitvow uninstall`` with the same arguments undoes it.
+Per user (``--user``: the agent's file under ``~``) or per repository (``REPO``, default the
+current one). The hook is named by the absolute path of the ``gitvow`` that ran the install,
+inside a wrapper that turns a missing or broken ``gitvow`` into the agent's own refusal; the
+installed command is then run once on a harmless call to prove it answers. Idempotent;
+``gitvow uninstall`` with the same arguments undoes it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
 def change(args: argparse.Namespace, *, uninstalling: bool) -> int:
     """Install or uninstall the agent's hook configuration, reporting one line either way."""
-    from gitvow_gate.install import InstallError, install, uninstall
+    from gitvow_gate.install import InstallError, install, probe, uninstall
 
     if args.user and args.repo:
         print("gitvow: error: give --user or a repository, not both", file=sys.stderr)
@@ -47,4 +49,11 @@ def change(args: argparse.Namespace, *, uninstalling: bool) -> int:
     except InstallError as exc:
         print(f"gitvow: error: {exc}", file=sys.stderr)
         return 1
+    if uninstalling:
+        return 0
+    answered, line = probe(args.agent, cwd=repo)
+    if not answered:
+        print(f"gitvow: error: {line}; every tool call will be refused until it answers", file=sys.stderr)
+        return 1
+    print(line)
     return 0

@@ -1,0 +1,177 @@
+"""``gitvow approvals``: list, show, approve, reject and wait for requests the proxy staged.
+
+Reads and writes the proxy's state store; it never needs the forge token: the proxy notices an
+approval in the store and sends the request itself, once (see :mod:`gitvow_proxy.sender`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from gitvow.errors import GitvowError
+from gitvow_proxy.approvals import FINAL, PENDING, REJECTED, SENT, Approval
+from gitvow_proxy.audit import audit_approval
+from gitvow_proxy.cli._state import State, add_arguments, add_by, opened, who
+
+#: ``wait``'s exit codes: sent and 2xx, anything else final, still waiting at the timeout.
+WAIT_SENT, WAIT_NOT_SENT, WAIT_TIMEOUT = 0, 1, 3
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = ("The proxy stages requests the `approval` relay refuses (pr.create and pr.merge by default). "
+                     "Approve one and the proxy sends it upstream once; `wait` prints the upstream's answer.")
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = sub.add_parser("list", help="pending approvals (--all: every recent one)")
+    add_arguments(listing)
+    listing.add_argument("--all", action="store_true", help="every status, newest first")
+    listing.add_argument("--json", action="store_true", help="one JSON array")
+    show = sub.add_parser("show", help="one approval: what it will do, the request, its answer")
+    add_arguments(show)
+    show.add_argument("id")
+    show.add_argument("--json", action="store_true", help="one JSON object (with the request body)")
+    approve = sub.add_parser("approve", help="approve a pending approval: the proxy sends it once")
+    add_arguments(approve)
+    add_by(approve)
+    approve.add_argument("id")
+    reject = sub.add_parser("reject", help="reject a pending approval")
+    add_arguments(reject)
+    add_by(reject)
+    reject.add_argument("id")
+    reject.add_argument("--reason", required=True, help="why, shown to the agent and by `wait`")
+    wait = sub.add_parser("wait", help="wait until an approval is decided and sent; print the upstream's answer")
+    add_arguments(wait)
+    wait.add_argument("id")
+    wait.add_argument("--timeout", type=float, default=None, help="seconds to wait (default: for ever)")
+    wait.add_argument("--interval", type=float, default=0.5, help=argparse.SUPPRESS)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        with opened(args) as state:
+            return int(ACTIONS[args.action](state, args))
+    except GitvowError as exc:
+        print(f"gitvow approvals {args.action}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _when(at: float | None) -> str:
+    return "-" if at is None else time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
+def _line(a: Approval) -> str:
+    what = ", ".join(f"{k}={v!r}" for k, v in a.summary().items() if k in ("title", "head", "base", "merge method"))
+    return f"{a.id}  {a.status:<8} {a.agent:<12} {','.join(a.operations):<10} {a.repo or '-':<20} {a.target}  {what}"
+
+
+def _list(state: State, args: argparse.Namespace) -> int:
+    found = state.store.approvals(None if args.all else [PENDING])
+    if args.json:
+        print(json.dumps([a.as_json() for a in found], indent=2))
+    elif not found:
+        print("no approvals" if args.all else "no pending approvals")
+    else:
+        for approval in found:
+            print(_line(approval))
+    return 0
+
+
+def _get(state: State, approval_id: str) -> Approval:
+    found = state.store.approval(approval_id)
+    if found is None:
+        raise GitvowError(f"no approval {approval_id!r} in {state.policy.source}'s state store")
+    return found
+
+
+def _show(state: State, args: argparse.Namespace) -> int:
+    a = _get(state, args.id)
+    if args.json:
+        print(json.dumps(a.as_json(body=True), indent=2))
+        return 0
+    print(f"approval {a.id}: {a.status}")
+    print(f"  agent       {a.agent}")
+    print(f"  operations  {', '.join(a.operations)}")
+    print(f"  repository  {a.repo or '-'}")
+    print(f"  request     {a.target} on {a.url.split('://', 1)[-1].partition('/')[0]}")
+    print(f"  staged      {_when(a.created)} (expires {_when(a.expires)})")
+    for key, value in a.summary().items():
+        print(f"  {key:<11} {value}")
+    if a.decided_by:
+        print(f"  decided     {_when(a.decided_at)} by {a.decided_by}" + (f": {a.reason}" if a.reason else ""))
+    if a.sent_at:
+        print(f"  answered    {_when(a.sent_at)}: {a.response_status or '-'}")
+    return 0
+
+
+def _decide(state: State, args: argparse.Namespace, approve: bool) -> int:
+    by = who(args)
+    decided = state.store.decide(args.id, approve=approve, by=by, reason=getattr(args, "reason", None), now=time.time())
+    audit = state.audit()
+    try:
+        audit_approval(audit, decided, "approved" if approve else "rejected", by=by, reason=decided.reason)
+    finally:
+        audit.close()
+    if approve:
+        print(f"approved {decided.id}: the proxy sends it upstream once; `gitvow approvals wait {decided.id}` shows the answer")
+    else:
+        print(f"rejected {decided.id}")
+    return 0
+
+
+def _wait(state: State, args: argparse.Namespace) -> int:
+    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+    while True:
+        a = _get(state, args.id)
+        if a.status == PENDING and a.expires <= time.time():
+            a = next((x for x in state.store.expire(time.time()) if x.id == a.id), a)
+        if a.status in FINAL:
+            break
+        if deadline is not None and time.monotonic() >= deadline:
+            print(f"approval {a.id} is still {a.status}", file=sys.stderr)
+            return WAIT_TIMEOUT
+        time.sleep(args.interval)
+    if a.status == SENT:
+        body = a.response_body.decode("utf-8", "replace")
+        url = _url_of(body)
+        if url:
+            print(url)
+        print(f"approval {a.id} sent: the upstream answered {a.response_status}")
+        if body:
+            print(body)
+        ok = a.response_status is not None and 200 <= a.response_status < 300
+        return WAIT_SENT if ok else WAIT_NOT_SENT
+    if a.status == REJECTED:
+        print(f"approval {a.id} was rejected by {a.decided_by}: {a.reason or 'no reason given'}", file=sys.stderr)
+    else:
+        print(f"approval {a.id} {a.status}" + (f": {a.reason}" if a.reason else ""), file=sys.stderr)
+    return WAIT_NOT_SENT
+
+
+def _url_of(body: str) -> str | None:
+    """A created object's web address (REST ``html_url``/``web_url``, GraphQL ``url``), if any."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in ("html_url", "web_url", "url"):
+                if isinstance(item.get(key), str):
+                    return str(item[key])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+ACTIONS = {
+    "list": _list,
+    "show": _show,
+    "approve": lambda s, a: _decide(s, a, True),
+    "reject": lambda s, a: _decide(s, a, False),
+    "wait": _wait,
+}

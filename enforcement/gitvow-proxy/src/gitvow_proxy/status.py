@@ -1,0 +1,160 @@
+"""What the proxy is doing, from what it leaves behind: the state store and the audit log.
+
+One function per view, shared by ``gitvow status`` and the approval desk, so both show the
+same numbers: each agent's mode and write budget (used and left in the current window), the
+paused repositories (the policy file's and the run-time ones), pending approvals, recent
+refusals, and decisions over time by verdict and reason (read from the audit log's tail).
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitvow.policy.load import Policy
+from gitvow_proxy.approvals import PENDING
+from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.store import PAUSED, Store
+
+#: How much of the audit log's end is read (bytes): enough for a day of a busy proxy's refusals.
+AUDIT_TAIL = 4 * 1024 * 1024
+_REFUSALS = frozenset({"deny", "throttle", "refuse"})
+_DECISIONS = _REFUSALS | {"allow"}
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A chart's time range and bucket size."""
+
+    name: str
+    seconds: int
+    buckets: int
+
+
+SPANS = {"1h": Span("1h", 3600, 30), "24h": Span("24h", 86400, 24), "7d": Span("7d", 7 * 86400, 28)}
+
+
+def read_audit(path: str, *, since: float, limit: int = AUDIT_TAIL) -> list[dict[str, Any]]:
+    """Audit records at or after ``since`` from the last ``limit`` bytes of the log (none for ``-``)."""
+    if path == "-":
+        return []
+    target = Path(path).expanduser()
+    try:
+        with target.open("rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - limit))
+            data = f.read()
+    except OSError:
+        return []
+    if len(data) == limit:
+        data = data.partition(b"\n")[2]  # the first line is probably cut
+    records = []
+    for line in data.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        at = _time(record.get("time"))
+        if at is not None and at >= since:
+            record["at"] = at
+            records.append(record)
+    return records
+
+
+def _time(text: object) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        whole, _, fraction = text.rstrip("Z").partition(".")
+        seconds = calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S"))
+        return seconds + (float(f"0.{fraction}") if fraction else 0.0)
+    except (ValueError, OverflowError):
+        return None
+
+
+def series_of(record: dict[str, Any]) -> str | None:
+    """A request decision's chart series: ``allow``, or ``deny: mode_denied`` and the like."""
+    verdict = record.get("verdict")
+    if record.get("stage") == "approval" or verdict not in _DECISIONS:
+        return None  # approval steps, pauses and tunnels are not decisions on a request
+    reason = record.get("reason")
+    return verdict if not reason else f"{verdict}: {reason}"
+
+
+def decisions_over_time(records: list[dict[str, Any]], span: Span, now: float) -> dict[str, Any]:
+    """``{"start", "bucket_seconds", "series": {name: [count per bucket]}}``, oldest bucket first."""
+    width = span.seconds / span.buckets
+    start = now - span.seconds
+    series: dict[str, list[int]] = {}
+    for record in records:
+        name = series_of(record)
+        if name is None or record["at"] < start:
+            continue
+        index = min(span.buckets - 1, int((record["at"] - start) // width))
+        series.setdefault(name, [0] * span.buckets)[index] += 1
+    ordered = dict(sorted(series.items(), key=lambda item: (item[0] != "allow", item[0])))
+    return {"start": start, "bucket_seconds": width, "series": ordered}
+
+
+def paused(policy: Policy, store: Store) -> dict[str, str]:
+    """Paused repositories → where the pause comes from (``policy`` or ``run time``)."""
+    found = {repo.lower(): "policy" for repo in policy.section(ProxyPolicy).run_state.paused}
+    for repo in store.flags(PAUSED):
+        found.setdefault(repo, "run time")
+    return dict(sorted(found.items()))
+
+
+def agents(policy: Policy, store: Store, now: float) -> list[dict[str, Any]]:
+    """Each agent's mode and write budget in the current window."""
+    budget = policy.section(ProxyPolicy).budget
+    rows = []
+    for name, rule in sorted(policy.model.agents.items()):
+        total, per_op = budget.limits_for(name)
+        used = store.usage(f"budget:{name}:writes", now, budget.window_seconds)
+        ops = {
+            op: {"limit": limit, "used": (n := store.usage(f"budget:{name}:op:{op}", now, budget.window_seconds)),
+                 "left": max(0, limit - n)}
+            for op, limit in sorted(per_op.items())
+        }
+        rows.append({
+            "agent": name,
+            "mode": rule.mode or "advisory",
+            "writes_used": used,
+            "writes_limit": total,
+            "writes_left": None if total is None else max(0, total - used),
+            "operations": ops,
+            "window_seconds": budget.window_seconds,
+        })
+    return rows
+
+
+def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span = SPANS["24h"],
+           refusals: int = 20) -> dict[str, Any]:
+    """Everything ``gitvow status --json`` prints and the desk shows."""
+    now = time.time() if now is None else now
+    settings = policy.section(ProxyPolicy)
+    records = read_audit(settings.audit.path, since=now - max(span.seconds, 3600))
+    recent = [
+        {k: r.get(k) for k in ("time", "agent", "method", "host", "path", "operations", "repo", "verdict", "reason")}
+        for r in records if r.get("verdict") in _REFUSALS
+    ][-refusals:][::-1]
+    pending = [a.as_json() for a in store.approvals([PENDING]) if a.expires > now]
+    return {
+        "policy": policy.source,
+        "state": settings.proxy.state,
+        "audit": settings.audit.path,
+        "agents": agents(policy, store, now),
+        "paused": paused(policy, store),
+        "pending_approvals": pending,
+        "recent_refusals": recent,
+        "decisions": decisions_over_time(records, span, now),
+        "decision_totals": dict(Counter(n for r in records if (n := series_of(r)) is not None).most_common()),
+    }
+
+
+__all__ = ["SPANS", "Span", "agents", "decisions_over_time", "gather", "paused", "read_audit", "series_of"]
