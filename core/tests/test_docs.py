@@ -66,7 +66,7 @@ def _named(text: str, name: str) -> bool:
 
 def hook_names() -> list[str]:
     return sorted(name for name, value in vars(hookspecs).items()
-                  if callable(value) and hasattr(value, f"{hookspecs.PROJECT}_spec"))
+                  if callable(value) and hasattr(value, hookspecs.SPEC_MARK))
 
 
 def adapter_members() -> list[str]:

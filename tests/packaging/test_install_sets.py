@@ -22,7 +22,7 @@ ENFORCEMENT = ("gitvow-proxy", "gitvow-gate")
 #: install set → distributions that must be installed
 EXPECTED: dict[str, set[str]] = {
     "core": {"gitvow"},
-    "proxy": {"gitvow", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "mitmproxy"},
+    "proxy": {"gitvow", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "mitmproxy"},
     "gate": {"gitvow", "gitvow-gate", "gitvow-gitsmart", "gitvow-github"},
     "gitsmart": {"gitvow", "gitvow-gitsmart"},
     "github": {"gitvow", "gitvow-gitsmart", "gitvow-github"},

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from gitvow import refusal
 from gitvow.errors import PluginError
-from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from gitvow.targets import Fetch
 
 
 class Adapter(ABC):
@@ -32,6 +34,11 @@ class Adapter(ABC):
     #: Programs (basenames) whose command lines :meth:`classify_command` reads, so the agent
     #: gate loads only the adapter a command needs (its plugin index maps program → adapter).
     commands: ClassVar[tuple[str, ...]] = ()
+
+    #: Whether this forge's writes act on repositories. A tracker without any (Linear) sets
+    #: False: pause, auto-merge and allowed-repository gates then have nothing to check on
+    #: its requests, rather than refusing every one as ``repo_unresolved``.
+    has_repositories: ClassVar[bool] = True
 
     @classmethod
     def options_model(cls) -> type[BaseModel] | None:
@@ -59,6 +66,19 @@ class Adapter(ABC):
     @abstractmethod
     def classify(self, request: Request) -> Classification:
         """Map a request to operations and a repository; unreadable input is ``unknown``."""
+
+    def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
+        """What the forge says each of ``targets`` (from this adapter's classifications) is.
+
+        ``fetch(method, path, body)`` sends one request to the host the classified request
+        went to, with the injected credential, and returns ``(status, body)``. Ask as few
+        times as the forge allows (GitHub's ``nodes(ids:)`` answers many ids at once). Leave
+        out what the forge did not answer plainly: an unanswered target stays unresolved
+        and repository gates refuse the write (``repo_unresolved``). Raising is the same as
+        answering nothing. Called only by an enforcement point that needs the answer, off
+        its event loop, and never twice for a target within the cache's time to live.
+        """
+        return {}
 
     def fixtures(self) -> Sequence[Fixture]:
         """Wire examples: at least one per supported operation, plus near misses."""

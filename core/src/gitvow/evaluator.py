@@ -14,10 +14,12 @@ from gitvow.modes import Mode
 from gitvow.policy.table import DEFAULT_TABLE, PolicyTable
 from gitvow.request import Classification
 from gitvow.verdict import ALLOW, Outcome, Verdict, strictest
-from gitvow.vocabulary import UNKNOWN
+from gitvow.vocabulary import UNKNOWN, writes
 
 HARD_DENY = "hard_deny"
 MODE_DENIED = "mode_denied"
+#: A gate that depends on the repository could not establish it (opaque id not resolved).
+REPO_UNRESOLVED = "repo_unresolved"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,23 @@ class Grant:
             return self.autonomy.get(repo.lower(), self.mode)
         return self.mode
 
+    def mode_for_repos(self, repos: tuple[str, ...], *, established: bool = True) -> Mode | None:
+        """The mode for a request on every one of ``repos``: the lowest of theirs.
+
+        With repositories not established, the agent's own mode stands in for the unknown
+        ones, which is safe only if no autonomy entry lowers a repository below it: then
+        the answer is None (``repo_unresolved``). Without autonomy this costs nothing.
+        """
+        autonomy = self.autonomy
+        if not autonomy:
+            return self.mode
+        if not established and any(mode < self.mode for mode in autonomy.values()):
+            return None
+        modes = [autonomy.get(repo.lower(), self.mode) for repo in repos]
+        if not established or not modes:
+            modes.append(self.mode)
+        return min(modes)
+
 
 def evaluate_operation(
     operation: str,
@@ -43,6 +62,8 @@ def evaluate_operation(
     mode_code: str = MODE_DENIED,
     unknown_code: str = MODE_DENIED,
     note: str = "",
+    repos: tuple[str, ...] | None = None,
+    established: bool = True,
 ) -> Verdict:
     """The verdict for one operation."""
     row = table[operation]
@@ -56,7 +77,13 @@ def evaluate_operation(
             return Verdict.deny(unknown_code, why, operation=operation, instead=instead if unknown_code == MODE_DENIED else "")
         return Verdict.deny(mode_code, f"{operation} is denied at every mode", operation=operation,
                             instead="ask a human to do it; no agent mode allows it")
-    mode = grant.mode_for(repo)
+    if repos is None:
+        repos = (repo,) if repo is not None else ()
+    mode = grant.mode_for_repos(repos, established=established)
+    if mode is None:
+        return Verdict.deny(REPO_UNRESOLVED, "the repository of this request could not be established and this "
+                            "agent's mode differs by repository", operation=operation,
+                            instead="name the repository by owner/name, or ask a human")
     if mode >= row.min_mode or (row.capability is not None and row.capability in grant.capabilities):
         return Verdict.allow(operation)
     needs = row.min_mode.label + (f" or capability {row.capability}" if row.capability else "")
@@ -77,7 +104,8 @@ def evaluate(
         evaluate_operation(
             op,
             grant,
-            repo=classification.repo,
+            repos=classification.repos,
+            established=classification.repo_established or not writes(op),
             table=table,
             mode_code=classification.mode_code,
             unknown_code=classification.unknown_code,

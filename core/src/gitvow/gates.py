@@ -63,6 +63,13 @@ class Throttle:
 class Gates:
     """Default hook points: every gate passes, nothing is counted, no credential is injected."""
 
+    def resolve(self, ctx: Context) -> Classification:
+        """The classification with the targets settled that the gates need (see
+        :mod:`gitvow.targets`). Called before stage 2 only for an agent's request that has
+        targets. May raise :class:`gitvow.targets.Pending` for the enforcement point to
+        resolve them and decide again. The default resolves nothing: targets stay unknown."""
+        return ctx.classification
+
     def run_state(self, ctx: Context) -> Verdict | None:
         """Repo paused → agent repo scope → auto-merge off (``repo_paused``, ``agent_repo_scope``, ``repo_auto_merge_disabled``)."""
         return None

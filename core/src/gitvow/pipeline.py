@@ -3,6 +3,7 @@
     0 host → adapter          no adapter: tunnel untouched
     1 classify                unreadable: ``unknown``
       internal caller         skips 2-5
+      resolve targets         only when a gate needs them (gates.resolve; may raise Pending)
     2 run-state gates         repo_paused / agent_repo_scope / repo_auto_merge_disabled
     3 write surface           write_surface_enforce
     4 policy                  relay → hard_deny; mode_denied / graphql_* / linear_policy
@@ -14,6 +15,10 @@
     7 write budget            429 with Retry-After
     8 credential injection    adapter-owned headers
       forward
+
+``Pending`` (raised by ``gates.resolve`` when a lookup is needed and not cached) is the one
+exception that leaves :meth:`Engine.decide`: nothing was counted yet, and the enforcement
+point resolves the targets off its event loop and calls ``decide`` again.
 
 The order is a contract: reason codes make it observable. Anything that raises inside a
 stage or an adapter is a deny (``internal_error``) naming the stage or plugin — never a
@@ -38,6 +43,7 @@ from gitvow.plugins import Plugins
 from gitvow.policy.load import Policy
 from gitvow.relay import RelayTemplate
 from gitvow.request import Classification, Request
+from gitvow.targets import Pending
 from gitvow.verdict import ALLOW, Outcome, Verdict
 from gitvow.vocabulary import UNKNOWN
 
@@ -153,6 +159,16 @@ class Engine:
         ``gitvow replay`` re-decides audit-log lines this way: they hold the operations and
         the repository the adapter found, not the body it found them in."""
         ctx = Context(request, adapter, classification, caller)
+        if classification.targets and not caller.internal:
+            try:
+                settled = gates.resolve(ctx)
+            except Pending:
+                raise
+            except Exception as exc:
+                return self._refused("resolve", self._stage_failed("resolve", exc, ctx), ctx)
+            if settled is not classification:
+                classification = settled
+                ctx = Context(request, adapter, classification, caller)
         if caller.approved:
             stages = _APPROVED_STAGES
         elif not caller.internal:

@@ -81,8 +81,45 @@ class RefUpdate:
 
 
 @dataclass(frozen=True, slots=True)
+class Target:
+    """An object a request names by an identifier that does not say its repository.
+
+    ``kind`` and ``value`` are the adapter's own (GitHub ``node`` + a node id, GitLab
+    ``project`` + a numeric id); only the adapter's :meth:`~gitvow.adapter.Adapter.resolve`
+    reads them, by asking the forge. ``by_type`` settles routes whose operation depends on
+    the object: when the forge says the object is of a type listed there, the
+    classification's operations become that entry's (GitHub ``PATCH …/issues/7`` on a pull
+    request is ``pr.edit``). A target with ``by_type`` is resolved whenever an agent sends it;
+    one without only when a repository gate needs its repository.
+    """
+
+    kind: str
+    value: str
+    by_type: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Where on the same host the forge answers about it (e.g. the GraphQL endpoint's path).
+    at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What the forge said a :class:`Target` is: its repository (None: it belongs to none,
+    e.g. a user) and its type (GitHub's ``__typename``, ``"project"`` on GitLab)."""
+
+    repo: str | None
+    type: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Classification:
-    """An adapter's answer: the operations a request performs and the repository it targets.
+    """An adapter's answer: the operations a request performs and the repositories it targets.
+
+    ``repos`` are every repository the request names literally, in any argument; ``repo`` is
+    kept for callers that know one (it is put first in ``repos``, and set from ``repos`` when
+    there is exactly one). ``targets`` are objects named by opaque identifiers whose
+    repository only the forge knows: while any remains, the request's repositories are not
+    established, and every repository gate that is constrained refuses a write with
+    ``repo_unresolved`` (the proxy resolves them first when it needs to, see
+    :meth:`~gitvow.adapter.Adapter.resolve`).
 
     ``unknown_code`` is the reason code reported when ``unknown`` is among the operations
     (``mode_denied`` for REST, ``graphql_mutation``/``graphql_denied``/``linear_policy`` on
@@ -99,11 +136,25 @@ class Classification:
     note: str = ""
     refs: tuple[RefUpdate, ...] = ()
     details: Mapping[str, object] = field(default=_EMPTY)
+    repos: tuple[str, ...] = ()
+    targets: tuple[Target, ...] = ()
+
+    def __post_init__(self) -> None:
+        repo, repos = self.repo, self.repos
+        if repo is not None and repo not in repos:
+            object.__setattr__(self, "repos", (repo, *repos))
+        elif repo is None and len(repos) == 1:
+            object.__setattr__(self, "repo", repos[0])
 
     @classmethod
     def unknown(cls, note: str, *, code: str = "mode_denied", repo: str | None = None) -> Classification:
         """A request the adapter could not read or match: denied at every mode."""
         return cls(operations=(UNKNOWN,), repo=repo, unknown_code=code, note=note)
+
+    @property
+    def repo_established(self) -> bool:
+        """Whether every repository the request touches is known: at least one, and no target left."""
+        return bool(self.repos) and not self.targets
 
     @property
     def is_unknown(self) -> bool:

@@ -61,6 +61,9 @@ def explain(eng: Engine, request: Request, grant: Grant) -> dict[str, Any]:
         "adapter": decision.adapter,
         "operations": list(classification.operations) if classification else [],
         "repo": classification.repo if classification else None,
+        "repos": list(classification.repos) if classification else [],
+        # Opaque ids the proxy would resolve through the forge when a repository gate needs them.
+        "targets": [f"{t.kind} {t.value}" for t in classification.targets] if classification else [],
         "verdict": verdict,
         "reason": decision.reason,
         "relay": decision.verdict.relay if decision.verdict is not None else None,
@@ -138,7 +141,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(answer)
         return 0
-    for key in ("adapter", "operations", "repo", "verdict", "reason", "relay", "note", "message"):
+    keys = ["adapter", "operations", "repo", "verdict", "reason", "relay", "note", "message"]
+    if answer["targets"]:
+        keys.insert(3, "targets")
+    for key in keys:
         value = answer[key]
         if isinstance(value, list):
             value = ", ".join(value) or "-"

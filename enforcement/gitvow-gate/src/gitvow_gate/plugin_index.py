@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from gitvow.relay import RelayTemplate
 
 #: Bumped whenever the index's form changes.
-INDEX_SCHEMA = 1
+INDEX_SCHEMA = 2
 #: The ``commands`` of an adapter that classifies commands but does not name its programs.
 ANY = "*"
 
@@ -105,7 +105,7 @@ def build(env: Mapping[str, str]) -> dict[str, Any]:
     index = {
         "key": key(env),
         "adapters": entries,
-        "relays": [[r.command, r.usage, r.what] for r in plugins.relays.values()],
+        "relays": [[r.command, r.usage, r.what, r.staged] for r in plugins.relays.values()],
         "failures": [str(f) for f in plugins.failures],
     }
     path = _path(env)
@@ -137,7 +137,7 @@ def for_programs(programs: set[str], env: Mapping[str, str]) -> Loaded | None:
               if programs & set(entry["commands"]) or ANY in entry["commands"]}
     from gitvow.relay import RelayTemplate
 
-    relays = {command: RelayTemplate(command, usage, what) for command, usage, what in index["relays"]}
+    relays = {command: RelayTemplate(command, usage, what, bool(staged)) for command, usage, what, staged in index["relays"]}
     adapters: dict[str, Adapter] = {}
     for name, entry in wanted.items():
         try:

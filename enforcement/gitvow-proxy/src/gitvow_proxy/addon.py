@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from pathlib import Path
 from typing import Any
 
-from mitmproxy import connection, ctx, exceptions, http, tls
+from mitmproxy import connection, ctx, exceptions, http, tcp, tls, udp
 
 from gitvow import denial, refusal
 from gitvow.errors import GitvowError
@@ -34,6 +35,7 @@ from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
 from gitvow.policy.load import Policy
 from gitvow.relay import APPROVAL_EXPIRED, APPROVAL_REJECTED
 from gitvow.request import Request
+from gitvow.targets import Pending
 from gitvow.verdict import Verdict
 from gitvow_proxy import approvals
 from gitvow_proxy.admin import AdminServer
@@ -42,6 +44,7 @@ from gitvow_proxy.gates import UNAVAILABLE_RETRY
 from gitvow_proxy.identity import PROXY_AUTHENTICATE, Identity
 from gitvow_proxy.metrics import CONTENT_TYPE, Metrics
 from gitvow_proxy.record import Recorder, Redactor, policy_stamp, sanitized
+from gitvow_proxy.resolver import resolve_pending, tls_context
 from gitvow_proxy.runtime import Runtime, build_runtime, open_state
 from gitvow_proxy.sender import APPROVAL_KEY, REFUSED_KEY, Sender
 from gitvow_proxy.settings import ProxyPolicy
@@ -50,6 +53,8 @@ from gitvow_proxy.store import STATE_UNAVAILABLE, Store
 log = logging.getLogger("gitvow_proxy")
 
 HOST_NOT_SERVED = "host_not_served"
+INSECURE_UPSTREAM = "insecure_upstream"
+UNSUPPORTED_PROTOCOL = "unsupported_protocol"
 REDACTED = b"[redacted by gitvow]"
 _SECRETS_KEY = "gitvow.secrets"
 _IDENTITY_KEY = "gitvow.identity"
@@ -84,6 +89,7 @@ class GitvowAddon:
         self.recorder: Recorder | None = None
         self._redactor_cache: tuple[Runtime, Redactor, dict[str, str]] | None = None
         self._policy_stamp: tuple[Runtime, dict[str, str]] | None = None  # the file as loaded, for recordings
+        self._tls: tuple[str | None, ssl.SSLContext] | None = None  # upstream CA → context for lookups
 
     # -- mitmproxy lifecycle ------------------------------------------------------------------
 
@@ -183,7 +189,7 @@ class GitvowAddon:
             from gitvow.policy.load import load_policy
 
             self.store = open_state(load_policy(path, absent="skip"), ctx.options.gitvow_state or None)
-        runtime = build_runtime(path, self.store)
+        runtime = build_runtime(path, self.store, previous=None if initial else self.runtime)
         audit_path = runtime.policy.section(ProxyPolicy).audit.path
         if self.audit is None or self.audit.path != audit_path:
             old, self.audit = self.audit, AuditLog(audit_path)
@@ -284,7 +290,7 @@ class GitvowAddon:
             else:
                 flow.metadata[_IDENTITY_KEY] = (identity, self.runtime)
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None:
             return
         started = time.perf_counter()
@@ -300,7 +306,15 @@ class GitvowAddon:
             if identity is None:  # requestheaders answered already; never forward
                 flow.response = _refusal(407, "gitvow: proxy authentication required", "proxy_auth")
                 return
-            request, decision = self._decide(runtime, flow, identity)
+            if self._transport_refused(runtime, flow, identity.name, started):
+                return
+            try:
+                request, decision = self._decide(runtime, flow, identity)
+            except Pending as pending:
+                # A repository gate needs what only the forge knows: ask it off the event loop,
+                # then decide again (the answer, or the failure, is cached now).
+                await asyncio.to_thread(self._resolve, runtime, flow, pending)
+                request, decision = self._decide(runtime, flow, identity)
         except Exception as exc:
             log.error("gitvow: refusing %s %s: %s: %s", flow.request.method, flow.request.path.split("?")[0],
                       type(exc).__name__, exc)
@@ -321,12 +335,66 @@ class GitvowAddon:
                 # whatever answered an approved request here is gitvow, not the forge: not sent
                 flow.metadata.setdefault(REFUSED_KEY, flow.response.get_text(strict=False) or "refused")
 
-    def _decide(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Decision]:
+    def _transport_refused(self, runtime: Runtime, flow: http.HTTPFlow, agent: str | None, started: float) -> bool:
+        """Refuse what would carry the credential in clear, or what no adapter can read."""
         req = flow.request
-        if req.stream:
-            raise GitvowError("the request body is streamed and cannot be inspected")
+        if runtime.engine.hosts.lookup(req.host, req.port) is None:
+            return False
+        settings = runtime.policy.section(ProxyPolicy).proxy
+        code = why = None
+        if req.scheme != "https" and not settings.plain(req.host, req.port):
+            code, why = INSECURE_UPSTREAM, (f"{req.host}:{req.port} is served over plain http, which would send the "
+                                            "forge credential in clear; use https (or mark the host in [proxy] plain_hosts)")
+        elif "upgrade" in req.headers:
+            code, why = UNSUPPORTED_PROTOCOL, "protocol upgrades (websockets, h2c) to a forge host are not inspected"
+        if code is None:
+            return False
+        flow.response = _refusal(403, f"gitvow refused {req.method} {req.path.split('?')[0]}: {why}. reason={code}", code)
+        self._audit(flow, agent, "deny", code, "transport", time.perf_counter() - started)
+        return True
+
+    def _resolve(self, runtime: Runtime, flow: http.HTTPFlow, pending: Pending) -> None:
+        """Worker thread: resolve the targets a gate asked for, through the request's adapter."""
+        request = self._request(flow)
+        adapter = runtime.engine.hosts.lookup(request.host, request.port)
+        if adapter is None:
+            return
+        token = runtime.gates.credentials.get(adapter.name)
+        resolve_pending(pending, runtime.gates.resolutions, adapter, request, token, self._upstream_tls(runtime))
+
+    def _upstream_tls(self, runtime: Runtime) -> ssl.SSLContext:
+        extra = runtime.policy.section(ProxyPolicy).proxy.upstream_ca
+        if not extra:
+            extra = getattr(ctx.options, "ssl_verify_upstream_trusted_ca", None) or None
+        if self._tls is None or self._tls[0] != extra:
+            self._tls = (extra, tls_context(extra))
+        return self._tls[1]
+
+    def tcp_start(self, flow: tcp.TCPFlow) -> None:
+        """A raw TCP stream to a served host carries nothing an adapter can read: cut it."""
+        self._kill_unread(flow)
+
+    def udp_start(self, flow: udp.UDPFlow) -> None:
+        self._kill_unread(flow)
+
+    def websocket_start(self, flow: http.HTTPFlow) -> None:
+        """Upgrades are refused in ``request``; this is the backstop if one got through."""
+        self._kill_unread(flow)
+
+    def _kill_unread(self, flow: tcp.TCPFlow | udp.UDPFlow | http.HTTPFlow) -> None:
+        runtime = self.runtime
+        address = flow.server_conn.address
+        if address is None:
+            return
+        if runtime is None or runtime.engine.hosts.lookup(address[0], address[1]) is not None:
+            flow.kill()  # type: ignore[no-untyped-call]
+            self._audit(("STREAM", f"{address[0]}:{address[1]}", ""), None, "deny", UNSUPPORTED_PROTOCOL,
+                        "transport", 0.0)
+
+    def _request(self, flow: http.HTTPFlow) -> Request:
+        req = flow.request
         path, _, query = req.path.partition("?")
-        request = Request(
+        return Request(
             method=req.method,
             host=req.host.lower(),
             path=path,
@@ -338,6 +406,12 @@ class GitvowAddon:
             port=req.port,
             scheme=req.scheme,
         )
+
+    def _decide(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Decision]:
+        req = flow.request
+        if req.stream:
+            raise GitvowError("the request body is streamed and cannot be inspected")
+        request = self._request(flow)
         if identity.internal:
             caller = Caller(identity.name, internal=True)
         else:

@@ -14,10 +14,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from gitvow.evaluator import REPO_UNRESOLVED
 from gitvow.gates import Context, Gates, Throttle
 from gitvow.policy.load import Policy
+from gitvow.request import Classification, Request
+from gitvow.targets import Pending, ResolutionCache, needs_type, settle
 from gitvow.verdict import Verdict
-from gitvow.vocabulary import writes
+from gitvow.vocabulary import UNKNOWN, writes
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
 from gitvow_proxy.settings import IssueShape, ProxyPolicy
 from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, STATE_UNAVAILABLE, Store, StoreUnavailable
@@ -25,11 +28,25 @@ from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, STATE_UNAVAILABLE, Store,
 #: Operations the write-surface lanes never restrict (seed 003).
 WRITE_SURFACE_EXEMPT = frozenset({"auth.login", "git.fetch"})
 _BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Most opaque ids one request may have resolved (GitHub answers this many in one query); a
+#: request naming more stays unresolved, so an agent cannot make the proxy spend the forge's
+#: rate limit on its behalf.
+MAX_TARGETS = 100
 
 
 def _matches(repo: str, patterns: list[str]) -> bool:
     repo = repo.lower()
     return any(fnmatch.fnmatchcase(repo, pattern.lower()) for pattern in patterns)
+
+
+def _unresolved(operation: str, constraint: str) -> Verdict:
+    return Verdict.deny(REPO_UNRESOLVED, f"the repository of this write could not be established and {constraint}",
+                        operation=operation, instead="name the repository by owner/name, or ask a human")
+
+
+def resolution_scope(adapter: str, host: str, port: int) -> str:
+    """The cache scope of a target: the same id on two hosts is two objects."""
+    return f"{adapter}@{host.lower()}:{port}"
 
 
 def _writes(ctx: Context) -> list[str]:
@@ -54,6 +71,7 @@ class ProxyGates(Gates):
         credentials: Mapping[str, str],
         canaries: Mapping[str, str],
         clock: Callable[[], float] = time.time,
+        resolutions: ResolutionCache | None = None,
     ) -> None:
         self.settings = settings = policy.section(ProxyPolicy)
         self.agents = policy.model.agents
@@ -69,39 +87,103 @@ class ProxyGates(Gates):
         for token in settings.canary.tokens:
             tokens.setdefault(token, "(policy)")
         self.scanner = CanaryScanner(tokens, limit=settings.canary.scan_limit)
+        self._memo: tuple[Request, dict[str, frozenset[str]]] | None = None
+        proxy = settings.proxy
+        self.resolutions = resolutions if resolutions is not None else ResolutionCache(
+            size=proxy.resolve_cache_size, ttl=proxy.resolve_ttl)
+
+    # -- targets: resolved only when a repository gate needs them ---------------------------
+
+    def repo_gated(self, ctx: Context) -> bool:
+        """Whether some repository gate depends on this request's repositories: a write, and
+        a pause, auto-merge switch, allowed-repository list, agent scope or autonomy in force.
+        An unconstrained deployment answers False and never resolves a target."""
+        if not any(op != UNKNOWN for op in _writes(ctx)):
+            return False  # reads are never refused for an unknown repository; ``unknown`` always is
+        if self.settings.proxy.allowed_repos is not None or ctx.caller.grant.autonomy:
+            return True
+        agent = self.agents.get(ctx.caller.name or "")
+        if agent is not None and agent.repos is not None:
+            return True
+        try:
+            if self._paused or self._flags(ctx, PAUSED):
+                return True
+            return "pr.merge" in ctx.operations and bool(self._auto_merge_off or self._flags(ctx, AUTO_MERGE_OFF))
+        except StoreUnavailable:
+            return False  # nothing to look up: run_state refuses the write with state_unavailable
+
+    def _flags(self, ctx: Context, kind: str) -> frozenset[str]:
+        """The store's run-time flags, read once per decision (resolve and run_state both ask).
+
+        Decisions run one at a time on the proxy's event loop; the memo holds the request
+        it was read for and is dropped when the decision is recorded."""
+        memo = self._memo
+        if memo is None or memo[0] is not ctx.request:
+            memo = self._memo = (ctx.request, {})
+        found = memo[1].get(kind)
+        if found is None:
+            found = memo[1][kind] = self.store.flags(kind)
+        return found
+
+    def resolve(self, ctx: Context) -> Classification:
+        classification = ctx.classification
+        wanted = classification.targets if self.repo_gated(ctx) else needs_type(classification)
+        if not wanted or len(wanted) > MAX_TARGETS:
+            return classification  # more than one lookup's worth is not asked about: unresolved
+        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
+        found, missing = self.resolutions.lookup(scope, wanted)
+        if missing:
+            self._memo = None  # the decision starts over after the lookup: read the flags afresh
+            raise Pending(scope, missing)
+        return settle(classification, found)
 
     # -- 2: run-state ---------------------------------------------------------------------
 
     def run_state(self, ctx: Context) -> Verdict | None:
-        repo = ctx.repo.lower() if ctx.repo else None
+        classification = ctx.classification
         written = _writes(ctx)
+        if needs_type(classification):
+            # The operation depends on what the forge says the object is, and it did not say.
+            return _unresolved(ctx.operations[0], "what this request does depends on it")
+        repos = [repo.lower() for repo in classification.repos]
+        # ``unknown`` is denied at every mode by the policy stage, with a better reason.
+        unresolved = not classification.repo_established and any(op != UNKNOWN for op in written)
+        gated = ctx.adapter.has_repositories
         if written:
             # Every write reads the run-time pauses, so a store that cannot be reached refuses
             # every write here (state_unavailable); reads never touch the store.
             try:
-                paused = self.store.flags(PAUSED)
+                flagged = self._flags(ctx, PAUSED)
             except StoreUnavailable as exc:
                 return _unavailable(exc, written[0])
-            if repo is not None and (repo in self._paused or repo in paused):
-                return Verdict.deny("repo_paused", f"{repo} is paused", operation=written[0],
-                                    instead="wait until a human resumes the repository")
+            paused = self._paused | flagged if self._paused else flagged
+            if paused:
+                hit = next((repo for repo in repos if repo in paused), None)
+                if hit is not None:
+                    return Verdict.deny("repo_paused", f"{hit} is paused", operation=written[0],
+                                        instead="wait until a human resumes the repository")
+                if unresolved and gated:
+                    return _unresolved(written[0], "some repositories are paused")
         agent = self.agents.get(ctx.caller.name or "")
         if agent is not None and agent.repos is not None:
-            if repo is None:
-                if written:
-                    return Verdict.deny("agent_repo_scope", "the repository of this write could not be determined "
-                                        "and this agent is limited to some repositories", operation=written[0])
-            elif not _matches(repo, agent.repos):
-                return Verdict.deny("agent_repo_scope", f"this agent may not touch {repo}",
+            outside = next((repo for repo in repos if not _matches(repo, agent.repos)), None)
+            if outside is not None:
+                return Verdict.deny("agent_repo_scope", f"this agent may not touch {outside}",
                                     operation=ctx.operations[0], instead="work only on the repositories assigned to you")
-        if repo is not None and "pr.merge" in ctx.operations:
+            if unresolved:
+                return _unresolved(written[0], "this agent is limited to some repositories")
+        if "pr.merge" in ctx.operations:
             try:
-                off = repo in self._auto_merge_off or repo in self.store.flags(AUTO_MERGE_OFF)
+                off = self._auto_merge_off | self._flags(ctx, AUTO_MERGE_OFF)
             except StoreUnavailable as exc:
                 return _unavailable(exc, "pr.merge")
             if off:
-                    return Verdict.deny("repo_auto_merge_disabled", f"merging on {repo} is switched off",
-                                    operation="pr.merge", instead="leave the merge to a human")
+                hit = next((repo for repo in repos if repo in off), None)
+                if hit is not None:
+                    return Verdict.deny("repo_auto_merge_disabled", f"merging on {hit} is switched off",
+                                        operation="pr.merge", instead="leave the merge to a human")
+                if unresolved and gated:
+                    return _unresolved("pr.merge", "merging is switched off on some repositories")
         return None
 
     # -- 3: write surface -----------------------------------------------------------------
@@ -125,10 +207,17 @@ class ProxyGates(Gates):
 
     def repo_filter(self, ctx: Context) -> Verdict | None:
         allowed = self.settings.proxy.allowed_repos
-        if allowed is None or ctx.repo is None or _matches(ctx.repo, allowed):
+        if allowed is None:
             return None
-        return Verdict.deny("repo_not_in_config", f"{ctx.repo.lower()} is not a repository this proxy serves",
-                            operation=ctx.operations[0], instead="ask a human to add the repository")
+        classification = ctx.classification
+        outside = next((repo for repo in classification.repos if not _matches(repo, allowed)), None)
+        if outside is not None:
+            return Verdict.deny("repo_not_in_config", f"{outside.lower()} is not a repository this proxy serves",
+                                operation=ctx.operations[0], instead="ask a human to add the repository")
+        written = [op for op in _writes(ctx) if op != UNKNOWN]
+        if written and not classification.repo_established and ctx.adapter.has_repositories:
+            return _unresolved(written[0], "this proxy serves only some repositories")
+        return None
 
     # -- 6: body gates ----------------------------------------------------------------------
 
@@ -161,6 +250,7 @@ class ProxyGates(Gates):
 
     def record(self, ctx: Context, verdict: Verdict) -> None:
         self.lost = False
+        self._memo = None
         if not counts_as_write(ctx):
             return
         outcome = "allowed" if verdict.allowed else "refused"

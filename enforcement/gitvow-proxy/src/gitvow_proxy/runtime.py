@@ -73,8 +73,13 @@ def open_state(policy: Policy, override: str | None = None) -> Store:
         raise PolicyError(str(exc), source=policy.source, key="proxy.state") from None
 
 
-def build_runtime(path: str | Path, store: Store, *, plugins: Plugins | None = None) -> Runtime:
-    """Load and validate ``path`` and everything it names; raises PolicyError."""
+def build_runtime(
+    path: str | Path, store: Store, *, plugins: Plugins | None = None, previous: Runtime | None = None
+) -> Runtime:
+    """Load and validate ``path`` and everything it names; raises PolicyError.
+
+    The answers the forge gave about opaque ids survive a reload (``previous``) when the
+    cache's settings did not change: what a node id names does not depend on the policy."""
     plugins = plugins if plugins is not None else installed()
     policy = load_policy(path, relays=plugins.relays, sections=plugins.sections, absent="skip",
                          adapters=plugins.adapters)
@@ -82,7 +87,11 @@ def build_runtime(path: str | Path, store: Store, *, plugins: Plugins | None = N
     identities = Identities.from_policy(policy)
     credentials = read_credentials(policy, plugins)
     canaries = {store.canary(agent): agent for agent in policy.model.agents}
-    gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries)
+    settings = policy.section(ProxyPolicy).proxy
+    kept = previous.gates.resolutions if previous is not None else None
+    if kept is not None and (kept.size, kept.ttl) != (settings.resolve_cache_size, settings.resolve_ttl):
+        kept = None
+    gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries, resolutions=kept)
     grants = {name: grant for name in policy.model.agents if (grant := policy.grant_for(name)) is not None}
     secrets = tuple(credentials.values())
     return Runtime(policy, engine, identities, gates, secrets, grants, tuple(s.encode() for s in secrets))

@@ -16,6 +16,9 @@ them::
     state_ca = "/path/redis-ca.pem"  # rediss:// with a private CA
     upstream_ca = "/path/ca.pem"  # extra CA to trust upstream (a GHES with a private CA)
     reload_interval = 1.0         # seconds between policy-file checks
+    plain_hosts = ["127.0.0.1:8929"]   # served hosts reached over plain http:// (else insecure_upstream)
+    resolve_ttl = 300.0           # seconds an answer about an opaque id (node id, project id) is kept
+    resolve_cache_size = 4096     # answers kept at most
 
     [credentials.ADAPTER]         # the token injected for that adapter's hosts
     token_env = "GITHUB_TOKEN"    # or token_file = "/run/secrets/github"
@@ -96,6 +99,16 @@ class ProxySettings(_Section):
     state_ca: str | None = None
     upstream_ca: str | None = None
     reload_interval: float = Field(default=1.0, gt=0)
+    plain_hosts: list[str] = Field(default_factory=list)
+    resolve_ttl: float = Field(default=300.0, gt=0)
+    resolve_cache_size: int = Field(default=4096, gt=0)
+
+    def plain(self, host: str, port: int) -> bool:
+        """Whether ``host:port`` (or ``host``) is marked to be reached over plain HTTP."""
+        if not self.plain_hosts:
+            return False
+        hosts = {entry.lower() for entry in self.plain_hosts}
+        return f"{host}:{port}".lower() in hosts or host.lower() in hosts
 
     @model_validator(mode="after")
     def _one_password(self) -> ProxySettings:

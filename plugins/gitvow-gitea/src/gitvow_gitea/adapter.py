@@ -24,16 +24,17 @@ from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.paths import PathRefused, split_path
-from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.routing import ANY_METHOD, Match, RouteTrie
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitea import fixtures
 from gitvow_gitea.commands import classify_tea
 from gitvow_gitea.mcp import classify_gitea_tool
-from gitvow_gitea.routes import ROUTES, Route
+from gitvow_gitea.routes import ISSUE, ROUTES, Route
 from gitvow_gitsmart import classify_git, is_git_path
 
 if TYPE_CHECKING:
+    from gitvow.targets import Fetch
     from gitvow_gitea.options import GiteaOptions
 
 API = "/api/v1"
@@ -142,7 +143,27 @@ class GiteaAdapter(Adapter):
         operations: tuple[str, ...] = (route.operation,)
         if route.operation == "repo.admin" and route.template == "/repos/{owner}/{repo}" and _archives(request):
             operations = ("repo.admin", "repo.delete")
+        if route.method == "PATCH" and route.template == ISSUE:
+            # Gitea's issues API edits, closes and reopens pull requests too: Gitea says which.
+            target = Target("issue", request.path, by_type=(("pull_request", ("pr.edit",)),), at=request.path)
+            return Classification(operations, repo=repo, targets=(target,),
+                                  details={"route": f"{route.method} {route.template}"})
         return Classification(operations, repo=repo, details={"route": f"{route.method} {route.template}"})
+
+    def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
+        """An issue number through ``GET`` of its path: ``pull_request`` set means a pull request."""
+        answers: dict[Target, Resolution] = {}
+        for target in targets:
+            if target.kind != "issue" or not target.at:
+                continue
+            status, body = fetch("GET", target.at, b"")
+            data = json.loads(body) if status == 200 else None
+            repo = data.get("repository") if isinstance(data, dict) else None
+            name = repo.get("full_name") if isinstance(repo, dict) else None
+            if not isinstance(data, dict) or not isinstance(name, str) or "number" not in data:
+                continue
+            answers[target] = Resolution(name, "pull_request" if data.get("pull_request") else "issue")
+        return answers
 
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
         """``Authorization: token …`` for the API; Basic for git, where Gitea reads a token as

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.graphql import GraphQLReader
-from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.commands import classify_gh
 from gitvow_github.graphql import DocumentCache
@@ -17,10 +18,16 @@ from gitvow_github.hosts import DEFAULT_HOSTS, LOGIN_PATHS, Surface, route
 from gitvow_github.inventory import READ_METHODS
 from gitvow_github.mcp import classify_mcp
 from gitvow_github.rest import classify_rest
+from gitvow_github.targets import issue_target
+from gitvow_github.targets import resolve as resolve_targets
 from gitvow_gitsmart import classify_git, is_git_path
 
 if TYPE_CHECKING:
+    from gitvow.targets import Fetch
     from gitvow_github.options import GitHubOptions
+
+#: Routes below this act on an issue or, with the same number, a pull request.
+ISSUE_ROUTE = "/repos/{owner}/{repo}/issues/{issue_number}"
 
 #: Forge tools an agent must not use for each relayed operation (shown after "do not use").
 RELAY_HINTS: Mapping[str, tuple[str, ...]] = {
@@ -61,12 +68,26 @@ class GitHubAdapter(Adapter):
     def classify(self, request: Request) -> Classification:
         target = route(request.host, request.path)
         if target.surface is Surface.REST:
-            return classify_rest(request.method, target.path)
+            result = classify_rest(request.method, target.path)
+            if result.operations == ("issue.edit",) and ISSUE_ROUTE in str(result.details.get("route", "")):
+                # The issues API edits, closes, locks and assigns pull requests too: the forge
+                # says which one number N is (one lookup per number, whatever the sub-route).
+                root = request.path[: len(request.path) - len(target.path)]
+                return replace(result, targets=(issue_target(root + "/".join(target.path.split("/")[:6])),))
+            return result
         if target.surface is Surface.GRAPHQL:
-            return self.documents.classify(
+            result = self.documents.classify(
                 request.method.upper(), request.body, content_encoding=request.header("content-encoding")
             )
+            if result.targets:
+                # Node ids are resolved at this host's GraphQL endpoint (the path just used).
+                return replace(result, targets=tuple(replace(t, at=request.path) for t in result.targets))
+            return result
         return self._web(request)
+
+    def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
+        """Node ids through one ``nodes(ids:)`` query; an issue number through ``GET`` of its path."""
+        return resolve_targets(targets, fetch)
 
     def _web(self, request: Request) -> Classification:
         """github.com (or a GHES root): git smart-HTTP, the device flow, and page reads."""

@@ -20,34 +20,13 @@ from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
 from gitvow.request import Classification
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.inventory import Rule, graphql_operations
+from gitvow_github.targets import graphql_targets
 
 ADAPTER = "github"
 GRAPHQL_DENIED = "graphql_denied"
 GRAPHQL_MUTATION = "graphql_mutation"
 #: Longest field name quoted in a note; GraphQL names are identifiers, this keeps notes short.
 NAME_LIMIT = 64
-
-
-def _repository(operation: GraphQLOperation, variables: Mapping[str, Any]) -> str | None:
-    """``owner/name`` when every top-level ``repository(owner:, name:)`` field names the same one.
-
-    Mutations address objects by node id (``repositoryId``, ``pullRequestId``), which do not
-    say which repository they belong to without a lookup: those stay None, so repo-scoped
-    gates fail closed.
-    """
-    found: set[str] = set()
-    for field in operation.fields:
-        if field.name != "repository":
-            continue
-        try:
-            owner = field.argument("owner", variables)
-            name = field.argument("name", variables)
-        except Exception:  # a malformed argument value names no repository
-            return None
-        if not isinstance(owner, str) or not isinstance(name, str) or not owner or not name:
-            return None
-        found.add(f"{owner}/{name}")
-    return found.pop() if len(found) == 1 else None
 
 
 def classify_operation(
@@ -57,9 +36,11 @@ def classify_operation(
 ) -> Classification:
     """Operations for an already-read GraphQL operation."""
     if operation.kind != "mutation":
+        # Every repository a query names (agent scope and allowed repositories apply to reads);
+        # node ids are left alone: a read is never refused for an unknown repository.
         return Classification(
             (READ,),
-            repo=_repository(operation, variables),
+            repos=graphql_targets(operation, variables)[0],
             adapter=ADAPTER,
             details=MappingProxyType({"graphql": operation.kind, "fields": tuple(f.name for f in operation.fields)}),
         )
@@ -82,9 +63,11 @@ def classify_operation(
         return Classification(
             (UNKNOWN,), adapter=ADAPTER, unknown_code=GRAPHQL_DENIED, note="the mutation selects no field"
         )
+    repos, targets = graphql_targets(operation, variables)
     return Classification(
         tuple(operations),
-        repo=None,
+        repos=repos,
+        targets=targets,
         adapter=ADAPTER,
         unknown_code=GRAPHQL_MUTATION,
         mode_code=GRAPHQL_MUTATION,

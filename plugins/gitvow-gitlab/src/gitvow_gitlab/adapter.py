@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gitvow import refusal
@@ -27,18 +28,23 @@ from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.graphql import GraphQLReader
 from gitvow.paths import PathRefused, split_path
-from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.vocabulary import READ
 from gitvow_gitlab.fixtures import fail_closed_fixtures, fixtures
 from gitvow_gitlab.glab import classify_glab
 from gitvow_gitlab.graphql_ops import ResultCache, classify_graphql
 from gitvow_gitlab.mcp import classify_mcp
-from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, method_override, unknown
+from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, method_override, target_project, unknown
 from gitvow_gitsmart import classify_git, is_git_path
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT
 
 if TYPE_CHECKING:
+    from gitvow.targets import Fetch
     from gitvow_gitlab.options import GitLabOptions
+
+#: The kind of target a numeric project id is.
+PROJECT = "project"
+PROJECT_GID = "gid://gitlab/Project/"
 
 OAUTH_PATHS = frozenset({"token", "authorize_device", "revoke"})
 
@@ -95,9 +101,22 @@ class GitLabAdapter(Adapter):
             segments = segments[len(self.root) :]
         head = segments[:2]
         if head == ["api", "v4"]:
-            return classify_rest(request, segments[2:])
+            result = classify_rest(request, segments[2:])
+            projects = [result.details.get("project_id")] if result.repo is None else []
+            if request.method not in READ_METHODS:
+                projects.append(target_project(request))
+            # A numeric project id: GitLab says which project it is (``GET /projects/:id``).
+            targets = tuple(
+                Target(PROJECT, str(p), at=f"{self.relative_url_root}/api/v4/projects/{p}" if isinstance(p, int) else "")
+                for p in dict.fromkeys(projects) if p is not None
+            )
+            return replace(result, targets=targets) if targets else result
         if head == ["api", "graphql"] and len(segments) == 2:
-            return classify_graphql(request, self.reader, self.results)
+            result = classify_graphql(request, self.reader, self.results)
+            if any(t.value.startswith(PROJECT_GID) for t in result.targets):
+                # A project's global id is its numeric id: resolved like one.
+                return replace(result, targets=tuple(self._project_gid(t) for t in result.targets))
+            return result
         if len(segments) == 2 and segments[0] == "oauth" and segments[1] in OAUTH_PATHS and request.method == "POST":
             return Classification(("auth.login",), adapter=ADAPTER, details={"api": "oauth"})
         if segments[:1] == ["api"]:
@@ -106,6 +125,31 @@ class GitLabAdapter(Adapter):
         if git is not None:
             return git
         return self._outside(request)
+
+    def _project_gid(self, target: Target) -> Target:
+        number = target.value[len(PROJECT_GID):]
+        if not target.value.startswith(PROJECT_GID) or not (number.isascii() and number.isdigit()):
+            return target
+        return Target(PROJECT, number, at=f"{self.relative_url_root}/api/v4/projects/{number}")
+
+    def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
+        """Numeric project ids through ``GET /api/v4/projects/:id`` (``path_with_namespace``).
+
+        A project's GraphQL global id (``gid://gitlab/Project/42``) is resolved the same way;
+        other global ids (``gid://gitlab/Issue/5``) are not: they stay unknown, so a repository
+        gate in force refuses such a write (``repo_unresolved``)."""
+        answers: dict[Target, Resolution] = {}
+        for target in targets:
+            if target.kind != PROJECT or not target.at:
+                continue
+            status, body = fetch("GET", target.at, b"")
+            if status != 200:
+                continue
+            data = json.loads(body)
+            path = data.get("path_with_namespace") if isinstance(data, dict) else None
+            if isinstance(path, str) and path.strip("/") and str(data.get("id")) == target.value:
+                answers[target] = Resolution(path.strip("/"), "project")
+        return answers
 
     @staticmethod
     def _outside(request: Request) -> Classification:

@@ -12,8 +12,9 @@ token and field limits, parsed documents cached by text). What is GitLab's own:
   GraphQL parameters in the URL of a POST are refused. A body with a ``_json`` key
   (Rails' spelling of a batch, which GitLab runs as a multiplex) is refused, as are
   batches themselves. Mutations over GET are refused too (GitLab refuses them as well).
-- The repository is the ``projectPath`` of the mutation's ``input`` when every field
-  names the same one; otherwise None (``createNote`` names a global id, not a project).
+- The repositories are every ``projectPath``/``fullPath`` named in any argument; a global
+  id of an object that lives in a project (``createNote(noteableId: "gid://gitlab/Issue/5")``)
+  is a target that is not resolved, so a repository gate in force refuses the write.
 """
 
 from __future__ import annotations
@@ -21,16 +22,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from threading import Lock
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs
 
 from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
-from gitvow.request import Classification, Request
+from gitvow.request import Classification, Request, Target
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitlab.rest import ADAPTER, unknown
-
-if TYPE_CHECKING:
-    from graphql import ValueNode
 
 GRAPHQL_DENIED = "graphql_denied"
 GRAPHQL_MUTATION = "graphql_mutation"
@@ -168,7 +166,8 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
         return _denied("a mutation with no fields")
     operations: list[str] = []
     unmapped: list[str] = []
-    repos: set[str | None] = set()
+    named: list[str] = []
+    ids: list[str] = []
     for field in operation.fields:
         op = mutation_operation(field.name)
         if op is None:
@@ -176,8 +175,13 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
             continue
         if op not in operations:
             operations.append(op)
-        repos.add(_project_path(field.arguments.get("input"), variables))
-    repo = repos.pop() if len(repos) == 1 else None
+        try:
+            _walk({name: field.argument(name, variables) for name in field.arguments}, named, ids)
+        except Exception:  # a malformed value names nothing we can trust
+            ids.append("")
+    repos = tuple(dict.fromkeys(named))
+    targets = tuple(dict.fromkeys(Target("gid", gid) for gid in ids))
+    repo = repos[0] if len(repos) == 1 else None
     fields = tuple(f.name for f in operation.fields)
     if unmapped:
         return Classification(
@@ -192,6 +196,8 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
     return Classification(
         tuple(operations),
         repo=repo,
+        repos=repos,
+        targets=targets,
         adapter=ADAPTER,
         unknown_code=GRAPHQL_MUTATION,
         mode_code=GRAPHQL_MUTATION,
@@ -199,24 +205,30 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
     )
 
 
-def _project_path(node: ValueNode | None, variables: Mapping[str, Any]) -> str | None:
-    """``input.projectPath`` of a mutation field, literal or from variables, without converting
-    the whole input (that costs more than the rest of classification)."""
-    from graphql import ObjectValueNode, StringValueNode, VariableNode  # imported on first use: it is slow to import
+#: Keys whose string value is a project's (or group's) full path.
+_PATH_KEYS = frozenset({"projectPath", "fullPath", "groupPath", "targetProjectPath", "sourceProjectPath"})
 
-    value: object = None
-    if isinstance(node, VariableNode):
-        given = variables.get(node.name.value)
-        value = given.get("projectPath") if isinstance(given, dict) else None
-    elif isinstance(node, ObjectValueNode):
-        for field in node.fields:
-            if field.name.value == "projectPath":
-                inner = field.value
-                if isinstance(inner, StringValueNode):
-                    value = inner.value
-                elif isinstance(inner, VariableNode):
-                    value = variables.get(inner.name.value)
-                break
-    if isinstance(value, str) and value.strip("/"):
-        return value.strip("/")
-    return None
+
+def _walk(value: Any, repos: list[str], ids: list[str], depth: int = 0) -> None:
+    """Every project path named in an argument value, and every global id (``gid://…``) in it."""
+    if depth > 16:
+        ids.append("")
+        return
+    if isinstance(value, list):
+        for item in value:
+            _walk(item, repos, ids, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key in _PATH_KEYS and isinstance(item, str) and item.strip("/"):
+                repos.append(item.strip("/"))
+            else:
+                _walk(item, repos, ids, depth + 1)
+    elif isinstance(value, str) and value.startswith("gid://"):
+        kind = value[len("gid://"):].split("/")[1:2]
+        if not kind or kind[0] not in _NOT_IN_A_PROJECT:
+            ids.append(value)
+
+
+#: Global-id types that say nothing about which project a write acts on (assignees, labels …).
+_NOT_IN_A_PROJECT = frozenset({"User", "Label", "ProjectLabel", "GroupLabel", "Milestone", "Iteration", "Group",
+                               "Namespace", "Namespaces::UserNamespace"})

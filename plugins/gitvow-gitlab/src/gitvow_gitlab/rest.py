@@ -77,6 +77,31 @@ def param_keys(request: Request) -> frozenset[str] | None:
     return frozenset(keys)
 
 
+def target_project(request: Request) -> object:
+    """``target_project_id`` of a write (a merge request opened into another project), as
+    sent: GitLab acts on that project too. Unreadable bodies give a marker that never
+    resolves, so a repository gate in force refuses them."""
+    if b"target_project_id" not in request.body and "target_project_id" not in request.query:
+        return None
+    values = [v for k, v in parse_qsl(request.query, keep_blank_values=True) if k == "target_project_id"]
+    content_type = request.header("content-type").split(";", 1)[0].strip().lower()
+    try:
+        if content_type == "application/x-www-form-urlencoded":
+            values += [v for k, v in parse_qsl(request.body.decode("utf-8"), keep_blank_values=True)
+                       if k == "target_project_id"]
+        else:
+            payload = json.loads(request.body)
+            if isinstance(payload, dict) and "target_project_id" in payload:
+                values.append(str(payload["target_project_id"]))
+    except (ValueError, UnicodeDecodeError):
+        return "unreadable"
+    if not values:
+        return "unreadable"  # named in the body but not where it could be read
+    if len(set(values)) != 1 or not values[0].isascii() or not values[0].isdigit():
+        return "unreadable"
+    return int(values[0])
+
+
 def _base_key(key: str) -> str:
     return key.split("[", 1)[0]
 

@@ -49,6 +49,8 @@ class LinearAdapter(Adapter):
 
     name = "linear"
     default_hosts = (HOST,)
+    #: Linear hosts no repositories: pause, auto-merge and allowed-repository gates do not apply.
+    has_repositories = False
 
     def __init__(self) -> None:
         self.body_limit = BODY_LIMIT

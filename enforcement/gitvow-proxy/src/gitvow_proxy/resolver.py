@@ -1,0 +1,89 @@
+"""Asking the forge what an opaque identifier names, with the credential the proxy holds.
+
+The pipeline's gates raise :class:`gitvow.targets.Pending` when a repository gate needs a
+target the cache does not know; the addon then calls :func:`resolve_pending` in a worker
+thread (so other flows keep moving on mitmproxy's event loop) and decides again. The
+lookup goes straight to the forge host the agent's request was for, over the same scheme,
+with the adapter's credential headers: the agent never sees it, and it is not a flow of
+its own (nothing of it is audited as the agent's).
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import ssl
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from gitvow.adapter import Adapter
+from gitvow.request import Request, Resolution, Target
+from gitvow.targets import Fetch, Pending, ResolutionCache
+
+log = logging.getLogger("gitvow_proxy.resolver")
+
+#: Longest answer read from the forge; a lookup answer is a few hundred bytes.
+ANSWER_LIMIT = 1024 * 1024
+TIMEOUT = 10.0
+
+
+def tls_context(extra_ca: str | None) -> ssl.SSLContext:
+    """The system's CAs plus ``extra_ca`` (``[proxy] upstream_ca``), hostname checked."""
+    context = ssl.create_default_context()
+    if extra_ca:
+        context.load_verify_locations(cafile=str(Path(extra_ca).expanduser()))
+    return context
+
+
+def forge_fetch(request: Request, adapter: Adapter, token: str | None, context: ssl.SSLContext | None,
+                *, timeout: float = TIMEOUT) -> Fetch:
+    """A :data:`~gitvow.targets.Fetch` to the host of ``request`` carrying the adapter's credential."""
+
+    def fetch(method: str, target: str, body: bytes) -> tuple[int, bytes]:
+        path, _, query = target.partition("?")
+        lookup = Request(method=method, host=request.host, path=path, query=query, body=body, port=request.port,
+                         scheme=request.scheme)
+        headers: dict[str, str] = {"Accept": "application/json", "User-Agent": "gitvow-proxy"}
+        if body:
+            headers["Content-Type"] = "application/json"
+        if token:
+            headers.update(adapter.credential_headers(lookup, token))
+        connection: http.client.HTTPConnection
+        if request.scheme == "https":
+            connection = http.client.HTTPSConnection(request.host, request.port, timeout=timeout, context=context)
+        else:
+            connection = http.client.HTTPConnection(request.host, request.port, timeout=timeout)
+        try:
+            connection.request(method, target, body=body or None, headers=headers)
+            response = connection.getresponse()
+            answer = response.read(ANSWER_LIMIT + 1)
+        finally:
+            connection.close()
+        if len(answer) > ANSWER_LIMIT:
+            raise OSError("the forge's answer is over the lookup limit")
+        return response.status, answer
+
+    return fetch
+
+
+def resolve_pending(
+    pending: Pending,
+    cache: ResolutionCache,
+    adapter: Adapter,
+    request: Request,
+    token: str | None,
+    context: ssl.SSLContext | None,
+) -> None:
+    """Resolve ``pending`` through ``adapter`` and remember the answers (failures included)."""
+    fetch = forge_fetch(request, adapter, token, context)
+
+    def ask(targets: Sequence[Target]) -> Mapping[Target, Resolution]:
+        try:
+            return adapter.resolve(targets, fetch)
+        except Exception as exc:
+            # No detail from the forge's answer: it may echo what the agent sent.
+            log.warning("gitvow: adapter %r could not resolve %d target(s) on %s: %s", adapter.name, len(targets),
+                        pending.scope, type(exc).__name__)
+            raise
+
+    cache.resolve(pending.scope, pending.targets, ask)
