@@ -15,7 +15,8 @@ the same mix from its own clients at the same time, is the memory yardstick.
 
 Reported: requests and errors per proxy; the proxy's resident memory (VmRSS) after the
 warm-up (the first tenth, at most 60 s) and at the end, the growth in between, and the ratio
-to mitmdump's at the end; whether the audit log holds exactly one line per answered request.
+to mitmdump's at the end; whether the audit log holds exactly one decision line per answered
+request (approval steps, such as a refused merge staged for a human, are lines of their own).
 Nothing is asserted about the figures: ``test_soak_runs`` only checks the script works.
 """
 
@@ -251,7 +252,9 @@ def soak(duration: float, state: str, clients: int, workdir: Path, sample_every:
         for name, proxy in proxies.items():
             baseline.setdefault(name, proxy.rss[0][1] if proxy.rss else end[name])
         time.sleep(0.5)  # the last audit lines reach the file
-        audit = sum(1 for _ in (workdir / "audit.jsonl").open())
+        # One line per decision, plus one per approval step (a refused merge staged for a human).
+        stages = Counter(json.loads(line)["stage"] == "approval" for line in (workdir / "audit.jsonl").open())
+        audit, steps = stages[False], stages[True]
     ours = counts["gitvow"]
     return {
         "state": state,
@@ -264,7 +267,8 @@ def soak(duration: float, state: str, clients: int, workdir: Path, sample_every:
         "rss_mib_end": {name: round(v / 1024, 1) for name, v in end.items()},
         "rss_growth_pct": {name: round(100 * (end[name] - baseline[name]) / baseline[name], 2) for name in end},
         "rss_ratio_end": round(end["gitvow"] / end["mitmdump"], 3),
-        "audit_lines": audit,
+        "audit_decision_lines": audit,
+        "audit_approval_step_lines": steps,
         "audit_one_line_per_request": audit == ours["answered"],
     }
 
