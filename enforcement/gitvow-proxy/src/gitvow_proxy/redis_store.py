@@ -262,6 +262,8 @@ class RedisStore(Store):
 
         def body(pipe: Any) -> Approval:
             latest_id = pipe.get(fp_key)
+            if latest_id is not None:
+                pipe.watch(self._akey(latest_id))  # a decision on it meanwhile makes this stage retry
             latest = self._load(pipe, latest_id) if latest_id is not None else None
             told = _tell_expired(latest, now)
             pipe.multi()
