@@ -91,3 +91,33 @@ def test_decide_graphql_seen_before(benchmark, engine: Engine) -> None:  # type:
     request = Request.from_url("POST", GRAPHQL, body=json.dumps({"query": query}).encode())
     engine.decide(request, CALLER)
     benchmark(engine.decide, request, CALLER)
+
+
+def _note(text: str) -> Request:
+    return Request.from_url("POST", "https://gitlab.com/api/v4/projects/group%2Fproj/merge_requests/7/notes",
+                            headers={"content-type": "application/json"}, body=json.dumps({"body": text}).encode())
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Looks good to me, thanks for the fix.\nI left two small comments inline.",
+     "Looks good to me.\n/label ~ready\n/assign me",
+     ("Some paragraph text. " * 40 + "\n") * 20,
+     ("Some paragraph text. " * 40 + "\n") * 20 + "/merge"],
+    ids=["note", "note-2-quick-actions", "note-16KiB", "note-16KiB-merge"],
+)
+def test_classify_note_quick_actions(benchmark, adapter: Any, text: str) -> None:  # type: ignore[no-untyped-def]
+    """A note is read for quick actions on every request (what GitLab would run from it)."""
+    benchmark(adapter.classify, _note(text))
+
+
+def _fresh_notes() -> Iterator[Request]:
+    for i in itertools.count():
+        query = (f'mutation Note{i} {{ createNote(input: {{noteableId: "gid://gitlab/MergeRequest/{i}", '
+                 f'body: "LGTM {i}"}}) {{ errors }} }}')
+        yield Request.from_url("POST", GRAPHQL, body=json.dumps({"query": query}).encode())
+
+
+def test_decide_graphql_note_first_seen(benchmark, engine: Engine) -> None:  # type: ignore[no-untyped-def]
+    notes = _fresh_notes()
+    benchmark(lambda: engine.decide(next(notes), CALLER))

@@ -77,3 +77,17 @@ def test_a_refusal_is_cached_too() -> None:
     for _ in range(2):
         with pytest.raises(GraphQLRefused, match="does not parse"):
             reader.operation("mutation {")
+
+
+def test_variable_defaults_apply_to_omitted_variables_only() -> None:
+    from gitvow.graphql import GraphQLReader
+
+    reader = GraphQLReader()
+    query = 'mutation($a: String = "A", $b: Int = 2, $c: String, $d: In = {x: [1, "y"]}) { f(a: $a, b: $b, c: $c, d: $d) }'
+    request = reader.read(json.dumps({"query": query, "variables": {"b": None, "c": "C"}}).encode())
+    assert dict(request.variables) == {"a": "A", "b": None, "c": "C", "d": {"x": [1, "y"]}}
+    (field,) = request.operation.fields
+    assert field.argument("a", request.variables) == "A"
+    assert field.argument("d", request.variables) == {"x": [1, "y"]}
+    plain = reader.read(json.dumps({"query": "mutation($a: String) { f(a: $a) }"}).encode())
+    assert dict(plain.variables) == {}

@@ -40,6 +40,11 @@ class Adapter(ABC):
     #: its requests, rather than refusing every one as ``repo_unresolved``.
     has_repositories: ClassVar[bool] = True
 
+    #: Whether the forge keeps a percent-encoded slash inside one path segment (GitLab's
+    #: ``projects/group%2Fproject``). False (the default) refuses ``%2F`` in a path before
+    #: the adapter sees it (``path_not_canonical``), as for forges that decode it to a separator.
+    encoded_slash: ClassVar[bool] = False
+
     @classmethod
     def options_model(cls) -> type[BaseModel] | None:
         """The pydantic model of ``[adapters.NAME]``, or None if the adapter takes no options.
@@ -79,6 +84,18 @@ class Adapter(ABC):
         its event loop, and never twice for a target within the cache's time to live.
         """
         return {}
+
+    def comment_bodies(self, request: Request, classification: Classification) -> Sequence[str] | None:
+        """The comment text ``request`` sends, for ``[comment_commands]``; None if it cannot be read.
+
+        Called only when the policy declares comment commands. The default
+        (:func:`gitvow.comments.bodies_of`) returns every string of a request whose operations
+        carry text (comments, reviews, issue and pull-request bodies), which is never less
+        than the forge stores; override it only to read a body the default cannot parse.
+        """
+        from gitvow.comments import bodies_of
+
+        return bodies_of(request, classification)
 
     def fixtures(self) -> Sequence[Fixture]:
         """Wire examples: at least one per supported operation, plus near misses."""

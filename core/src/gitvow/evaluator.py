@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from gitvow.modes import Mode
 from gitvow.policy.table import DEFAULT_TABLE, PolicyTable
+from gitvow.repos import is_pattern, matches
 from gitvow.request import Classification
 from gitvow.verdict import ALLOW, Outcome, Verdict, strictest
 from gitvow.vocabulary import UNKNOWN, writes
@@ -31,9 +32,17 @@ class Grant:
     autonomy: Mapping[str, Mode] = field(default_factory=lambda: MappingProxyType({}))
 
     def mode_for(self, repo: str | None) -> Mode:
-        if repo is not None and self.autonomy:
-            return self.autonomy.get(repo.lower(), self.mode)
-        return self.mode
+        """The mode on ``repo``: an exact ``autonomy`` key first; else, of the keys that are
+        patterns matching it (:mod:`gitvow.repos`, whole segments), the lowest mode — two
+        overlapping patterns never grant more than either does alone; else the agent's mode."""
+        if repo is None or not self.autonomy:
+            return self.mode
+        key = repo.lower()
+        exact = self.autonomy.get(key)
+        if exact is not None:
+            return exact
+        found = [mode for pattern, mode in self.autonomy.items() if is_pattern(pattern) and matches(key, pattern)]
+        return min(found) if found else self.mode
 
     def mode_for_repos(self, repos: tuple[str, ...], *, established: bool = True) -> Mode | None:
         """The mode for a request on every one of ``repos``: the lowest of theirs.
@@ -47,7 +56,7 @@ class Grant:
             return self.mode
         if not established and any(mode < self.mode for mode in autonomy.values()):
             return None
-        modes = [autonomy.get(repo.lower(), self.mode) for repo in repos]
+        modes = [self.mode_for(repo) for repo in repos]
         if not established or not modes:
             modes.append(self.mode)
         return min(modes)

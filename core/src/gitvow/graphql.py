@@ -17,17 +17,19 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from threading import Lock
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from graphql import DocumentNode, FragmentDefinitionNode, SelectionSetNode, ValueNode
+    from graphql import DocumentNode, FragmentDefinitionNode, OperationDefinitionNode, SelectionSetNode, ValueNode
 
 BODY_LIMIT = 64 * 1024
 TOKEN_LIMIT = 10_000
 FIELD_LIMIT = 64
 CACHE_SIZE = 2048
+_NO_DEFAULTS: Mapping[str, Any] = MappingProxyType({})
 
 
 class GraphQLRefused(ValueError):
@@ -54,15 +56,31 @@ class TopField:
 
 @dataclass(frozen=True, slots=True)
 class GraphQLOperation:
-    """The operation a request runs: its type (query or mutation) and top-level fields."""
+    """The operation a request runs: its type (query or mutation) and top-level fields.
+
+    ``defaults`` are the default values its variable definitions declare
+    (``mutation($p: String = "PARENT")``): the server uses them for every variable the request
+    omits, so a reader must too (:meth:`variables`).
+    """
 
     kind: str
     name: str | None
     fields: tuple[TopField, ...]
+    defaults: Mapping[str, Any] = field(default_factory=lambda: _NO_DEFAULTS)
+
+    def variables(self, given: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        """The variables as the server will execute the operation: ``given`` over the
+        document's defaults. A variable sent (even as ``null``) replaces its default, as the
+        GraphQL spec's CoerceVariableValues says; an omitted one takes it."""
+        if not self.defaults:
+            return given or {}
+        return {**self.defaults, **(given or {})}
 
 
 @dataclass(frozen=True, slots=True)
 class GraphQLRequest:
+    """The selected operation and its variables, the document's defaults already applied."""
+
     operation: GraphQLOperation
     variables: Mapping[str, Any]
 
@@ -120,7 +138,20 @@ def select_operation(document: DocumentNode, operation_name: str | None, *, fiel
     if len(fields) > field_limit:
         raise GraphQLRefused(f"more than {field_limit} top-level fields")
     kind = "mutation" if operation.operation is OperationType.MUTATION else "query"
-    return GraphQLOperation(kind, operation.name.value if operation.name else None, tuple(fields))
+    return GraphQLOperation(kind, operation.name.value if operation.name else None, tuple(fields),
+                            _defaults(operation))
+
+
+def _defaults(operation: OperationDefinitionNode) -> Mapping[str, Any]:
+    """``{name: value}`` of the variable definitions that declare a default (constants only,
+    so no variables are needed to read them)."""
+    from graphql.utilities import value_from_ast_untyped
+
+    found: dict[str, Any] = {}
+    for definition in operation.variable_definitions or ():
+        if definition.default_value is not None:
+            found[definition.variable.name.value] = value_from_ast_untyped(definition.default_value)
+    return MappingProxyType(found) if found else _NO_DEFAULTS
 
 
 class GraphQLReader:
@@ -162,7 +193,8 @@ class GraphQLReader:
             variables = {}
         elif not isinstance(variables, dict):
             raise GraphQLRefused("variables is not an object")
-        return GraphQLRequest(self.operation(query, name or None), variables)
+        operation = self.operation(query, name or None)
+        return GraphQLRequest(operation, operation.variables(variables))
 
     def operation(self, query: str, operation_name: str | None = None) -> GraphQLOperation:
         """Parse (or recall) one document and select its operation."""

@@ -51,3 +51,50 @@ def split_path(path: str) -> list[str]:
             raise PathRefused("dot segment in the path")
         segments.append(segment)
     return segments
+
+
+#: The reason code of a request refused because its path is not canonical.
+PATH_NOT_CANONICAL = "path_not_canonical"
+
+
+def path_problem(path: str, *, encoded_slash: bool = False) -> str | None:
+    """Why a front end could route ``path`` elsewhere than it reads, or None if it cannot.
+
+    The one check the pipeline applies to every request before any adapter reads it: an
+    empty segment (``//``, which nginx and Gitea merge), a ``.`` or ``..`` segment, plain or
+    percent-encoded (``%2e%2e``), and — unless the forge keeps it inside one segment
+    (``encoded_slash``: GitLab's ``group%2Fproject``, Gitea's ``feature%2Fx``) — a
+    percent-encoded slash, which GitHub and plain git hosts treat as a separator. One
+    leading and one trailing slash are not segments. A dot *inside* a segment, encoded or
+    not (GitLab's documented ``lib%2Fclass%2Erb``), is harmless and passes.
+    """
+    if "%" not in path and "//" not in path and "/." not in path and not path.startswith("."):
+        return None
+    raw = path.split("/")
+    if raw and raw[0] == "":
+        raw = raw[1:]
+    if raw and raw[-1] == "":
+        raw = raw[:-1]
+    for part in raw:
+        if not part:
+            return "empty path segment"
+        if "%" in part:
+            # Only "." and "%2e" can make a dot segment, so no full unquote is needed (it
+            # costs more than the rest of the check).
+            lowered = part.lower()
+            if "%2f" in lowered:
+                if not encoded_slash:
+                    return "percent-encoded slash in the path"
+                # Where an encoded slash stays in its segment, what it joins is a path too
+                # (GitLab resolves ``group%2F..%2Fother`` as a project path): check its pieces.
+                pieces = lowered.split("%2f")
+            else:
+                pieces = [lowered]
+            for piece in pieces:
+                if not piece:
+                    return "empty path segment"
+                if piece.replace("%2e", ".") in (".", ".."):
+                    return "dot segment in the path"
+        elif part in (".", ".."):
+            return "dot segment in the path"
+    return None

@@ -1,7 +1,9 @@
 """The pipeline of seed 003, in its order, as the one function every enforcement point calls.
 
     0 host → adapter          no adapter: tunnel untouched
-    1 classify                unreadable: ``unknown``
+    1 canonical path          path_not_canonical (before any adapter reads the path)
+      classify                unreadable: ``unknown``; [comment_commands] add what a
+                              comment's chat-ops commands mean
       internal caller         skips 2-5
       resolve targets         only when a gate needs them (gates.resolve; may raise Pending)
     2 run-state gates         repo_paused / agent_repo_scope / repo_auto_merge_disabled
@@ -36,9 +38,11 @@ from types import MappingProxyType
 
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
+from gitvow.comments import apply_commands, carries_text
 from gitvow.evaluator import Grant, evaluate, evaluate_operation
 from gitvow.gates import NO_GATES, Caller, Context, Gates
 from gitvow.hosts import HostRegistry
+from gitvow.paths import PATH_NOT_CANONICAL, path_problem
 from gitvow.plugins import Plugins
 from gitvow.policy.load import Policy
 from gitvow.relay import RelayTemplate
@@ -159,6 +163,15 @@ class Engine:
         ``gitvow replay`` re-decides audit-log lines this way: they hold the operations and
         the repository the adapter found, not the body it found them in."""
         ctx = Context(request, adapter, classification, caller)
+        if classification.unknown_code == PATH_NOT_CANONICAL:
+            # Refused before every gate, internal callers included: no stage may judge a
+            # path the forge would route elsewhere, and its code must not be masked by one.
+            refused = Verdict.deny(PATH_NOT_CANONICAL, classification.note, operation=UNKNOWN)
+            try:
+                gates.record(ctx, refused)
+            except Exception as exc:
+                return self._refused("record", self._stage_failed("record", exc, ctx), ctx)
+            return self._refused("path", refused, ctx)
         if classification.targets and not caller.internal:
             try:
                 settled = gates.resolve(ctx)
@@ -265,6 +278,15 @@ class Engine:
         return Verdict.deny(INTERNAL_ERROR, f"the {stage} stage failed ({type(exc).__name__})", operation=operation)
 
     def _classify(self, adapter: Adapter, request: Request) -> Classification:
+        problem = path_problem(request.path, encoded_slash=adapter.encoded_slash)
+        if problem is not None:
+            return Classification(
+                operations=(UNKNOWN,),
+                adapter=adapter.name,
+                unknown_code=PATH_NOT_CANONICAL,
+                mode_code=PATH_NOT_CANONICAL,
+                note=f"{problem}: a front end would route it elsewhere than it reads",
+            )
         try:
             result = adapter.classify(request)
         except Exception as exc:
@@ -278,6 +300,14 @@ class Engine:
             )
         if not result.adapter:
             result = _with_adapter(result, adapter.name)
+        if self.policy.comment_commands and carries_text(result):
+            try:
+                bodies = adapter.comment_bodies(request, result)
+            except Exception as exc:
+                log.error("adapter %r raised while reading comment bodies: %s: %s", adapter.name,
+                          type(exc).__name__, exc)
+                bodies = None
+            result = apply_commands(result, None if bodies is None else tuple(bodies), self.policy.comment_commands)
         return result
 
 

@@ -110,6 +110,17 @@ class Resolution:
 
 
 @dataclass(frozen=True, slots=True)
+class IssueDraft:
+    """One issue a request creates, read from the fields the forge reads (GitHub's REST
+    ``title``/``body``, GraphQL ``createIssue(input:)``, GitLab's ``description``, Linear's
+    ``issueCreate(input:)``), never from whatever object in the body happens to have a title.
+    ``None`` is a field absent or not text."""
+
+    title: str | None
+    body: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Classification:
     """An adapter's answer: the operations a request performs and the repositories it targets.
 
@@ -139,6 +150,14 @@ class Classification:
     repos: tuple[str, ...] = ()
     targets: tuple[Target, ...] = ()
 
+    #: Every operation the request performs, once per action: a GraphQL document with two
+    #: ``createIssue`` fields (aliases) lists ``issue.create`` twice. Empty when each of
+    #: ``operations`` is performed once. Budgets and counters count these (:attr:`performed`).
+    actions: tuple[str, ...] = ()
+    #: The issues the request creates, one per ``issue.create`` action the adapter could read;
+    #: fewer than there are such actions means some could not be read (``[issue_shape]`` refuses).
+    issues: tuple[IssueDraft, ...] = ()
+
     def __post_init__(self) -> None:
         repo, repos = self.repo, self.repos
         if repo is not None and repo not in repos:
@@ -159,6 +178,11 @@ class Classification:
     @property
     def is_unknown(self) -> bool:
         return UNKNOWN in self.operations
+
+    @property
+    def performed(self) -> tuple[str, ...]:
+        """Every operation performed, repeated once per action (``actions``, else ``operations``)."""
+        return self.actions or self.operations
 
 
 @dataclass(frozen=True, slots=True)

@@ -165,6 +165,41 @@ def test_paused_repository(proxy: ProxyProcess, upstream: Upstream) -> None:
     assert [s.path for s in upstream.seen] == ["/team/paused.git/info/refs?service=git-upload-pack"]
 
 
+# git (curl) resolves plain "." and ".." itself before sending; the rest reach the proxy as typed.
+@pytest.mark.parametrize("spelling", ["/team//paused.git", "/team/%2e/paused.git", "/team/x/%2E%2E/paused.git",
+                                      "/team%2Fpaused.git"])
+def test_a_push_by_a_non_canonical_path_is_refused_before_any_gate(
+    proxy: ProxyProcess, upstream: Upstream, tmp_path: Path, spelling: str
+) -> None:
+    """``team//paused.git`` is ``team/paused`` to a server that merges slashes: the real git
+    client pushes by it, and the proxy refuses the path itself, whatever repository it reads."""
+    env = agent_env(proxy, "coder", tmp_path)
+    work = tmp_path / "w"
+    git("clone", "-q", upstream.url("/team/app.git"), str(work), cwd=tmp_path, env=env)
+    (work / "p.txt").write_text("p\n")
+    git("add", "p.txt", cwd=work, env=env)
+    git("commit", "-q", "-m", "p", cwd=work, env=env)
+    upstream.clear()
+    result = git("push", upstream.url(spelling), "HEAD:refs/heads/sneak", cwd=work, env=env, check=False)
+    assert result.returncode != 0 and "403" in result.stderr, result.stderr
+    assert upstream.seen == [], upstream.paths()
+    refused = [line for line in proxy.audit_lines() if line["agent"] == "coder" and line["verdict"] == "deny"]
+    assert refused[-1]["reason"] == "path_not_canonical", refused[-1]
+    with client(proxy, "coder") as c:
+        r = c.get(upstream.url(f"{spelling}/info/refs?service=git-receive-pack"))
+    assert_one_line_denial(r, "path_not_canonical")
+    assert upstream.seen == []
+
+
+def test_a_pattern_star_never_crosses_a_slash(proxy: ProxyProcess, upstream: Upstream) -> None:
+    """``allowed_repos = ["team/*"]`` names ``team/app``, not ``team/sub/app`` (fnmatch did)."""
+    upstream.clear()
+    with client(proxy, "coder") as c:
+        r = c.get(upstream.url("/team/sub/app.git/info/refs?service=git-upload-pack"))
+    assert_one_line_denial(r, "repo_not_in_config")
+    assert upstream.seen == []
+
+
 def test_repository_outside_the_config(proxy: ProxyProcess, upstream: Upstream) -> None:
     upstream.clear()
     with client(proxy, "coder") as c:
@@ -206,6 +241,30 @@ def test_canary_in_a_pushed_file_is_refused(proxy: ProxyProcess, upstream: Upstr
     assert "403" in result.stderr
     assert reached(upstream, "/git-receive-pack") == [], upstream.paths()  # only the info/refs probe arrived
     assert any(line["reason"] == "canary_egress" for line in proxy.audit_lines())
+
+
+def test_canary_made_only_by_a_delta_in_the_pushed_pack_is_refused(
+    proxy: ProxyProcess, upstream: Upstream, tmp_path: Path
+) -> None:
+    """Two versions of a file pushed at once: the first splits the canary with a middle part,
+    the second drops the middle. git sends the second as a delta copying around the middle,
+    so the canary exists only once the delta is resolved against its base in the same pack."""
+    env = agent_env(proxy, "coder", tmp_path)
+    canary = env["GH_TOKEN"]
+    half = len(canary) // 2
+    filler = "".join(f"line {i} of a file that stays the same\n" for i in range(300))
+    work = tmp_path / "app"
+    git("clone", "-q", upstream.url("/team/app.git"), str(work), cwd=tmp_path, env=env)
+    (work / "notes.txt").write_text(filler + canary[:half] + "\n" + "MIDDLE PART " * 40 + "\n" + canary[half:] + "\n")
+    git("add", "notes.txt", cwd=work, env=env)
+    git("commit", "-q", "-m", "notes", cwd=work, env=env)
+    (work / "notes.txt").write_text(filler + canary + "\n")
+    git("commit", "-q", "-am", "tidy", cwd=work, env=env)
+    upstream.clear()
+    result = git("push", "origin", "HEAD:refs/heads/delta-leak", cwd=work, env=env, check=False)
+    assert result.returncode != 0 and "403" in result.stderr, result.stderr
+    assert reached(upstream, "/git-receive-pack") == [], upstream.paths()
+    assert proxy.audit_lines()[-1]["reason"] == "canary_egress"
 
 
 @pytest.mark.parametrize(

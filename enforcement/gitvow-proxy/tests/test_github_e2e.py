@@ -111,6 +111,13 @@ def ghproxy(
         [agents.coder]
         mode = "issues_and_prs"
         secret_env = "GITVOW_TEST_CODER"
+
+        [issue_shape]
+        required_sections = ["## Why"]
+
+        [budget]
+        window_seconds = 3600
+        operations = {{ "issue.create" = 3 }}
     """))
     env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_RESOLVE": HOST}
     running = start_proxy(policy, workdir, env, extra=[f"scripts={resolve}"])
@@ -215,6 +222,59 @@ def test_pygithub_comment_allowed_canary_refused_relay_denied(
     assert relayed.value.data["message"].endswith("reason=hard_deny")  # what PyGithub shows
     assert relayed.value.headers["x-gitvow-approval"] in relayed.value.data["message"]
     assert [s for s in github.seen if s.method == "POST"] == []
+
+
+def test_pygithub_and_gh_issues_are_shaped_and_counted_per_issue(
+    ghproxy: ProxyProcess, github: Upstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PyGithub's create_issue is judged by its own title and body; a GraphQL request creating
+    several issues (aliases) has every one checked and counts each against the cap of 3."""
+    gh_lib = pytest.importorskip("github")
+    env = agent_env(ghproxy, "coder", tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    client = gh_lib.Github(base_url=f"https://{HOST}:{github.port}/api/v3", auth=gh_lib.Auth.Token(env["GH_TOKEN"]),
+                           retry=None)
+    repo = client.get_repo("team/app")
+    github.clear()
+    with pytest.raises(gh_lib.GithubException) as shaped:
+        repo.create_issue(title="a bug", body="no sections here")
+    assert shaped.value.status == 403 and shaped.value.headers["x-gitvow-reason"] == "issue_shape"
+    repo.create_issue(title="a bug", body="## Why\nit crashes")  # 1 of 3
+    assert [s.path for s in github.seen if s.method == "POST"] == ["/api/v3/repos/team/app/issues"]
+
+    def create(*titles: str, body: str = "## Why\\nit crashes") -> str:
+        fields = " ".join(f'i{n}: createIssue(input: {{repositoryId: "R", title: "{t}", body: "{body}"}}) {{ issue {{ id }} }}'
+                          for n, t in enumerate(titles))
+        return f"query=mutation {{ {fields} }}"
+
+    github.clear()
+    bad = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", create("ok", "ok", body="nope"), "--include")
+    assert "X-Gitvow-Reason: issue_shape" in bad.stdout and "issue 1 of 2" in bad.stdout, bad.stdout + bad.stderr
+    over = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", create("a", "b", "c"), "--include")
+    assert "429" in over.stdout.splitlines()[0] and "X-Gitvow-Reason: write_budget" in over.stdout, over.stdout
+    assert github.seen == []
+    fits = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", create("a", "b"))
+    assert fits.returncode == 0, fits.stderr
+    assert len(github.seen) == 1  # 1 + 2 = 3: the cap is reached, not passed
+
+
+def test_gh_graphql_variable_defaults_are_read_as_github_runs_them(
+    ghproxy: ProxyProcess, github: Upstream, tmp_path: Path
+) -> None:
+    """The issue's body comes from the document's default when gh sends no such variable."""
+    query = ('query=mutation($b: String = "%s") { createIssue(input: {repositoryId: "R", title: "t", body: $b}) '
+             '{ issue { id } } }')
+    github.clear()
+    defaulted_bad = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", query % "no sections", "--include")
+    assert "X-Gitvow-Reason: issue_shape" in defaulted_bad.stdout, defaulted_bad.stdout + defaulted_bad.stderr
+    overridden = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", query % "## Why\\nok",
+                    "-f", "b=no sections", "--include")
+    assert "X-Gitvow-Reason: issue_shape" in overridden.stdout, overridden.stdout
+    # A good default passes the shape gate; the cap of 3 issues, used up above, then throttles it.
+    defaulted_good = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", query % "## Why\\nok", "--include")
+    assert "X-Gitvow-Reason: write_budget" in defaulted_good.stdout, defaulted_good.stdout
+    assert github.seen == []
 
 
 # -- httpx -----------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ BAD: list[tuple[str, str, str]] = [
     # kin of the five
     ("write-surface-agent-typo", AGENT + '[write_surface]\nlanes = { t = ["issue.*"] }\nagents = { bott = "t" }\n',
      "write_surface.agents.bott"),
-    ("autonomy-pattern", AGENT + '[agents.bot.autonomy]\n"team/*" = "issues_prs_merge"\n', "agents.bot.autonomy"),
+    ("autonomy-one-segment", AGENT + '[agents.bot.autonomy]\n"team*" = "issues_prs_merge"\n', "agents.bot.autonomy"),
     ("paused-shape", AGENT + '[run_state]\npaused = ["app"]\n', "run_state.paused.0"),
     ("allowed-repos-shape", AGENT + '[proxy]\nallowed_repos = ["team/"]\n', "proxy.allowed_repos.0"),
 ]

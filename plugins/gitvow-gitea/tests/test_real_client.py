@@ -70,6 +70,9 @@ def test_what_py_gitea_sends_is_classified_and_decided(recorder: RecordingServer
         decision = engine.decide(request, agent, Recorded())
         assert decision.classification is not None
         results.append((seen.method, decision.classification.operations, decision.classification.repo, decision.action))
+        if "issue.create" in decision.classification.operations:
+            # [issue_shape] reads the issue from the fields Gitea binds, as py-gitea sent them.
+            assert [(d.title, d.body) for d in decision.classification.issues] == [("Crash", "Steps to reproduce")]
         if decision.action is Action.FORWARD:
             # The injected header is the one the real client authenticates with.
             assert dict(decision.headers) == {"authorization": seen.headers["authorization"]}

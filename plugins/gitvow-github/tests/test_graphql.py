@@ -183,3 +183,9 @@ def test_notes_quote_at_most_a_short_field_name(adapter: GitHubAdapter) -> None:
     long_name = "x" * 500
     got = classify(adapter, gql(f"mutation {{ {long_name}(input: {{}}) {{ ok }} }}"))
     assert got.operations == ("unknown",) and len(got.note) < 150
+
+
+def test_variable_defaults_name_the_repository_as_the_server_reads_it(adapter: GitHubAdapter) -> None:
+    query = 'query($o: String = "team", $n: String = "paused") { repository(owner: $o, name: $n) { id } }'
+    assert classify(adapter, gql(query)).repo == "team/paused"
+    assert classify(adapter, gql(query, {"n": "app"})).repo == "team/app"

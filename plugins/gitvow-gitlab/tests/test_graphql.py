@@ -153,3 +153,11 @@ def test_the_url_is_checked_before_the_remembered_answer(adapter: GitLabAdapter)
     assert post(adapter, body).operations == ("read",)
     smuggled = post(adapter, body, url=f"{URL}?query=mutation%7BmergeRequestAccept%7D")
     assert smuggled.is_unknown and smuggled.unknown_code == GRAPHQL_DENIED
+
+
+def test_variable_defaults_name_the_project_as_the_server_reads_it(adapter: GitLabAdapter) -> None:
+    query = 'mutation($p: ID! = "team/paused") { createIssue(input: {projectPath: $p, title: "t"}) { errors } }'
+    assert post(adapter, query).repo == "team/paused"
+    assert post(adapter, query, {"p": "team/app"}).repo == "team/app"
+    whole = 'mutation($i: CreateIssueInput! = {projectPath: "team/paused", title: "t"}) { createIssue(input: $i) { errors } }'
+    assert post(adapter, whole).repo == "team/paused"

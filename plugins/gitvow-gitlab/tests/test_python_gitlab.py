@@ -144,3 +144,13 @@ def test_graphql_client(server: RecordingServer) -> None:
     assert [c.operations for _, _, c in found] == [("pr.merge",), ("issue.comment",), ("unknown",)]
     assert found[0][2].repo == "group/proj"
     assert found[2][2].unknown_code == "graphql_mutation"
+
+
+def test_an_issue_python_gitlab_creates_is_read_from_title_and_description(server: RecordingServer, gl: object) -> None:
+    from gitvow.request import IssueDraft
+
+    project = gl.projects.get("group/proj", lazy=True)  # type: ignore[attr-defined]
+    project.issues.create({"title": "Crash on start", "description": "## Why\nit crashes", "labels": "bug"})
+    result = only(server)
+    assert result.operations == ("issue.create",)
+    assert result.issues == (IssueDraft("Crash on start", "## Why\nit crashes"),)

@@ -143,3 +143,23 @@ def test_an_option_left_out_returns_to_its_default(linear: LinearAdapter) -> Non
     linear = configured(linear, {"body_limit": 1000, "field_limit": 3})
     linear = configured(linear, {"field_limit": 5})
     assert (linear.body_limit, linear.field_limit) == (32 * 1024, 5)
+
+
+@pytest.mark.parametrize(("variables", "relates"), [
+    ({}, True),  # the document's default applies: the server sets the parent
+    ({"p": None}, False),  # a variable sent as null replaces its default
+    ({"p": "OTHER"}, True),
+])
+def test_variable_defaults_apply_when_the_request_omits_the_variable(
+    linear: LinearAdapter, variables: dict[str, object], relates: bool
+) -> None:
+    body = gql('mutation($p: String = "PARENT") { issueCreate(input: {title: "t", parentId: $p}) { success } }',
+               variables)
+    result = linear.classify(post(body))
+    assert ("issue.relate" in result.operations) is relates
+    assert "issue.create" in result.operations
+
+
+def test_a_defaulted_input_object_is_read_as_the_server_reads_it(linear: LinearAdapter) -> None:
+    body = gql('mutation($i: IssueUpdateInput = {parentId: "PARENT"}) { issueUpdate(id: "X", input: $i) { success } }')
+    assert linear.classify(post(body)).operations == ("issue.edit", "issue.relate")

@@ -25,15 +25,18 @@ _GLOB = frozenset("*?[")
 def repo_shape(pattern: str, *, glob: bool) -> str | None:
     """What is wrong with a repository written as ``owner/name`` (GitLab: ``group/sub/name``), or None.
 
-    ``glob`` says whether the key matches with shell-style patterns (``team/*``) or exactly.
+    ``glob`` says whether the key matches with patterns of whole segments (``team/*``,
+    ``org/**``; :mod:`gitvow.repos`) or exactly.
     """
-    expected = "owner/name (e.g. team/app" + (", or a pattern such as team/*)" if glob else "; matched exactly, no patterns)")
+    expected = "owner/name (e.g. team/app" + (", or a pattern such as team/* or org/**)" if glob else "; matched exactly, no patterns)")
     if not pattern or pattern != pattern.strip() or any(c.isspace() for c in pattern):
         return f"{pattern!r} is not a repository; expected {expected}"
     if not glob and _GLOB & set(pattern):
         return f"{pattern!r} is a pattern, but this key is matched exactly; expected {expected}"
-    if pattern in ("*", "**"):
+    if pattern == "**":
         return None  # every repository
+    if glob and "/" not in pattern and _GLOB & set(pattern):
+        return f"{pattern!r} matches within one segment, so no owner/name; expected {expected}"
     parts = pattern.split("/")
     if len(parts) < 2 or any(not part for part in parts):
         return f"{pattern!r} has no owner/name shape; expected {expected}"
@@ -74,7 +77,7 @@ def core_problems(policy: Policy) -> list[str]:
                     f"{', '.join(sorted(granted))} (or one an [operations] row names)"
                 )
         for repo in agent.autonomy:
-            why = repo_shape(repo, glob=False)
+            why = repo_shape(repo, glob=True)  # exact keys, or patterns (the lowest matching mode applies)
             if why:
                 problems.append(f"agents.{name}.autonomy.{repo!r}: {why}")
         for i, repo in enumerate(agent.repos or ()):

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from gitvow.comments import CommentCommand, compile_command
 from gitvow.errors import PolicyError
 from gitvow.evaluator import Grant
 from gitvow.modes import Mode
@@ -68,3 +69,25 @@ def grant(agent: Mapping[str, Any]) -> Grant:
         capabilities=frozenset(agent.get("capabilities") or ()),
         autonomy=MappingProxyType({repo.lower(): Mode.parse(mode) for repo, mode in autonomy.items()}),
     )
+
+
+def comment_commands(rules: Mapping[str, Mapping[str, Any]], *, source: str | None = None) -> tuple[CommentCommand, ...]:
+    """``[comment_commands.NAME]`` rows compiled: each pattern a regular expression, each
+    operation one of the vocabulary (``unknown`` included: a command the operator wants refused)."""
+    import re
+
+    from gitvow.vocabulary import OPERATIONS
+
+    compiled: list[CommentCommand] = []
+    for name, rule in rules.items():
+        for operation in rule["operations"]:
+            if operation not in OPERATIONS:
+                raise PolicyError(f"{operation!r} is not an operation; see `gitvow ops`", source=source,
+                                  key=f"comment_commands.{name}.operations")
+        try:
+            compiled.append(compile_command(name, rule["pattern"], rule["operations"],
+                                            ignore_case=rule.get("ignore_case", True)))
+        except re.error as exc:
+            raise PolicyError(f"not a regular expression ({exc})", source=source,
+                              key=f"comment_commands.{name}.pattern") from None
+    return tuple(compiled)

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from gitvow.comments import CommentCommand
 from gitvow.errors import PolicyError
 from gitvow.evaluator import Grant
 from gitvow.policy import compile as build
@@ -50,6 +51,8 @@ class Policy:
     #: Names of the adapters installed when the file was loaded, for cross-reference checks
     #: (``[credentials.NAME]``); None when the caller did not say (nothing is checked against it).
     installed_adapters: frozenset[str] | None = None
+    #: ``[comment_commands]`` compiled; empty unless the operator declares some.
+    comment_commands: tuple[CommentCommand, ...] = ()
 
     def grant_for(self, agent: str) -> Grant | None:
         """The grant of ``[agents.NAME]``, or None when the policy does not name that agent."""
@@ -134,6 +137,9 @@ def compile_policy(
         sections=dict(sections or {}),
         data=dict(data or {}),
         source=source,
+        comment_commands=build.comment_commands(
+            {k: v.model_dump() for k, v in model.comment_commands.items()}, source=source
+        ),
     )
 
 

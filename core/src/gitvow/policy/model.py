@@ -64,15 +64,26 @@ class AgentRule(StrictModel):
     secret_file: str | None = None
 
 
+class CommentCommandRule(StrictModel):
+    """A comment that a bot turns into an operation (Prow's ``/lgtm``, ``bors r+``): a regular
+    expression searched in every line of a comment body, and the operations it means."""
+
+    pattern: str = Field(min_length=1)
+    operations: list[str] = Field(min_length=1)
+    ignore_case: bool = True
+
+
 class CorePolicy(StrictModel):
     """The core's keys. ``hosts`` maps host or host:port to an adapter name; ``agents`` is shared
-    by both enforcement points (the proxy reads ``secret_env``/``secret_file`` too)."""
+    by both enforcement points (the proxy reads ``secret_env``/``secret_file`` too);
+    ``comment_commands`` names the chat-ops patterns of the operator's bots."""
 
     hosts: dict[str, str] = Field(default_factory=dict)
     operations: dict[str, OperationRule] = Field(default_factory=dict)
     relays: dict[str, RelayRule] = Field(default_factory=dict)
     adapters: dict[str, dict[str, Any]] = Field(default_factory=dict)
     agents: dict[str, AgentRule] = Field(default_factory=dict)
+    comment_commands: dict[str, CommentCommandRule] = Field(default_factory=dict)
 
 
 def composed_model(sections: Iterable[PolicySection], adapters: Iterable[Adapter] = ()) -> type[BaseModel]:

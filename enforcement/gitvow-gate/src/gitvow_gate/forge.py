@@ -165,7 +165,7 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
                 operations=tool_call.operations, repo=tool_call.repo, adapter=tool_call.adapter or adapter.name
             )
             verdict = evaluate_operations(classification, grant, table=table)
-            if verdict.allowed:
+            if verdict.allowed or _staged_by_the_proxy(verdict, classification, grant, table, relays):
                 found.extend(tool_call.operations)
                 continue
             hints: tuple[str, ...] = ()
@@ -178,6 +178,38 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
                                     relays=relays, hints=hints)
             return ForgeVerdict(False, operations=tool_call.operations, message=message, code=verdict.code)
     return ForgeVerdict(True, operations=tuple(dict.fromkeys(found)))
+
+
+def behind_the_proxy(env: Mapping[str, str] | None = None) -> bool:
+    """Whether this agent's traffic goes through a gitvow proxy: ``gitvow env`` sets
+    ``GITVOW_AGENT`` beside the proxy variables."""
+    import os
+
+    env = os.environ if env is None else env
+    return bool(env.get("GITVOW_AGENT")) and bool(env.get("HTTPS_PROXY") or env.get("https_proxy"))
+
+
+def _staged_by_the_proxy(verdict: Any, classification: Any, grant: Any, table: Any, relays: Mapping[str, Any]) -> bool:
+    """A relay the proxy stages for a human (the built-in ``approval``) is its to answer.
+
+    Refusing it here would leave the agent no way to ask: behind the proxy, the call goes on
+    and the proxy stages the request and answers with the approval's id. Every other
+    operation of the call must be allowed on its own; away from a proxy the gate refuses,
+    naming the approval path.
+    """
+    from dataclasses import replace
+
+    from gitvow.evaluator import evaluate as evaluate_operations
+    from gitvow.verdict import Outcome
+
+    if verdict.outcome is not Outcome.RELAY or not behind_the_proxy():
+        return False
+    template = relays.get(verdict.relay or "")
+    if template is None or not template.staged:
+        return False
+    rest = tuple(op for op in classification.operations
+                 if not ((row := table[op]).relay and (t := relays.get(row.relay)) is not None and t.staged))
+    return not rest or bool(evaluate_operations(replace(classification, operations=rest), grant, table=table).allowed)
 
 
 def _mapping(arguments: Mapping[str, Any]) -> Mapping[str, object]:

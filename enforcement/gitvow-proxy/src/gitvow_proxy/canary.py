@@ -5,17 +5,23 @@ agent's environment) and which no legitimate request body contains. Seeing it le
 the agent is exfiltrating what it holds, so the request is refused (``canary_egress``).
 
 The scan looks at the body as sent, percent-decoded, with JSON ``\\uXXXX`` escapes undone,
-gzip-inflated, and — for a git push — every object of the pack inflated; base64 is caught by
-looking for the token's base64 spelling at each of the three byte alignments. Everything is
-bounded by ``limit`` bytes examined: a body that needs more is refused, never forwarded
-unscanned, and a pack that does not parse is refused too.
+gzip-inflated, and — for a git push — every object of the pack inflated, with deltas
+resolved against their bases in the same pack (a thin pack's delta whose base lies outside
+it is scanned as sent: its inserted bytes, not what it copies). Each of those is also
+looked at with its line breaks removed (CR, LF and their JSON escapes), so base64 wrapped
+MIME-style at 76 columns is caught too; base64 is caught by looking for the token's base64
+spelling at each of the three byte alignments. Everything is bounded by ``limit`` bytes
+examined (bodies, inflated objects and resolved deltas): a body that needs more is refused,
+never forwarded unscanned, and a pack that does not parse is refused too.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import re
 import zlib
+from collections import deque
 from collections.abc import Iterator, Mapping
 from urllib.parse import unquote_to_bytes
 
@@ -23,6 +29,9 @@ _CHUNK = 64 * 1024
 _JSON_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
 _GZIP_WINDOW = 16 + zlib.MAX_WBITS
 _OFS_DELTA, _REF_DELTA = 6, 7
+_TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
+#: Line breaks as sent, and as JSON escapes them: MIME wraps base64 at 76 columns.
+_BREAKS = re.compile(rb"\r|\n|\\r|\\n")
 
 
 class ScanRefused(Exception):
@@ -78,6 +87,13 @@ class CanaryScanner:
         return None
 
     def _views(self, body: bytes, budget: list[int], git_push: bool) -> Iterator[bytes]:
+        for text in self._decoded(body, budget, git_push):
+            yield text
+            if _BREAKS.search(text) is not None:
+                yield _BREAKS.sub(b"", text)
+
+    @staticmethod
+    def _decoded(body: bytes, budget: list[int], git_push: bool) -> Iterator[bytes]:
         yield body
         if b"%" in body:
             yield unquote_to_bytes(body.replace(b"+", b" "))
@@ -121,7 +137,8 @@ def _skip_pkt_section(body: bytes, pos: int) -> int:
 
 
 def _pack_objects(body: bytes, budget: list[int]) -> Iterator[bytes]:
-    """The inflated content of every object in a receive-pack body's pack (deltas as sent)."""
+    """Every object of a receive-pack body's pack: each inflated as sent (a delta's own bytes),
+    then each delta resolved against its base when that base is in the pack."""
     pos = _skip_pkt_section(body, 0)
     if pos < len(body) and body[pos : pos + 4] != b"PACK":
         pos = _skip_pkt_section(body, pos)  # push options
@@ -132,7 +149,9 @@ def _pack_objects(body: bytes, budget: list[int]) -> Iterator[bytes]:
     count = int.from_bytes(body[pos + 8 : pos + 12], "big")
     pos += 12
     view = memoryview(body)
+    objects: list[_PackObject] = []
     for _ in range(count):
+        start = pos
         if pos >= len(body):
             raise ScanRefused("the pack is truncated")
         byte = body[pos]
@@ -143,20 +162,128 @@ def _pack_objects(body: bytes, budget: list[int]) -> Iterator[bytes]:
                 raise ScanRefused("the pack is truncated")
             byte = body[pos]
             pos += 1
+        base: int | bytes | None = None
         if kind == _OFS_DELTA:
-            while True:
+            if pos >= len(body):
+                raise ScanRefused("the pack is truncated")
+            byte = body[pos]
+            pos += 1
+            distance = byte & 0x7F
+            while byte & 0x80:
                 if pos >= len(body):
                     raise ScanRefused("the pack is truncated")
                 byte = body[pos]
                 pos += 1
-                if not byte & 0x80:
-                    break
+                distance = ((distance + 1) << 7) | (byte & 0x7F)
+            base = start - distance
         elif kind == _REF_DELTA:
+            base = bytes(body[pos : pos + 20])
             pos += 20
-        elif kind not in (1, 2, 3, 4):
+        elif kind not in _TYPE_NAMES:
             raise ScanRefused("the pack holds an object of unknown type")
         out, pos = _inflate_object(view, pos, budget)
+        objects.append(_PackObject(start, kind, out, base))
         yield out
+    yield from _resolve_deltas(objects, budget)
+
+
+class _PackObject:
+    """One pack entry: where it starts, its type, its inflated bytes, and a delta's base
+    (the base's offset for an offset delta, its object id for a ref delta)."""
+
+    __slots__ = ("base", "data", "kind", "start")
+
+    def __init__(self, start: int, kind: int, data: bytes, base: int | bytes | None) -> None:
+        self.start, self.kind, self.data, self.base = start, kind, data, base
+
+
+def _resolve_deltas(objects: list[_PackObject], budget: list[int]) -> Iterator[bytes]:
+    """The content of every delta whose base chain ends in the pack, bases first.
+
+    A ref delta whose base is not in the pack (a thin pack: the receiver has the base) cannot
+    be resolved here; its own bytes were scanned as sent.
+    """
+    waiting: dict[int | bytes, list[_PackObject]] = {}
+    for item in objects:
+        if item.base is not None:
+            waiting.setdefault(item.base, []).append(item)
+    if not waiting:
+        return
+    starts = {item.start for item in objects}
+    for item in objects:
+        if isinstance(item.base, int) and item.base not in starts:
+            raise ScanRefused("an offset delta's base is not in the pack")
+    need_ids = any(isinstance(key, bytes) for key in waiting)
+    resolved: deque[tuple[_PackObject, int, bytes]] = deque(
+        (item, item.kind, item.data) for item in objects if item.base is None
+    )
+    while resolved:
+        item, kind, content = resolved.popleft()
+        keys: list[int | bytes] = [item.start]
+        if need_ids:
+            header = b"%s %d\0" % (_TYPE_NAMES[kind], len(content))
+            keys.append(hashlib.sha1(header + content, usedforsecurity=False).digest())
+        for key in keys:
+            for delta in waiting.pop(key, ()):
+                target = _apply_delta(content, delta.data, budget)
+                yield target
+                resolved.append((delta, kind, target))
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, pos
+
+
+def _apply_delta(base: bytes, delta: bytes, budget: list[int]) -> bytes:
+    """git's delta format: the base's size, the result's size, then copy and insert instructions."""
+    try:
+        source_size, pos = _varint(delta, 0)
+        target_size, pos = _varint(delta, pos)
+        if source_size != len(base):
+            raise ScanRefused("a pack delta does not fit its base")
+        if target_size > budget[0]:
+            raise ScanRefused("the pack's deltas resolve beyond the canary scan limit")
+        out = bytearray()
+        end = len(delta)
+        while pos < end:
+            command = delta[pos]
+            pos += 1
+            if command & 0x80:
+                offset = size = 0
+                for i in range(4):
+                    if command & (1 << i):
+                        offset |= delta[pos] << (8 * i)
+                        pos += 1
+                for i in range(3):
+                    if command & (0x10 << i):
+                        size |= delta[pos] << (8 * i)
+                        pos += 1
+                size = size or 0x10000
+                if offset + size > len(base):
+                    raise ScanRefused("a pack delta copies beyond its base")
+                out += base[offset : offset + size]
+            elif command:
+                if pos + command > end:
+                    raise ScanRefused("a pack delta is truncated")
+                out += delta[pos : pos + command]
+                pos += command
+            else:
+                raise ScanRefused("a pack delta holds a reserved instruction")
+            if len(out) > target_size:
+                raise ScanRefused("a pack delta is longer than it says")
+    except IndexError:
+        raise ScanRefused("a pack delta is truncated") from None
+    if len(out) != target_size:
+        raise ScanRefused("a pack delta is shorter than it says")
+    budget[0] -= len(out)
+    return bytes(out)
 
 
 def _inflate_object(view: memoryview, pos: int, budget: list[int]) -> tuple[bytes, int]:

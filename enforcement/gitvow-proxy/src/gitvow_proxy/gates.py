@@ -7,17 +7,15 @@ and budget rules. Reason codes are seed 003's.
 
 from __future__ import annotations
 
-import fnmatch
-import json
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from gitvow.evaluator import REPO_UNRESOLVED
 from gitvow.gates import Context, Gates, Throttle
 from gitvow.policy.load import Policy
-from gitvow.request import Classification, Request
+from gitvow.repos import RepoPatterns, matches_any
+from gitvow.request import Classification, IssueDraft, Request
 from gitvow.targets import Pending, ResolutionCache, needs_type, settle
 from gitvow.verdict import Verdict
 from gitvow.vocabulary import UNKNOWN, writes
@@ -35,8 +33,7 @@ MAX_TARGETS = 100
 
 
 def _matches(repo: str, patterns: list[str]) -> bool:
-    repo = repo.lower()
-    return any(fnmatch.fnmatchcase(repo, pattern.lower()) for pattern in patterns)
+    return matches_any(repo, patterns)
 
 
 def _unresolved(operation: str, constraint: str) -> Verdict:
@@ -51,6 +48,15 @@ def resolution_scope(adapter: str, host: str, port: int) -> str:
 
 def _writes(ctx: Context) -> list[str]:
     return [op for op in ctx.operations if writes(op)]
+
+
+def _performed_writes(ctx: Context) -> dict[str, int]:
+    """Write operation → how many times the request performs it (once per action)."""
+    counted: dict[str, int] = {}
+    for op in ctx.classification.performed:
+        if writes(op):
+            counted[op] = counted.get(op, 0) + 1
+    return counted
 
 
 def counts_as_write(ctx: Context) -> bool:
@@ -81,8 +87,8 @@ class ProxyGates(Gates):
         self.note: str | None = None
         #: A write's counters could not reach the store (set by record, read by budget).
         self.lost = False
-        self._paused = frozenset(r.lower() for r in settings.run_state.paused)
-        self._auto_merge_off = frozenset(r.lower() for r in settings.run_state.auto_merge_off)
+        self._paused = RepoPatterns(settings.run_state.paused)
+        self._auto_merge_off = RepoPatterns(settings.run_state.auto_merge_off)
         tokens = dict(canaries) if settings.canary.enabled else {}
         for token in settings.canary.tokens:
             tokens.setdefault(token, "(policy)")
@@ -156,9 +162,8 @@ class ProxyGates(Gates):
                 flagged = self._flags(ctx, PAUSED)
             except StoreUnavailable as exc:
                 return _unavailable(exc, written[0])
-            paused = self._paused | flagged if self._paused else flagged
-            if paused:
-                hit = next((repo for repo in repos if repo in paused), None)
+            if self._paused or flagged:
+                hit = next((repo for repo in repos if self._paused.matches(repo) or matches_any(repo, flagged)), None)
                 if hit is not None:
                     return Verdict.deny("repo_paused", f"{hit} is paused", operation=written[0],
                                         instead="wait until a human resumes the repository")
@@ -174,11 +179,12 @@ class ProxyGates(Gates):
                 return _unresolved(written[0], "this agent is limited to some repositories")
         if "pr.merge" in ctx.operations:
             try:
-                off = self._auto_merge_off | self._flags(ctx, AUTO_MERGE_OFF)
+                flagged = self._flags(ctx, AUTO_MERGE_OFF)
             except StoreUnavailable as exc:
                 return _unavailable(exc, "pr.merge")
-            if off:
-                hit = next((repo for repo in repos if repo in off), None)
+            if self._auto_merge_off or flagged:
+                hit = next((repo for repo in repos
+                            if self._auto_merge_off.matches(repo) or matches_any(repo, flagged)), None)
                 if hit is not None:
                     return Verdict.deny("repo_auto_merge_disabled", f"merging on {hit} is switched off",
                                         operation="pr.merge", instead="leave the merge to a human")
@@ -224,7 +230,7 @@ class ProxyGates(Gates):
     def body(self, ctx: Context) -> Verdict | None:
         shape = self.settings.issue_shape
         if shape is not None and shape.enabled and "issue.create" in ctx.operations:
-            problem = issue_shape_problem(ctx.request.body, ctx.request.header("content-encoding"), shape)
+            problem = issue_shape_problem(ctx.classification, ctx.request, shape)
             if problem is not None:
                 return Verdict.deny("issue_shape", problem, operation="issue.create",
                                     instead="fix the issue's title and body and send it again")
@@ -256,8 +262,8 @@ class ProxyGates(Gates):
         outcome = "allowed" if verdict.allowed else "refused"
         who = ctx.caller.name or "-"
         try:
-            for op in _writes(ctx):
-                self.store.count(f"writes:{who}:{op}:{outcome}")
+            for op, times in _performed_writes(ctx).items():
+                self.store.count(f"writes:{who}:{op}:{outcome}", times)
         except StoreUnavailable:
             # The count is lost; the write itself is refused by the budget stage (which
             # reaches the store for every allowed write) or was refused already.
@@ -269,14 +275,21 @@ class ProxyGates(Gates):
         lost, self.lost = self.lost, False
         budget = self.settings.budget
         total, per_op = budget.limits_for(ctx.caller.name)
+        # Each action counts, not each request: two aliased createIssue fields are two issues.
+        performed = _performed_writes(ctx)
         keys: list[tuple[str, int]] = []
+        amounts: list[int] = []
         if total is not None:
             keys.append((f"budget:{ctx.caller.name}:writes", total))
-        keys += [(f"budget:{ctx.caller.name}:op:{op}", per_op[op]) for op in dict.fromkeys(_writes(ctx)) if op in per_op]
+            amounts.append(sum(performed.values()))
+        for op, times in performed.items():
+            if op in per_op:
+                keys.append((f"budget:{ctx.caller.name}:op:{op}", per_op[op]))
+                amounts.append(times)
         try:
             if lost:
                 raise StoreUnavailable("the write could not be counted")
-            wait = self.store.take(keys, self.clock(), float(budget.window_seconds)) if keys else None
+            wait = self.store.take(keys, self.clock(), float(budget.window_seconds), amounts=amounts) if keys else None
         except StoreUnavailable as exc:
             return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
         if wait is None:
@@ -302,61 +315,35 @@ def _unavailable(exc: StoreUnavailable, operation: str) -> Verdict:
 
 # -- issue shape --------------------------------------------------------------------------
 
-_TITLE_KEYS = ("title",)
-_BODY_KEYS = ("body", "description")
 
+def issue_shape_problem(classification: Classification, request: Request, shape: IssueShape) -> str | None:
+    """What is wrong with the issues a request creates, or None. Unreadable counts as wrong.
 
-def _find_keys(value: Any, keys: tuple[str, ...]) -> Iterator[Any]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in keys:
-                yield item
-            else:
-                yield from _find_keys(item, keys)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _find_keys(item, keys)
-
-
-def _graphql_literals(query: str) -> dict[str, str]:
-    from graphql import parse
-    from graphql.error import GraphQLError
-    from graphql.language import ObjectFieldNode, StringValueNode, visit
-    from graphql.language.visitor import Visitor
-
-    found: dict[str, str] = {}
-
-    class Collect(Visitor):
-        def enter_object_field(self, node: ObjectFieldNode, *_: object) -> None:
-            if node.name.value in _TITLE_KEYS + _BODY_KEYS and isinstance(node.value, StringValueNode):
-                found.setdefault(node.name.value, node.value.value)
-
-    try:
-        visit(parse(query, no_location=True), Collect())
-    except GraphQLError:
-        return {}
-    return found
-
-
-def issue_shape_problem(body: bytes, content_encoding: str, shape: IssueShape) -> str | None:
-    """What is wrong with the issue a request opens, or None. Unreadable counts as wrong."""
-    if content_encoding.strip().lower() not in ("", "identity"):
+    The issues are the adapter's :attr:`~gitvow.request.Classification.issues`, read from the
+    fields the forge reads; every issue the request creates is checked, and a request that
+    creates more issues than its adapter could read is refused.
+    """
+    if request.header("content-encoding").strip().lower() not in ("", "identity"):
         return "the issue body is compressed and cannot be checked"
-    if len(body) > shape.scan_limit:
+    if len(request.body) > shape.scan_limit:
         return f"the request is larger than the issue-shape limit ({shape.scan_limit} bytes)"
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return "the issue is not readable JSON"
-    titles = [v for v in _find_keys(data, _TITLE_KEYS) if isinstance(v, str)]
-    bodies = [v for v in _find_keys(data, _BODY_KEYS) if isinstance(v, str)]
-    if not titles and isinstance(data, dict) and isinstance(data.get("query"), str):
-        literals = _graphql_literals(data["query"])
-        titles = [literals["title"]] if "title" in literals else []
-        bodies = [v for k, v in literals.items() if k in _BODY_KEYS]
-    if not titles:
+    creates = max(1, classification.performed.count("issue.create"))
+    drafts = classification.issues
+    if len(drafts) < creates:
+        if creates == 1:
+            return "the issue's title and body could not be read"
+        return f"{creates - len(drafts)} of the {creates} issues this request creates could not be read"
+    for number, draft in enumerate(drafts, 1):
+        problem = _draft_problem(draft, shape)
+        if problem is not None:
+            return problem if len(drafts) == 1 else f"issue {number} of {len(drafts)}: {problem}"
+    return None
+
+
+def _draft_problem(draft: IssueDraft, shape: IssueShape) -> str | None:
+    title, text = draft.title, draft.body or ""
+    if title is None:
         return "the issue has no readable title"
-    title, text = titles[0], bodies[0] if bodies else ""
     if not title.strip():
         return "the issue title is empty"
     if len(title) > shape.title_max:

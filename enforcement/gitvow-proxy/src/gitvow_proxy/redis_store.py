@@ -34,6 +34,7 @@ from gitvow_proxy.store import (
     Store,
     StoreError,
     StoreUnavailable,
+    _amounts,
     _check_decidable,
     _tell_expired,
     new_canary,
@@ -45,29 +46,32 @@ T = TypeVar("T")
 
 PREFIX = "gitvow:"
 
-# KEYS: the windows. ARGV: now, window, the new event's member, then one limit per key.
-# Returns false when taken, else the seconds (as a string: Lua numbers become integers) until
-# the fullest window has room.
+# KEYS: the windows. ARGV: now, window, the new events' member prefix, then per key its limit
+# and its amount. Returns false when taken, else the seconds (as a string: Lua numbers become
+# integers) until the fullest window has room for its amount.
 _TAKE = """
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local full = false
 local wait = 0
 for i, key in ipairs(KEYS) do
-  local limit = tonumber(ARGV[3 + i])
+  local limit = tonumber(ARGV[2 + 2 * i])
+  local amount = tonumber(ARGV[3 + 2 * i])
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
   local n = redis.call('ZCARD', key)
-  if n >= limit then
+  if n + amount > limit then
     full = true
-    local blocking = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
+    local blocking = redis.call('ZRANGE', key, n + amount - 1 - limit, n + amount - 1 - limit, 'WITHSCORES')
     local w = tonumber(blocking[2]) + window - now
     if w > wait then wait = w end
   end
 end
 if full then return tostring(wait) end
 local ttl = math.ceil(window * 1000)
-for _, key in ipairs(KEYS) do
-  redis.call('ZADD', key, now, ARGV[3])
+for i, key in ipairs(KEYS) do
+  for j = 1, tonumber(ARGV[3 + 2 * i]) do
+    redis.call('ZADD', key, now, ARGV[3] .. ':' .. j)
+  end
   redis.call('PEXPIRE', key, ttl)
 end
 return false
@@ -180,11 +184,15 @@ class RedisStore(Store):
 
     # -- the Store interface --------------------------------------------------------------
 
-    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float) -> float | None:
-        if any(limit <= 0 for _, limit in keys):
+    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
+             amounts: Sequence[int] | None = None) -> float | None:
+        units = _amounts(keys, amounts)
+        if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
             return window
         member = f"{now:.6f}:{secrets.token_hex(6)}"
-        args: list[Any] = [repr(now), repr(window), member, *(limit for _, limit in keys)]
+        args: list[Any] = [repr(now), repr(window), member]
+        for (_, limit), amount in zip(keys, units, strict=True):
+            args += [limit, amount]
         result = self._call(lambda: self._take(keys=[PREFIX + "ev:" + key for key, _ in keys], args=args))
         if result is None:
             return None

@@ -304,8 +304,8 @@ def proxy_problems(policy: Policy) -> list[str]:
             problems.append(f"{key}.{name}: agent {name!r} is not defined; {agents_expected(policy)}")
     shapes: list[tuple[str, list[str], bool]] = [
         ("proxy.allowed_repos", section.proxy.allowed_repos or [], True),
-        ("run_state.paused", section.run_state.paused, False),
-        ("run_state.auto_merge_off", section.run_state.auto_merge_off, False),
+        ("run_state.paused", section.run_state.paused, True),
+        ("run_state.auto_merge_off", section.run_state.auto_merge_off, True),
     ]
     for key, repos, glob in shapes:
         for i, repo in enumerate(repos):

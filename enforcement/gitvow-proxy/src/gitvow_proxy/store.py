@@ -99,10 +99,13 @@ class Store(ABC):
     errors: int = 0
 
     @abstractmethod
-    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float) -> float | None:
-        """Consume one unit from every ``(key, limit)`` sliding window, all or nothing.
+    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
+             amounts: Sequence[int] | None = None) -> float | None:
+        """Consume ``amounts[i]`` units (default one) from every ``(key, limit)`` sliding
+        window, all or nothing: a request that performs three writes takes three.
 
-        Returns None when taken, else the seconds until the fullest window has room.
+        Returns None when taken, else the seconds until the fullest window has room (the
+        whole window when an amount exceeds its limit and can never fit).
         """
 
     @abstractmethod
@@ -176,12 +179,20 @@ class Store(ABC):
         """Release files; the default holds none."""
 
 
-def _retry_after(events: Sequence[float], limit: int, now: float, window: float) -> float:
-    """Seconds until the window holding ``events`` (sorted, inside the window) drops below ``limit``."""
-    if limit <= 0 or not events:
+def _retry_after(events: Sequence[float], limit: int, now: float, window: float, amount: int = 1) -> float:
+    """Seconds until the window holding ``events`` (sorted, inside the window) has room for ``amount``."""
+    if limit <= 0 or amount > limit or not events:
         return window
-    oldest_blocking = events[len(events) - limit]
+    oldest_blocking = events[len(events) + amount - 1 - limit]
     return max(0.0, oldest_blocking + window - now)
+
+
+def _amounts(keys: Sequence[tuple[str, int]], amounts: Sequence[int] | None) -> list[int]:
+    if amounts is None:
+        return [1] * len(keys)
+    if len(amounts) != len(keys) or any(a < 1 for a in amounts):
+        raise ValueError("one positive amount per budget key")
+    return list(amounts)
 
 
 class MemoryStore(Store):
@@ -195,23 +206,25 @@ class MemoryStore(Store):
         self._canaries: dict[str, str] = {}
         self._approvals: dict[str, Approval] = {}
 
-    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float) -> float | None:
-        if any(limit <= 0 for _, limit in keys):
+    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
+             amounts: Sequence[int] | None = None) -> float | None:
+        units = _amounts(keys, amounts)
+        if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
             return window
         with self._lock:
             wait = 0.0
             full = False
-            for key, limit in keys:
+            for (key, limit), amount in zip(keys, units, strict=True):
                 events = self._events[key]
                 while events and events[0] <= now - window:
                     events.popleft()
-                if len(events) >= limit:
+                if len(events) + amount > limit:
                     full = True
-                    wait = max(wait, _retry_after(list(events), limit, now, window))
+                    wait = max(wait, _retry_after(list(events), limit, now, window, amount))
             if full:
                 return max(wait, 1.0)
-            for key, _ in keys:
-                self._events[key].append(now)
+            for (key, _), amount in zip(keys, units, strict=True):
+                self._events[key].extend([now] * amount)
             return None
 
     def count(self, key: str, amount: int = 1) -> None:
@@ -363,8 +376,10 @@ class SQLiteStore(Store):
             os.chmod(self.path, 0o600)  # canary tokens live here
         self._lock = threading.Lock()
 
-    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float) -> float | None:
-        if any(limit <= 0 for _, limit in keys):
+    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
+             amounts: Sequence[int] | None = None) -> float | None:
+        units = _amounts(keys, amounts)
+        if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
             return window
         with self._lock:
             db = self._db
@@ -372,18 +387,19 @@ class SQLiteStore(Store):
             try:
                 wait = 0.0
                 full = False
-                for key, limit in keys:
+                for (key, limit), amount in zip(keys, units, strict=True):
                     db.execute("DELETE FROM events WHERE key = ? AND at <= ?", (key, now - window))
                     rows = db.execute(
                         "SELECT at FROM events WHERE key = ? ORDER BY at DESC LIMIT ?", (key, limit)
                     ).fetchall()
-                    if len(rows) >= limit:
+                    if len(rows) + amount > limit:
                         full = True
-                        wait = max(wait, _retry_after([r[0] for r in reversed(rows)], limit, now, window))
+                        wait = max(wait, _retry_after([r[0] for r in reversed(rows)], limit, now, window, amount))
                 if full:
                     db.execute("COMMIT")
                     return max(wait, 1.0)
-                db.executemany("INSERT INTO events (key, at) VALUES (?, ?)", [(key, now) for key, _ in keys])
+                db.executemany("INSERT INTO events (key, at) VALUES (?, ?)",
+                               [(key, now) for (key, _), amount in zip(keys, units, strict=True) for _ in range(amount)])
                 db.execute("COMMIT")
                 return None
             except BaseException:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
+from gitvow.issues import draft_from_json
 from gitvow.paths import PathRefused, split_path
 from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.routing import ANY_METHOD, Match, RouteTrie
@@ -90,6 +91,7 @@ class GiteaAdapter(Adapter):
     name = "gitea"
     commands = ("tea",)
     default_hosts = ("codeberg.org",)
+    encoded_slash = True  # branches/feature%2Fx: Gitea routes the raw path, so it stays one segment
 
     def __init__(self) -> None:
         self.prefix = ""
@@ -143,12 +145,16 @@ class GiteaAdapter(Adapter):
         operations: tuple[str, ...] = (route.operation,)
         if route.operation == "repo.admin" and route.template == "/repos/{owner}/{repo}" and _archives(request):
             operations = ("repo.admin", "repo.delete")
+        details = {"route": f"{route.method} {route.template}"}
         if route.method == "PATCH" and route.template == ISSUE:
             # Gitea's issues API edits, closes and reopens pull requests too: Gitea says which.
             target = Target("issue", request.path, by_type=(("pull_request", ("pr.edit",)),), at=request.path)
-            return Classification(operations, repo=repo, targets=(target,),
-                                  details={"route": f"{route.method} {route.template}"})
-        return Classification(operations, repo=repo, details={"route": f"{route.method} {route.template}"})
+            return Classification(operations, repo=repo, targets=(target,), details=details)
+        if route.operation == "issue.create":
+            # CreateIssueOption: Gitea binds title and body from the JSON object's top level.
+            draft = draft_from_json(request)
+            return Classification(operations, repo=repo, details=details, issues=(draft,) if draft else ())
+        return Classification(operations, repo=repo, details=details)
 
     def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
         """An issue number through ``GET`` of its path: ``pull_request`` set means a pull request."""

@@ -10,6 +10,7 @@ from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.graphql import GraphQLReader
+from gitvow.issues import draft_from_json
 from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.commands import classify_gh
@@ -74,6 +75,10 @@ class GitHubAdapter(Adapter):
                 # says which one number N is (one lookup per number, whatever the sub-route).
                 root = request.path[: len(request.path) - len(target.path)]
                 return replace(result, targets=(issue_target(root + "/".join(target.path.split("/")[:6])),))
+            if result.details.get("operation_id") == "issues/create":
+                # POST /repos/{owner}/{repo}/issues: GitHub reads title and body at the top level.
+                draft = draft_from_json(request)
+                return replace(result, issues=(draft,)) if draft is not None else result
             return result
         if target.surface is Surface.GRAPHQL:
             result = self.documents.classify(

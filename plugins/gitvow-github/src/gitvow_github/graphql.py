@@ -16,8 +16,9 @@ from threading import Lock
 from types import MappingProxyType
 from typing import Any
 
-from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
-from gitvow.request import Classification
+from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused, TopField
+from gitvow.issues import draft_from_mapping
+from gitvow.request import Classification, IssueDraft
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.inventory import Rule, graphql_operations
 from gitvow_github.targets import graphql_targets
@@ -27,6 +28,10 @@ GRAPHQL_DENIED = "graphql_denied"
 GRAPHQL_MUTATION = "graphql_mutation"
 #: Longest field name quoted in a note; GraphQL names are identifiers, this keeps notes short.
 NAME_LIMIT = 64
+#: ``issue.create`` mutations whose input carries the new thread's ``title`` and ``body``. The
+#: others (``convertProjectV2DraftIssueItemToIssue``) take them from an existing object, so
+#: ``[issue_shape]`` cannot read them and refuses.
+_DRAFTED = frozenset({"createIssue", "createDiscussion"})
 
 
 def classify_operation(
@@ -46,6 +51,8 @@ def classify_operation(
         )
     rules = graphql_operations() if mapping is None else mapping
     operations: list[str] = []
+    actions: list[str] = []
+    issues: list[IssueDraft] = []
     notes: list[str] = []
     for field in operation.fields:
         rule = rules.get(field.name)
@@ -57,8 +64,13 @@ def classify_operation(
             op, why = rule.operation, f"mutation {field.name}: {rule.reason}"
         if op == UNKNOWN:
             notes.append(why)
+        actions.append(op)
         if op not in operations:
             operations.append(op)
+        if field.name in _DRAFTED:
+            draft = _issue_draft(field, variables)
+            if draft is not None:
+                issues.append(draft)
     if not operations:
         return Classification(
             (UNKNOWN,), adapter=ADAPTER, unknown_code=GRAPHQL_DENIED, note="the mutation selects no field"
@@ -73,7 +85,18 @@ def classify_operation(
         mode_code=GRAPHQL_MUTATION,
         note="; ".join(notes),
         details=MappingProxyType({"graphql": "mutation", "fields": tuple(f.name for f in operation.fields)}),
+        actions=tuple(actions) if len(actions) != len(operations) else (),
+        issues=tuple(issues),
     )
+
+
+def _issue_draft(field: TopField, variables: Mapping[str, Any]) -> IssueDraft | None:
+    """``createIssue``/``createDiscussion(input: {title, body})`` as GitHub reads it; None if unreadable."""
+    try:
+        value = field.argument("input", variables)
+    except Exception:  # a malformed literal is not an issue anyone can read
+        return None
+    return draft_from_mapping(value)
 
 
 def classify_graphql(method: str, body: bytes, reader: GraphQLReader, *, content_encoding: str = "") -> Classification:

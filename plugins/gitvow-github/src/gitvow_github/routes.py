@@ -7,7 +7,10 @@ contents API, ``{ref}`` of git refs, ``{branch}``, …) may span several segment
 backtracks to the shortest span that completes a route.
 
 Percent-escapes are decoded before splitting, so ``/repos/o/r/pu%6Clls`` is the route
-GitHub would serve, and ``branches/feature%2Fx/protection`` finds its branch.
+GitHub would serve, and ``branches/feature%2Fx/protection`` finds its branch. (Through the
+pipeline a ``%2F``, ``//`` or dot segment never gets here: GitHub treats ``%2F`` as a separator,
+so the core refuses such paths first with ``path_not_canonical``; this reader still copes with
+them for callers that classify directly, such as ``gh api`` commands in the agent gate.)
 """
 
 from __future__ import annotations

@@ -61,6 +61,7 @@ class GitLabAdapter(Adapter):
     name = ADAPTER
     commands = ("glab",)
     default_hosts = ("gitlab.com",)
+    encoded_slash = True  # projects/group%2Fproject: GitLab keeps an encoded slash in its segment
 
     def __init__(self) -> None:
         self.reader = GraphQLReader()

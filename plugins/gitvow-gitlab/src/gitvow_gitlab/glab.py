@@ -17,8 +17,10 @@ from urllib.parse import quote, unquote, urlsplit
 
 from gitvow.argv import option_value
 from gitvow.argv import positionals as plain_arguments
+from gitvow.comments import TEXT_OPERATIONS
 from gitvow.request import Classification, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitlab.quick_actions import quick_actions
 
 #: (subcommand, action) → operation. Aliases glab accepts are listed alongside.
 ACTIONS: Mapping[str, Mapping[str, str]] = {
@@ -98,7 +100,16 @@ def classify_glab(argv: Sequence[str], classify_request: RestClassifier, host: s
     if op is None:
         op = READ if action in READ_ACTIONS or (not action and sub in ACTIONS) else UNKNOWN
     summary = " ".join(["glab", sub, action]).strip()
-    return ToolCall((op,), repo=repo, adapter="gitlab", summary=summary)
+    operations: tuple[str, ...] = (op,)
+    if sub in _TEXT_CONTEXTS and op in TEXT_OPERATIONS:
+        # A note (-m) or description (-d) is read for quick actions: ``glab mr note 7 -m /merge``
+        # merges. Every argument is read: stricter than picking the option out.
+        found = quick_actions(rest, _TEXT_CONTEXTS[sub])
+        operations = tuple(dict.fromkeys((op, *found.operations)))
+    return ToolCall(operations, repo=repo, adapter="gitlab", summary=summary)
+
+
+_TEXT_CONTEXTS = {"mr": "merge_request", "issue": "issue"}
 
 
 _SHORT_VALUE_FLAGS = frozenset({"-X", "-f", "-F", "-H", "-R"})

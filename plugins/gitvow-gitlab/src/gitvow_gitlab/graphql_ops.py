@@ -15,19 +15,29 @@ token and field limits, parsed documents cached by text). What is GitLab's own:
 - The repositories are every ``projectPath``/``fullPath`` named in any argument; a global
   id of an object that lives in a project (``createNote(noteableId: "gid://gitlab/Issue/5")``)
   is a target that is not resolved, so a repository gate in force refuses the write.
+- Notes and descriptions carry quick actions (:mod:`gitvow_gitlab.quick_actions`): a mutation
+  that writes one (``createNote``, ``createIssue``, ``updateIssue``, ``mergeRequestCreate``,
+  ``mergeRequestUpdate``) is also every operation its quick actions carry. Every string
+  literal in those fields' arguments, every string of the variables, and, when a variable is
+  not supplied (its default applies), every literal of the document is read; the context is the noteable's global id type when ``createNote`` names
+  one (``gid://gitlab/MergeRequest/7``), else every context's operations.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from threading import Lock
 from typing import Any
 from urllib.parse import parse_qs
 
-from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused
-from gitvow.request import Classification, Request, Target
+from gitvow.comments import graphql_strings, strings_in
+from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused, TopField
+from gitvow.issues import draft_from_mapping
+from gitvow.request import Classification, IssueDraft, Request, Target
 from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitlab.quick_actions import quick_actions
 from gitvow_gitlab.rest import ADAPTER, unknown
 
 GRAPHQL_DENIED = "graphql_denied"
@@ -41,6 +51,19 @@ MUTATIONS: Mapping[str, str] = {
     "createIssue": "issue.create",
     "updateIssue": "issue.edit",
     "createNote": "issue.comment",
+}
+#: Mutations whose input GitLab reads quick actions from, and the context they run in
+#: (None: ``createNote``, whose context is its noteable's type).
+TEXT_MUTATIONS: Mapping[str, str | None] = {
+    "createNote": None,
+    "createIssue": "issue",
+    "updateIssue": "issue",
+    "mergeRequestCreate": "merge_request",
+    "mergeRequestUpdate": "merge_request",
+}
+#: Global id types of noteables → quick-action context.
+_NOTEABLE_CONTEXTS: Mapping[str, str] = {
+    "Issue": "issue", "WorkItem": "issue", "Epic": "issue", "MergeRequest": "merge_request", "Commit": "commit",
 }
 PREFIXES: tuple[tuple[str, str], ...] = (("mergeRequestSet", "pr.edit"),)
 #: A ``mergeRequestSet*`` that names one of these is not an edit (a future
@@ -136,7 +159,68 @@ def _classify_post(body: bytes, reader: GraphQLReader) -> Classification:
         operation = reader.operation(query, name or None)
     except GraphQLRefused as exc:
         return _denied(str(exc))
-    return _classify_operation(operation, variables)
+    variables = operation.variables(variables)  # the document's defaults, as GitLab applies them
+    result = _classify_operation(operation, variables)
+    texts = [field for field in operation.fields if field.name in TEXT_MUTATIONS]
+    if not texts or result.is_unknown:
+        return result
+    return _with_quick_actions(result, query, operation, variables)
+
+
+def _with_quick_actions(
+    result: Classification, query: str, operation: GraphQLOperation, variables: Mapping[str, Any]
+) -> Classification:
+    literals = _literals(operation, variables, query)
+    if literals is None:  # pragma: no cover - the reader parsed the same document already
+        return _denied("document does not parse")
+    contexts = {_context(field, variables) for field in operation.fields if field.name in TEXT_MUTATIONS}
+    context = contexts.pop() if len(contexts) == 1 else None
+    found = quick_actions([*literals, *strings_in(dict(variables))], context)
+    if not found.operations:
+        return result
+    operations = tuple(dict.fromkeys((*result.operations, *found.operations)))
+    note = "; ".join(found.notes) if UNKNOWN in found.operations else result.note
+    details = {**result.details, "quick_actions": found.operations}
+    return replace(result, operations=operations, note=note, details=details)
+
+
+def _literals(operation: GraphQLOperation, variables: Mapping[str, Any], query: str) -> list[str] | None:
+    """String literals in the arguments of the text mutations, from the parsed (cached) fields.
+
+    A variable the request does not supply may take its default from the document, which the
+    fields do not carry: then every literal of the document is read (a second parse).
+    """
+    from graphql import ListValueNode, ObjectValueNode, StringValueNode, VariableNode
+
+    found: list[str] = []
+    stack: list[Any] = [node for field in operation.fields if field.name in TEXT_MUTATIONS
+                        for node in field.arguments.values()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, StringValueNode):
+            found.append(node.value)
+        elif isinstance(node, ListValueNode):
+            stack.extend(node.values)
+        elif isinstance(node, ObjectValueNode):
+            stack.extend(field.value for field in node.fields)
+        elif isinstance(node, VariableNode) and node.name.value not in variables:
+            return graphql_strings(query)
+    return found
+
+
+def _context(field: Any, variables: Mapping[str, Any]) -> str | None:
+    context = TEXT_MUTATIONS[field.name]
+    if context is not None:
+        return context
+    try:
+        value = field.argument("input", variables)
+    except Exception:  # a malformed input reads as "context not known": every context's operations
+        return None
+    noteable = value.get("noteableId") if isinstance(value, dict) else None
+    if not isinstance(noteable, str) or not noteable.startswith("gid://gitlab/"):
+        return None
+    kind = noteable.removeprefix("gid://gitlab/").split("/", 1)[0]
+    return _NOTEABLE_CONTEXTS.get(kind)
 
 
 def _classify_get(params: Mapping[str, list[str]], reader: GraphQLReader) -> Classification:
@@ -165,6 +249,8 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
     if not operation.fields:
         return _denied("a mutation with no fields")
     operations: list[str] = []
+    actions: list[str] = []
+    issues: list[IssueDraft] = []
     unmapped: list[str] = []
     named: list[str] = []
     ids: list[str] = []
@@ -173,8 +259,13 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
         if op is None:
             unmapped.append(field.name)
             continue
+        actions.append(op)
         if op not in operations:
             operations.append(op)
+        if field.name == "createIssue":
+            draft = _issue_draft(field, variables)
+            if draft is not None:
+                issues.append(draft)
         try:
             _walk({name: field.argument(name, variables) for name in field.arguments}, named, ids)
         except Exception:  # a malformed value names nothing we can trust
@@ -202,11 +293,22 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
         unknown_code=GRAPHQL_MUTATION,
         mode_code=GRAPHQL_MUTATION,
         details={"api": "graphql", "fields": fields},
+        actions=tuple(actions) if len(actions) != len(operations) else (),
+        issues=tuple(issues),
     )
 
 
 #: Keys whose string value is a project's (or group's) full path.
 _PATH_KEYS = frozenset({"projectPath", "fullPath", "groupPath", "targetProjectPath", "sourceProjectPath"})
+
+
+def _issue_draft(field: TopField, variables: Mapping[str, Any]) -> IssueDraft | None:
+    """``createIssue(input: {title, description})`` as GitLab reads it; None if unreadable."""
+    try:
+        value = field.argument("input", variables)
+    except Exception:  # a malformed literal is not an issue anyone can read
+        return None
+    return draft_from_mapping(value, body="description")
 
 
 def _walk(value: Any, repos: list[str], ids: list[str], depth: int = 0) -> None:

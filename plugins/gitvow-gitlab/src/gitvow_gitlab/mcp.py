@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from gitvow.comments import TEXT_OPERATIONS, strings_in
 from gitvow.mcp import split_tool
 from gitvow.request import ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitlab.quick_actions import quick_actions
 
 _TOOLS: dict[str, tuple[str, ...]] = {
     "pr.create": ("create_merge_request",),
@@ -106,11 +108,28 @@ def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLCla
         return None
     repo = _repo(arguments)
     if name in GRAPHQL_TOOLS and ours:
-        operations, found = graphql(str(arguments.get("query", "")), arguments.get("variables"))
-        return ToolCall(operations, repo=found or repo, adapter="gitlab", summary=f"MCP {name}")
+        graphql_ops, graphql_repo = graphql(str(arguments.get("query", "")), arguments.get("variables"))
+        return ToolCall(graphql_ops, repo=graphql_repo or repo, adapter="gitlab", summary=f"MCP {name}")
     op = TOOLS.get(name)
     if op is None:
         if not ours:
             return None
         op = READ if name.startswith(READ_PREFIXES) else UNKNOWN
-    return ToolCall((op,), repo=repo, adapter="gitlab", summary=f"MCP {name}")
+    operations: tuple[str, ...] = (op,)
+    if op in TEXT_OPERATIONS:
+        # Notes and descriptions carry quick actions (``create_note`` with body ``/merge``).
+        commands = quick_actions(list(strings_in(dict(arguments))), _context(name, arguments))
+        operations = tuple(dict.fromkeys((op, *commands.operations)))
+    return ToolCall(operations, repo=repo, adapter="gitlab", summary=f"MCP {name}")
+
+
+def _context(name: str, arguments: Mapping[str, object]) -> str | None:
+    """The quick-action context of a tool call: from its name, or its ``noteable_type``."""
+    kind = f"{name} {arguments.get('noteable_type', '')}".lower().replace(" ", "_")
+    if "merge_request" in kind or "mergerequest" in kind:
+        return "merge_request"
+    if "issue" in kind or "work_item" in kind or "workitem" in kind or "epic" in kind:
+        return "issue"
+    if "commit" in kind:
+        return "commit"
+    return None

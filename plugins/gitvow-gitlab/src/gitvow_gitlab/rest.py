@@ -12,9 +12,12 @@ import json
 from collections.abc import Mapping
 from urllib.parse import parse_qsl
 
+from gitvow.comments import plain_encoding, strings_in
+from gitvow.issues import draft_from_mapping
 from gitvow.request import Classification, Request
 from gitvow.routing import Match
 from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitlab.quick_actions import quick_actions
 from gitvow_gitlab.routes import ROUTES, Route
 
 #: The adapter's name, set on every classification so the pipeline need not copy it in.
@@ -102,6 +105,70 @@ def target_project(request: Request) -> object:
     return int(values[0])
 
 
+def param_values(request: Request) -> dict[str, object] | None:
+    """Top-level parameters from the query string and the body (JSON or form), as Grape merges
+    them; None if unreadable or if a name is given twice (which one Grape keeps is not ours to
+    guess)."""
+    found: dict[str, object] = {}
+    pairs: list[tuple[str, object]] = list(parse_qsl(request.query, keep_blank_values=True))
+    body = request.body
+    if body.strip():
+        if len(body) > _BODY_READ_LIMIT or request.header("content-encoding").strip().lower() not in ("", "identity"):
+            return None
+        content_type = request.header("content-type").split(";", 1)[0].strip().lower()
+        if content_type.startswith("multipart/"):
+            return None
+        try:
+            if content_type == "application/x-www-form-urlencoded":
+                pairs += parse_qsl(body.decode("utf-8"), keep_blank_values=True)
+            else:
+                payload = json.loads(body)
+                if not isinstance(payload, dict):
+                    return None
+                pairs += [(str(k), v) for k, v in payload.items()]
+        except (ValueError, UnicodeDecodeError):
+            return None
+    for key, value in pairs:
+        if key in found:
+            return None
+        found[key] = value
+    return found
+
+
+def text_values(request: Request, names: frozenset[str]) -> list[str] | None:
+    """Every value of the parameters ``names`` (query string and body), or None if unreadable.
+
+    A JSON value that is not a string contributes every string inside it: the stricter
+    reading of a body Grape would refuse anyway.
+    """
+    values = [v for k, v in parse_qsl(request.query, keep_blank_values=True) if _base_key(k) in names]
+    body = request.body
+    if not body.strip():
+        return values
+    if len(body) > _BODY_READ_LIMIT or not plain_encoding(request):
+        return None
+    content_type = request.header("content-type").split(";", 1)[0].strip().lower()
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if content_type == "application/x-www-form-urlencoded":
+        values.extend(v for k, v in parse_qsl(text, keep_blank_values=True) if _base_key(k) in names)
+        return values
+    if content_type.startswith("multipart/"):
+        return None
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    for key, value in payload.items():
+        if _base_key(str(key)) in names:
+            values.extend(strings_in(value))
+    return values
+
+
 def _base_key(key: str) -> str:
     return key.split("[", 1)[0]
 
@@ -155,7 +222,41 @@ def classify_rest(request: Request, segments: list[str]) -> Classification:
     route = match.value
     if route.is_unknown:
         return unknown(route.reason, repo=repo, details=details)
-    return Classification(_resolve(route, request), repo=repo, adapter=ADAPTER, details=details)
+    operations = _resolve(route, request)
+    context = text_context(match.template)
+    if context is not None:
+        texts = text_values(request, TEXT_KEYS)
+        if texts is None:
+            return unknown("the note or description could not be read for quick actions", repo=repo, details=details)
+        found = quick_actions(texts, context)
+        if found.operations:
+            operations = tuple(dict.fromkeys((*operations, *found.operations)))
+            details = {**details, "quick_actions": found.operations}
+            if UNKNOWN in found.operations:
+                return Classification(operations, repo=repo, adapter=ADAPTER, note="; ".join(found.notes),
+                                      details=details)
+    if "issue.create" in operations:
+        # An issue (POST /projects/:id/issues) or an epic: title and description, from wherever Grape reads them.
+        draft = draft_from_mapping(param_values(request), body="description")
+        issues = (draft,) if draft is not None else ()
+        return Classification(operations, repo=repo, adapter=ADAPTER, details=details, issues=issues)
+    return Classification(operations, repo=repo, adapter=ADAPTER, details=details)
+
+
+#: Parameters GitLab reads quick actions from: a note's ``body`` (``note`` for draft notes and
+#: commit comments) and an issue's, epic's or merge request's ``description``.
+TEXT_KEYS = frozenset({"body", "note", "description"})
+
+
+def text_context(template: str) -> str | None:
+    """The quick-action context of a REST route, or None if GitLab runs none there."""
+    if template.startswith("/projects/:project/merge_requests"):
+        return "merge_request"
+    if template.startswith(("/projects/:project/issues", "/groups/:group/epics")):
+        return "issue"
+    if template.startswith("/projects/:project/repository/commits/:sha/"):
+        return "commit"
+    return None
 
 
 def _repo_from_params(match: Match[Route]) -> tuple[str | None, dict[str, object]]:

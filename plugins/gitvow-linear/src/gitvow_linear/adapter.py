@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.graphql import TOKEN_LIMIT, GraphQLReader, GraphQLRefused
-from gitvow.request import Classification, Fixture, Request, ToolCall
+from gitvow.request import Classification, Fixture, IssueDraft, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_linear import fixtures
 from gitvow_linear.limits import BODY_LIMIT, FIELD_LIMIT
 from gitvow_linear.mcp import classify_linear_tool
-from gitvow_linear.mutations import mutation_operations
+from gitvow_linear.mutations import issue_draft, mutation_operations
 
 if TYPE_CHECKING:
     from gitvow_linear.options import LinearOptions
@@ -93,13 +93,20 @@ class LinearAdapter(Adapter):
         if graphql.operation.kind == "query":
             return Classification((READ,), adapter=self.name, unknown_code=LINEAR_POLICY, mode_code=LINEAR_POLICY)
         operations: list[str] = []
+        actions: list[str] = []
+        issues: list[IssueDraft] = []
         unmapped: list[str] = []
         for field in fields:
             mapped = mutation_operations(field, graphql.variables)
             if mapped is None:
                 unmapped.append(field.name)
                 mapped = (UNKNOWN,)
+            actions.extend(mapped)
             operations.extend(op for op in mapped if op not in operations)
+            if field.name == "issueCreate":
+                draft = issue_draft(field, graphql.variables)
+                if draft is not None:
+                    issues.append(draft)
         if not operations:
             return _unknown("the mutation selects no field")
         note = ""
@@ -114,6 +121,8 @@ class LinearAdapter(Adapter):
             mode_code=LINEAR_POLICY,
             note=note,
             details={"fields": tuple(f.name for f in fields)},
+            actions=tuple(actions) if len(actions) != len(operations) else (),
+            issues=tuple(issues),
         )
 
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:

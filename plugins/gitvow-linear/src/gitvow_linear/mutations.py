@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitvow.graphql import TopField
+from gitvow.issues import draft_from_mapping
+from gitvow.request import IssueDraft
 
 #: Exact mutation field names and the operations they perform.
 MUTATIONS: Mapping[str, tuple[str, ...]] = {
@@ -66,3 +68,16 @@ def mutation_operations(field: TopField, variables: Mapping[str, Any]) -> tuple[
     if name in _PARENTING and _sets_parent(field, variables):
         return (*operations, "issue.relate")
     return operations
+
+
+def issue_draft(field: TopField, variables: Mapping[str, Any]) -> IssueDraft | None:
+    """``issueCreate(input: {title, description})`` as Linear reads it; None if unreadable.
+
+    An input that sets ``descriptionData`` (the rich-text document Linear may show instead of
+    ``description``) is unreadable: the draft would not be what the issue shows.
+    """
+    try:
+        value = field.argument("input", variables)
+    except Exception:  # a malformed literal is not an issue anyone can read
+        return None
+    return draft_from_mapping(value, body="description", unread=("descriptionData",))
