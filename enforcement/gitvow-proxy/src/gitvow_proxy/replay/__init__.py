@@ -22,9 +22,11 @@ RUN_FLAGS = ("skipped: repositories paused or auto-merge switched off at run tim
 IDENTITY = "from the recording (agent name only); no secret is checked, no credential injected"
 
 
-def load(files: Sequence[Path], *, agent: str | None = None) -> list[Recorded]:
-    """Every request of every file, in recorded-time order (stable within a file)."""
-    items = [item for path in files for item in read(path, agent=agent)]
+def load(files: Sequence[Path], *, agent: str | None = None, workers: int | None = None) -> list[Recorded]:
+    """Every request of every file, in recorded-time order (stable within a file); ``workers``
+    processes read each large flow or HAR file (None: one per core above a size, see
+    :mod:`.parallel`)."""
+    items = [item for path in files for item in read(path, agent=agent, workers=workers)]
     items.sort(key=lambda item: item.time)
     return items
 
