@@ -1,13 +1,18 @@
 """Proxy throughput: ``gitvow proxy`` (full pipeline + credential injection + audit) against
 bare ``mitmdump``, in the same run, in front of the same loopback upstream.
 
-Run: ``python benchmarks/bench_proxy.py [--duration 5] [--rounds 3] [--clients 4]``
+Run: ``python benchmarks/bench_proxy.py [--duration 5] [--rounds 3] [--clients 4] [--redis]``
 
 Both proxies run at once; rounds alternate between them so machine noise hits both alike.
 Workloads, on a GitHub Enterprise style host mapped to the ``github`` adapter:
 
 - ``rest``: ``GET /api/v3/repos/team/app/pulls`` (read, allowed at advisory)
 - ``graphql``: ``POST /api/graphql`` with a small query (read, parsed under limits)
+- ``write`` (with ``--redis``): ``POST …/issues/1/comments``, an allowed write that reads the
+  run-time pauses, counts itself and takes from a budget: every one reaches the state store
+
+``--redis`` adds a third proxy, ``gitvow`` with ``[proxy] state`` in a ``redis-server`` the
+script starts, and reports its throughput over the SQLite one's (``redis ratio``).
 
 Clients are separate processes with keep-alive connections through the proxy; a ``direct``
 row (no proxy) shows the clients and the upstream are not what limits the figures. The
@@ -31,7 +36,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +51,7 @@ WORKLOADS = {
     "rest": ("GET", "/api/v3/repos/team/app/pulls", b""),
     "graphql": ("POST", "/api/graphql", GRAPHQL),
 }
+WRITE = ("POST", "/api/v3/repos/team/app/issues/1/comments", json.dumps({"body": "a benchmark comment"}).encode())
 REPLY = json.dumps([{"number": n, "title": f"pull request {n}"} for n in range(5)]).encode()
 
 
@@ -175,7 +181,21 @@ class Proxy:
 
 
 @contextmanager
-def environment(workdir: Path) -> Iterator[tuple[str, dict[str, Proxy], Path]]:
+def redis_server(workdir: Path) -> Iterator[str]:
+    exe = shutil.which("redis-server") or "/usr/bin/redis-server"
+    port = free_port()
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
+                             "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port, proc)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+@contextmanager
+def environment(workdir: Path, redis: bool = False) -> Iterator[tuple[str, dict[str, Proxy], Path]]:
     import trustme
 
     ca = trustme.CA()
@@ -184,81 +204,99 @@ def environment(workdir: Path) -> Iterator[tuple[str, dict[str, Proxy], Path]]:
     upstream = subprocess.Popen(_myself("--serve-upstream", str(workdir)), stdout=subprocess.PIPE, text=True)
     assert upstream.stdout is not None
     netloc = f"127.0.0.1:{int(upstream.stdout.readline())}"
-    policy = workdir / "policy.toml"
-    policy.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{netloc}" = "github"
-        [credentials.github]
-        token_env = "BENCH_GITHUB_TOKEN"
-        [agents.{AGENT}]
-        mode = "advisory"
-        secret_env = "BENCH_AGENT_SECRET"
-        [proxy]
-        upstream_ca = "{workdir / 'upstream-ca.pem'}"
-        state = "{workdir / 'state.sqlite'}"
-        [audit]
-        path = "{workdir / 'audit.jsonl'}"
-    """))
+    def policy(name: str, state: str) -> Path:
+        path = workdir / f"policy-{name}.toml"
+        path.write_text(textwrap.dedent(f"""
+            [hosts]
+            "{netloc}" = "github"
+            [credentials.github]
+            token_env = "BENCH_GITHUB_TOKEN"
+            [agents.{AGENT}]
+            mode = "issues_and_prs"
+            secret_env = "BENCH_AGENT_SECRET"
+            [budget]
+            writes = 1000000000
+            [proxy]
+            upstream_ca = "{workdir / 'upstream-ca.pem'}"
+            state = "{state}"
+            [audit]
+            path = "{workdir / f'audit-{name}.jsonl'}"
+        """))
+        return path
+
     env = {**os.environ, "BENCH_GITHUB_TOKEN": TOKEN, "BENCH_AGENT_SECRET": SECRET}
     proxies: dict[str, Proxy] = {}
-    try:
-        for name in ("mitmdump", "gitvow"):
-            port = free_port()
-            confdir = workdir / f"conf-{name}"
-            if name == "gitvow":
-                cmd = [str(BIN / "gitvow"), "proxy", "--policy", str(policy), "--listen-port", str(port),
-                       "--confdir", str(confdir)]
-            else:
-                cmd = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
-                       "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={workdir / 'upstream-ca.pem'}",
-                       "--set", "connection_strategy=lazy", "--set", "flow_detail=0",
-                       "--proxyauth", f"{AGENT}:{SECRET}"]
-            log = (workdir / f"{name}.log").open("wb")
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-            proxies[name] = Proxy(name, proc, port, confdir / "mitmproxy-ca-cert.pem")
-            wait_for_port(port, proc, timeout=60, ready=proxies[name].ca.exists)
-        yield netloc, proxies, workdir / "auth-seen"
-    finally:
-        for proxy in proxies.values():
-            proxy.stop()
-        upstream.terminate()
-        upstream.wait()
+    with ExitStack() as stack:
+        try:
+            states = {"gitvow": str(workdir / "state.sqlite")}
+            if redis:
+                states["gitvow-redis"] = stack.enter_context(redis_server(workdir))
+            for name in ("mitmdump", *states):
+                port = free_port()
+                confdir = workdir / f"conf-{name}"
+                if name in states:
+                    cmd = [str(BIN / "gitvow"), "proxy", "--policy", str(policy(name, states[name])),
+                           "--listen-port", str(port), "--confdir", str(confdir)]
+                else:
+                    cmd = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
+                           "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={workdir / 'upstream-ca.pem'}",
+                           "--set", "connection_strategy=lazy", "--set", "flow_detail=0",
+                           "--proxyauth", f"{AGENT}:{SECRET}"]
+                log = (workdir / f"{name}.log").open("wb")
+                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+                proxies[name] = Proxy(name, proc, port, confdir / "mitmproxy-ca-cert.pem")
+                wait_for_port(port, proc, timeout=60, ready=proxies[name].ca.exists)
+            yield netloc, proxies, workdir / "auth-seen"
+        finally:
+            for proxy in proxies.values():
+                proxy.stop()
+            upstream.terminate()
+            upstream.wait()
 
 
 def run(duration: float, rounds: int, clients: int, workdir: Path,
-        samples_out: dict[str, dict[str, list[float]]] | None = None) -> dict[str, dict[str, float]]:
+        samples_out: dict[str, dict[str, list[float]]] | None = None, redis: bool = False) -> dict[str, dict[str, float]]:
     results: dict[str, dict[str, float]] = {}
     samples_out = {} if samples_out is None else samples_out
-    with environment(workdir) as (netloc, proxies, seen_auth):
+    workloads = {**WORKLOADS, "write": WRITE} if redis else WORKLOADS
+    with environment(workdir, redis) as (netloc, proxies, seen_auth):
         upstream_ca = str(workdir / "upstream-ca.pem")
-        for workload, (method, path, body) in WORKLOADS.items():
+        names = list(proxies)
+        for workload, (method, path, body) in workloads.items():
             url = f"https://{netloc}{path}"
-            samples: dict[str, list[float]] = {"direct": [], "mitmdump": [], "gitvow": [],
-                                               "mitmdump_cpu_ms": [], "gitvow_cpu_ms": []}
+            samples: dict[str, list[float]] = {"direct": []}
+            for name in names:
+                samples[name], samples[f"{name}_cpu_ms"] = [], []
             samples["direct"].append(measure(None, upstream_ca, url, method, body, duration, clients)[0])
             for proxy in proxies.values():  # warm-up, not measured: caches filled, start-up work done
                 measure(proxy.url, str(proxy.ca), url, method, body, min(duration, 1.0), clients)
             for i in range(rounds):
-                # ABBA order: a drift in machine load hits both proxies alike.
-                for name in ("mitmdump", "gitvow") if i % 2 == 0 else ("gitvow", "mitmdump"):
+                # ABBA order: a drift in machine load hits every proxy alike.
+                for name in names if i % 2 == 0 else reversed(names):
                     proxy = proxies[name]
                     rate, cpu = measure(proxy.url, str(proxy.ca), url, method, body, duration, clients, proxy.proc.pid)
                     samples[name].append(rate)
                     samples[f"{name}_cpu_ms"].append(cpu)
             row = {name: statistics.median(values) for name, values in samples.items()}
-            # Each round's two measurements are adjacent in time: the median of their ratios is
+            # Each round's measurements are adjacent in time: the median of their ratios is
             # the throughput figure least disturbed by other load on the machine. CPU time per
             # request is steadier still: the proxy is CPU-bound, so its ratio is the throughput
             # ratio the proxies reach on a machine of their own.
             row["ratio"] = statistics.median(g / m for g, m in zip(samples["gitvow"], samples["mitmdump"], strict=True))
             row["cpu_ratio"] = row["mitmdump_cpu_ms"] / row["gitvow_cpu_ms"]
+            if redis:
+                row["redis_ratio"] = statistics.median(
+                    r / g for r, g in zip(samples["gitvow-redis"], samples["gitvow"], strict=True))
             results[workload] = row
             samples_out[workload] = samples
         if not seen_auth.exists():
             raise RuntimeError("the upstream never saw the injected token: the pipeline did not run")
-        audit = (workdir / "audit.jsonl").read_text().splitlines()
-        if not audit or json.loads(audit[-1])["verdict"] != "allow":
-            raise RuntimeError("gitvow wrote no allow decisions to its audit log")
+        for name in proxies:
+            if name == "mitmdump":
+                continue
+            audit = (workdir / f"audit-{name}.jsonl").read_text().splitlines()
+            if not audit or json.loads(audit[-1])["verdict"] != "allow":
+                raise RuntimeError(f"{name} wrote no allow decisions to its audit log")
     return results
 
 
@@ -276,11 +314,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=6, help="alternating rounds per proxy (median reported)")
     parser.add_argument("--clients", type=int, default=2, help="client processes (two keep-alive threads each)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--redis", action="store_true",
+                        help="also a gitvow proxy with its state in a redis-server, and a write workload")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="gitvow-bench-"))
     samples: dict[str, dict[str, list[float]]] = {}
     try:
-        results = run(args.duration, args.rounds, args.clients, workdir, samples)
+        results = run(args.duration, args.rounds, args.clients, workdir, samples, redis=args.redis)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"requests/s and proxy CPU ms per request, medians of {args.rounds} rounds of {args.duration:g}s; "
@@ -289,6 +329,12 @@ def main(argv: list[str] | None = None) -> int:
     for workload, row in results.items():
         print(f"{workload:<10} {row['direct']:>8.0f} {row['mitmdump']:>9.0f} {row['gitvow']:>8.0f} {row['ratio']:>6.3f} "
               f"{row['mitmdump_cpu_ms']:>8.3f} {row['gitvow_cpu_ms']:>9.3f} {row['cpu_ratio']:>9.3f}")
+    if args.redis:
+        print("redis ratio = median of the rounds' gitvow (Redis state) / gitvow (SQLite state)")
+        print(f"{'workload':<10} {'sqlite':>8} {'redis':>8} {'ratio':>6} {'sqlite ms':>9} {'redis ms':>9}")
+        for workload, row in results.items():
+            print(f"{workload:<10} {row['gitvow']:>8.0f} {row['gitvow-redis']:>8.0f} {row['redis_ratio']:>6.3f} "
+                  f"{row['gitvow_cpu_ms']:>9.3f} {row['gitvow-redis_cpu_ms']:>9.3f}")
     if args.json:
         args.json.write_text(json.dumps({"results": results, "samples": samples}, indent=2))
     return 0
@@ -299,9 +345,11 @@ def test_bench_proxy_runs(tmp_path: Path) -> None:
     """The benchmark works end to end (figures are never asserted)."""
     pytest.importorskip("gitvow_github")
     pytest.importorskip("trustme")
-    results = run(duration=0.5, rounds=1, clients=1, workdir=tmp_path)
-    assert set(results) == set(WORKLOADS)
+    redis = bool(shutil.which("redis-server") or os.path.exists("/usr/bin/redis-server"))
+    results = run(duration=0.5, rounds=1, clients=1, workdir=tmp_path, redis=redis)
+    assert set(results) == set(WORKLOADS) | ({"write"} if redis else set())
     assert all(row["gitvow"] > 0 and row["mitmdump"] > 0 for row in results.values())
+    assert not redis or all(row["gitvow-redis"] > 0 for row in results.values())
 
 
 if __name__ == "__main__":

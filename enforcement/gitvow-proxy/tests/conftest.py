@@ -16,12 +16,14 @@ from proxy_support import (
     BROKEN_PLUGIN,
     ProxyProcess,
     Upstream,
+    api_reply,
     make_bare_repo,
     proxy_env,
     start_proxy,
     start_upstream,
     write_policy,
 )
+from redis_support import REDIS_SERVER, RedisServer
 
 
 def _needs(tool: str) -> None:
@@ -79,3 +81,24 @@ def proxy(
     running = start_proxy(policy, workdir, proxy_env(broken_plugin_path))
     yield running
     assert running.stop() == 0, running.log_text()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A real ``redis-server`` of this test's own (scripts/test installs it where missing)."""
+    if not os.path.exists(REDIS_SERVER):
+        pytest.skip("redis-server is not installed (Debian package redis-server)")
+    pytest.importorskip("redis")
+    server = RedisServer(tmp_path / "redis").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def api(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    """A GitHub Enterprise style REST stand-in (map its netloc to the ``github`` adapter)."""
+    pytest.importorskip("gitvow_github", reason="the GitHub adapter plugin is not installed")
+    server = start_upstream(ca, tmp_path_factory.mktemp("api-root"))
+    server.routes["/api/"] = api_reply
+    yield server
+    server.server.shutdown()

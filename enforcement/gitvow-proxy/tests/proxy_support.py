@@ -233,6 +233,29 @@ def start_proxy(
     return proxy
 
 
+def api_reply(seen: Seen) -> Reply:
+    """A forge REST stand-in for the ``github`` adapter: 201 to a POST, 200 to the rest."""
+    if seen.method == "POST":
+        return 201, {"Content-Type": "application/json"}, json.dumps({"id": 5}).encode()
+    return 200, {"Content-Type": "application/json"}, json.dumps({"path": seen.path}).encode()
+
+
+def client(proxy: ProxyProcess, agent: str | None, ca_file: Path) -> Any:
+    """An httpx client through ``proxy`` as ``agent`` (None: no proxy identity), trusting the
+    proxy's CA and the upstream's."""
+    import httpx
+
+    context = ssl.create_default_context(cafile=str(proxy.ca))
+    context.load_verify_locations(cafile=str(ca_file))
+    secret = SECRETS[agent] if agent is not None else None
+    return httpx.Client(proxy=proxy.url(agent, secret), verify=context, timeout=30)
+
+
+def comment(c: Any, api: Upstream, repo: str = "team/app", body: str = "looks good") -> Any:
+    """An issue comment (``issue.comment``, a write) on ``repo`` through client ``c``."""
+    return c.post(api.url(f"/api/v3/repos/{repo}/issues/1/comments"), json={"body": body})
+
+
 def basic(user: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,8 +29,12 @@ URL = "https://ghes.test:443/api/v3/repos/team/app/pulls"
 BODY = json.dumps({"title": "Add it", "body": "Why", "head": "feature", "base": "main"}).encode()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    if request.param == "redis":
+        from gitvow_proxy.redis_store import RedisStore
+
+        return RedisStore(request.getfixturevalue("redis_server").url)
     return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "state.sqlite")
 
 
@@ -119,6 +124,32 @@ def test_two_processes_on_one_sqlite_file_claim_each_approval_once(tmp_path: Pat
         t.join()
     assert len(claimed) == 20 and len(set(claimed)) == 20
     assert {a.status for a in writer.approvals()} == {SENDING}
+
+
+def test_four_clients_of_one_redis_claim_each_approval_once(redis_server: Any) -> None:
+    from gitvow_proxy.redis_store import RedisStore
+
+    writer = RedisStore(redis_server.url)
+    for i in range(20):
+        a = writer.stage(staged(100.0 + i, body=b"%d" % i, ttl=1000), 100.0 + i)
+        writer.decide(a.id, approve=True, by="alice", reason=None, now=200.0)
+    stores = [RedisStore(redis_server.url) for _ in range(4)]
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def drain(store: Store) -> None:
+        while (got := store.claim(300.0)) is not None:
+            with lock:
+                claimed.append(got.id)
+
+    threads = [threading.Thread(target=drain, args=(s,)) for s in stores for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(claimed) == 20 and len(set(claimed)) == 20
+    assert {a.status for a in writer.approvals()} == {SENDING}
+    assert writer.pending_approvals() == 0 and len(writer.approvals([SENDING])) == 20
 
 
 def test_staged_headers_never_keep_credentials() -> None:

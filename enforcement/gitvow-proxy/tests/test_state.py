@@ -18,8 +18,12 @@ from gitvow_proxy.identity import Identities
 from gitvow_proxy.store import AUTO_MERGE_OFF, MemoryStore, SQLiteStore, Store
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    if request.param == "redis":
+        from gitvow_proxy.redis_store import RedisStore
+
+        return RedisStore(request.getfixturevalue("redis_server").url)
     return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "state.sqlite")
 
 
@@ -40,6 +44,24 @@ def test_take_is_all_or_nothing(store: Store) -> None:
         assert store.take([("all", 5)], 2.0 + i, 60) is None
     assert store.take([("all", 5)], 10.0, 60) is not None
     assert store.take([("zero", 0)], 0.0, 60) == 60
+
+
+def test_take_counts_amounts(store: Store) -> None:
+    """A request that performs three writes takes three units, all or nothing."""
+    assert store.take([("w", 5), ("op", 4)], 100.0, 60, amounts=[3, 3]) is None
+    assert store.take([("w", 5), ("op", 4)], 110.0, 60, amounts=[3, 1]) == pytest.approx(50.0)  # w: 3 + 3 > 5
+    assert store.take([("w", 5), ("op", 4)], 110.0, 60, amounts=[2, 1]) is None
+    assert store.usage("w", 111.0, 60) == 5 and store.usage("op", 111.0, 60) == 4
+    assert store.take([("w", 5)], 170.0, 60, amounts=[5]) is None  # the first five left the window
+    assert store.take([("other", 2)], 0.0, 60, amounts=[3]) == 60  # can never fit
+
+
+def test_used_counts_the_window(store: Store) -> None:
+    for at in (0.0, 10.0, 20.0):
+        assert store.take([("u", 10)], at, 60) is None
+    assert store.usage("u", 30.0, 60) == 3
+    assert store.usage("u", 65.0, 60) == 2  # the event at 0 left the window
+    assert store.usage("nothing", 65.0, 60) == 0
 
 
 def test_flags_counters_canaries(store: Store) -> None:

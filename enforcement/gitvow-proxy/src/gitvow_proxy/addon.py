@@ -38,14 +38,17 @@ from gitvow.request import Request
 from gitvow.targets import Pending
 from gitvow.verdict import Verdict
 from gitvow_proxy import approvals
+from gitvow_proxy.admin import AdminServer
 from gitvow_proxy.audit import AuditLog, audit_approval
+from gitvow_proxy.gates import UNAVAILABLE_RETRY
 from gitvow_proxy.identity import PROXY_AUTHENTICATE, Identity
+from gitvow_proxy.metrics import CONTENT_TYPE, Metrics
 from gitvow_proxy.record import Recorder, Redactor, policy_stamp, sanitized
 from gitvow_proxy.resolver import resolve_pending, tls_context
-from gitvow_proxy.runtime import Runtime, build_runtime
+from gitvow_proxy.runtime import Runtime, build_runtime, open_state
 from gitvow_proxy.sender import APPROVAL_KEY, REFUSED_KEY, Sender
 from gitvow_proxy.settings import ProxyPolicy
-from gitvow_proxy.store import Store, open_store
+from gitvow_proxy.store import STATE_UNAVAILABLE, Store
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -55,6 +58,7 @@ UNSUPPORTED_PROTOCOL = "unsupported_protocol"
 REDACTED = b"[redacted by gitvow]"
 _SECRETS_KEY = "gitvow.secrets"
 _IDENTITY_KEY = "gitvow.identity"
+_SENT_KEY = "gitvow.sent"
 _RECORD_KEY = "gitvow.record"
 _VERDICTS = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle"}
 
@@ -80,6 +84,8 @@ class GitvowAddon:
         self._known: dict[str, tuple[str, Runtime, Identity]] = {}  # connection id → last identity proven
         self.sender = Sender(self)
         self.desk: Any = None  # gitvow_proxy.desk.Desk, when [admin] has a secret
+        self.metrics = Metrics(lambda: (self.runtime, self.store))
+        self.admin: AdminServer | None = None
         self.recorder: Recorder | None = None
         self._redactor_cache: tuple[Runtime, Redactor, dict[str, str]] | None = None
         self._policy_stamp: tuple[Runtime, dict[str, str]] | None = None  # the file as loaded, for recordings
@@ -89,7 +95,8 @@ class GitvowAddon:
 
     def load(self, loader: Any) -> None:
         loader.add_option("gitvow_policy", str, "", "gitvow policy file (TOML or JSON).")
-        loader.add_option("gitvow_state", str, "", "gitvow state store: a SQLite path or :memory: (default: [proxy] state).")
+        loader.add_option("gitvow_state", str, "", "gitvow state store: a SQLite path, :memory: or redis://HOST:PORT/DB "
+                          "(default: [proxy] state).")
         loader.add_option("gitvow_record", str, "", "write the agents' flows, without credentials, canaries or cookies, "
                           "to this mitmproxy flow file (+FILE appends).")
 
@@ -123,14 +130,22 @@ class GitvowAddon:
 
     def _start_desk(self) -> None:
         runtime = self.runtime
-        if runtime is None or self.store is None or self.desk is not None:
+        if runtime is None or self.store is None or self.desk is not None or self.admin is not None:
             return
         from gitvow_proxy.desk import start_desk
 
+        metrics = self.metrics
+        routes = {"/metrics": lambda: (CONTENT_TYPE, metrics.render())}
         try:
-            self.desk = start_desk(self._policy, self.store, wake=self.sender.wake)
+            self.desk = start_desk(self._policy, self.store, wake=self.sender.wake, routes=routes)
         except GitvowError as exc:
             log.error("gitvow: the approval desk is off: %s", exc)
+        admin = runtime.policy.section(ProxyPolicy).admin
+        if self.desk is None and admin is not None:  # no operator secret: /metrics alone
+            try:
+                self.admin = AdminServer(admin.address, routes).start()
+            except OSError as exc:
+                log.error("gitvow: cannot listen at [admin] listen = %s: %s", admin.listen, exc)
 
     def _policy(self) -> Policy:
         assert self.runtime is not None
@@ -140,6 +155,8 @@ class GitvowAddon:
         self.sender.stop()
         if self.desk is not None:
             self.desk.stop()
+        if self.admin is not None:
+            self.admin.stop()
         if self._watcher is not None:
             self._watcher.cancel()
         if self.audit is not None:
@@ -171,8 +188,7 @@ class GitvowAddon:
         if self.store is None:
             from gitvow.policy.load import load_policy
 
-            state = ctx.options.gitvow_state or load_policy(path, absent="skip").section(ProxyPolicy).proxy.state
-            self.store = open_store(state)
+            self.store = open_state(load_policy(path, absent="skip"), ctx.options.gitvow_state or None)
         runtime = build_runtime(path, self.store, previous=None if initial else self.runtime)
         audit_path = runtime.policy.section(ProxyPolicy).audit.path
         if self.audit is None or self.audit.path != audit_path:
@@ -423,6 +439,7 @@ class GitvowAddon:
                 values = [v.encode() for v in decision.headers.values()]
                 parts = [v.split(b" ", 1)[1] for v in values if b" " in v]
                 flow.metadata[_SECRETS_KEY] = (*runtime.needles, *values, *parts)
+            flow.metadata[_SENT_KEY] = (decision.adapter or "", time.time())
         elif action is Action.TUNNEL:
             flow.request.headers.pop("proxy-authorization", None)
             if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse" or APPROVAL_KEY in flow.metadata:
@@ -437,8 +454,11 @@ class GitvowAddon:
             message = decision.message or "gitvow refused the request"
             if APPROVAL_KEY in flow.metadata:
                 flow.metadata[REFUSED_KEY] = message
-            flow.response = self._shaped_refusal(runtime, request, decision.adapter, decision.status, message,
-                                                 decision.reason or INTERNAL_ERROR, dict(decision.headers))
+            status, headers = decision.status, dict(decision.headers)
+            if decision.reason == STATE_UNAVAILABLE:  # not the agent's fault: "come back later"
+                status, headers = 503, {**headers, "Retry-After": str(UNAVAILABLE_RETRY)}
+            flow.response = self._shaped_refusal(runtime, request, decision.adapter, status, message,
+                                                 decision.reason or INTERNAL_ERROR, headers)
         verdict = _VERDICTS.get(action, "tunnel")
         self._audit(where, identity.name, verdict, decision.reason, decision.stage, took, decision=decision, note=note,
                     flow=flow, runtime=runtime)
@@ -515,6 +535,9 @@ class GitvowAddon:
     # -- responses: the injected token never reaches the agent --------------------------------
 
     def response(self, flow: http.HTTPFlow) -> None:
+        sent = flow.metadata.get(_SENT_KEY)
+        if sent is not None and flow.response is not None:
+            self.metrics.upstream(sent[0], (flow.response.timestamp_end or time.time()) - sent[1])
         self._scrub(flow)
         if APPROVAL_KEY in flow.metadata:
             self.sender.answered(flow)
@@ -596,6 +619,7 @@ class GitvowAddon:
         flow: http.HTTPFlow | None = None,
         runtime: Runtime | None = None,
     ) -> None:
+        self.metrics.decided(verdict, reason, decision.adapter if decision is not None else None, agent, took)
         if isinstance(where, http.HTTPFlow):
             where = (where.request.method, f"{where.request.host}:{where.request.port}", where.request.path)
         method, host, path = where

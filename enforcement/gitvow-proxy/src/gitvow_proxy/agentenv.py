@@ -15,8 +15,8 @@ from urllib.parse import quote
 from gitvow.errors import GitvowError, PolicyError
 from gitvow.policy.load import load_policy
 from gitvow_proxy.identity import Identities
+from gitvow_proxy.runtime import open_state
 from gitvow_proxy.settings import ProxyPolicy
-from gitvow_proxy.store import open_store
 
 CA_BASENAME = "mitmproxy"
 BUNDLE = "gitvow-ca-bundle.pem"
@@ -82,7 +82,7 @@ def agent_environment(
     conf = Path(confdir or settings.confdir).expanduser()
     conf.mkdir(parents=True, exist_ok=True)
     bundle = str(ca_bundle(conf))
-    store = open_store(state or settings.state)
+    store = open_state(policy, state)
     try:
         canary = store.canary(agent)
     finally:

@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 from gitvow.errors import GitvowError
 from gitvow.policy.load import Policy
+from gitvow_proxy.admin import Routes
 from gitvow_proxy.approvals import PENDING, Approval
 from gitvow_proxy.audit import AuditLog, audit_approval
 from gitvow_proxy.identity import read_secret
@@ -57,8 +58,9 @@ class Desk:
     """The listener thread and its sessions."""
 
     def __init__(self, policy: Callable[[], Policy], store: Store, secret: str, address: tuple[str, int],
-                 wake: Callable[[], None] = lambda: None) -> None:
+                 wake: Callable[[], None] = lambda: None, routes: Routes | None = None) -> None:
         self.policy = policy
+        self.routes = dict(routes or {})
         self.store = store
         self._secret = secret
         self.wake = wake
@@ -172,6 +174,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
+        route = self.desk.routes.get(url.path)
+        if route is not None:  # /metrics: read by Prometheus, no session
+            content_type, data = route()
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(data)
+            return
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         if url.path == "/login":
             self._send(200, _page("Sign in", _login_form(query.get("failed") == "1")))
@@ -443,8 +455,10 @@ def _chart(decisions: dict[str, Any], span: str) -> str:
             f"<figcaption><ul class='legend'>{legend}</ul></figcaption></figure>")
 
 
-def start_desk(policy: Callable[[], Policy], store: Store, *, wake: Callable[[], None] = lambda: None) -> Desk | None:
-    """The desk on ``[admin] listen``, or None when ``[admin]`` is absent or its secret is not set."""
+def start_desk(policy: Callable[[], Policy], store: Store, *, wake: Callable[[], None] = lambda: None,
+               routes: Routes | None = None) -> Desk | None:
+    """The desk on ``[admin] listen``, or None when ``[admin]`` is absent or its secret is not set.
+    ``routes`` are served without a session (``/metrics``)."""
     current = policy()
     admin = current.section(ProxyPolicy).admin
     if admin is None:
@@ -453,7 +467,7 @@ def start_desk(policy: Callable[[], Policy], store: Store, *, wake: Callable[[],
     if not secret:
         log.warning("gitvow: the approval desk is off: [admin] has no readable secret")
         return None
-    desk = Desk(policy, store, secret, admin.address, wake).start()
+    desk = Desk(policy, store, secret, admin.address, wake, routes).start()
     log.info("gitvow: approval desk at http://%s:%d/", admin.address[0], desk.port)
     return desk
 

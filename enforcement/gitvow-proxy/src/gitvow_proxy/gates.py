@@ -21,7 +21,7 @@ from gitvow.verdict import Verdict
 from gitvow.vocabulary import UNKNOWN, writes
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
 from gitvow_proxy.settings import IssueShape, ProxyPolicy
-from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, Store
+from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, STATE_UNAVAILABLE, Store, StoreUnavailable
 
 #: Operations the write-surface lanes never restrict: signing in and fetching change nothing on the forge.
 WRITE_SURFACE_EXEMPT = frozenset({"auth.login", "git.fetch"})
@@ -85,6 +85,8 @@ class ProxyGates(Gates):
         self.credentials = dict(credentials)
         self.clock = clock
         self.note: str | None = None
+        #: A write's counters could not reach the store (set by record, read by budget).
+        self.lost = False
         self._paused = RepoPatterns(settings.run_state.paused)
         self._auto_merge_off = RepoPatterns(settings.run_state.auto_merge_off)
         tokens = dict(canaries) if settings.canary.enabled else {}
@@ -109,9 +111,12 @@ class ProxyGates(Gates):
         agent = self.agents.get(ctx.caller.name or "")
         if agent is not None and agent.repos is not None:
             return True
-        if self._paused or self._flags(ctx, PAUSED):
-            return True
-        return "pr.merge" in ctx.operations and bool(self._auto_merge_off or self._flags(ctx, AUTO_MERGE_OFF))
+        try:
+            if self._paused or self._flags(ctx, PAUSED):
+                return True
+            return "pr.merge" in ctx.operations and bool(self._auto_merge_off or self._flags(ctx, AUTO_MERGE_OFF))
+        except StoreUnavailable:
+            return False  # nothing to look up: run_state refuses the write with state_unavailable
 
     def _flags(self, ctx: Context, kind: str) -> frozenset[str]:
         """The store's run-time flags, read once per decision (resolve and run_state both ask).
@@ -151,7 +156,12 @@ class ProxyGates(Gates):
         unresolved = not classification.repo_established and any(op != UNKNOWN for op in written)
         gated = ctx.adapter.has_repositories
         if written:
-            flagged = self._flags(ctx, PAUSED)
+            # Every write reads the run-time pauses, so a store that cannot be reached refuses
+            # every write here (state_unavailable); reads never touch the store.
+            try:
+                flagged = self._flags(ctx, PAUSED)
+            except StoreUnavailable as exc:
+                return _unavailable(exc, written[0])
             if self._paused or flagged:
                 hit = next((repo for repo in repos if self._paused.matches(repo) or matches_any(repo, flagged)), None)
                 if hit is not None:
@@ -168,7 +178,10 @@ class ProxyGates(Gates):
             if unresolved:
                 return _unresolved(written[0], "this agent is limited to some repositories")
         if "pr.merge" in ctx.operations:
-            flagged = self._flags(ctx, AUTO_MERGE_OFF)
+            try:
+                flagged = self._flags(ctx, AUTO_MERGE_OFF)
+            except StoreUnavailable as exc:
+                return _unavailable(exc, "pr.merge")
             if self._auto_merge_off or flagged:
                 hit = next((repo for repo in repos
                             if self._auto_merge_off.matches(repo) or matches_any(repo, flagged)), None)
@@ -242,17 +255,24 @@ class ProxyGates(Gates):
     # -- write counters, budget, credentials ------------------------------------------------
 
     def record(self, ctx: Context, verdict: Verdict) -> None:
+        self.lost = False
         self._memo = None
         if not counts_as_write(ctx):
             return
         outcome = "allowed" if verdict.allowed else "refused"
         who = ctx.caller.name or "-"
-        for op, times in _performed_writes(ctx).items():
-            self.store.count(f"writes:{who}:{op}:{outcome}", times)
+        try:
+            for op, times in _performed_writes(ctx).items():
+                self.store.count(f"writes:{who}:{op}:{outcome}", times)
+        except StoreUnavailable:
+            # The count is lost; the write itself is refused by the budget stage (which
+            # reaches the store for every allowed write) or was refused already.
+            self.lost = True
 
     def budget(self, ctx: Context) -> Throttle | None:
         if ctx.caller.name is None or not counts_as_write(ctx):
             return None
+        lost, self.lost = self.lost, False
         budget = self.settings.budget
         total, per_op = budget.limits_for(ctx.caller.name)
         # Each action counts, not each request: two aliased createIssue fields are two issues.
@@ -266,9 +286,12 @@ class ProxyGates(Gates):
             if op in per_op:
                 keys.append((f"budget:{ctx.caller.name}:op:{op}", per_op[op]))
                 amounts.append(times)
-        if not keys:
-            return None
-        wait = self.store.take(keys, self.clock(), float(budget.window_seconds), amounts=amounts)
+        try:
+            if lost:
+                raise StoreUnavailable("the write could not be counted")
+            wait = self.store.take(keys, self.clock(), float(budget.window_seconds), amounts=amounts) if keys else None
+        except StoreUnavailable as exc:
+            return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
         if wait is None:
             return None
         return Throttle(math.ceil(wait), f"the write budget of {budget.window_seconds}s is used up")
@@ -279,6 +302,15 @@ class ProxyGates(Gates):
     def take_note(self) -> str | None:
         note, self.note = self.note, None
         return note
+
+
+#: Seconds a client is told to wait when the state store cannot be reached.
+UNAVAILABLE_RETRY = 5
+
+
+def _unavailable(exc: StoreUnavailable, operation: str) -> Verdict:
+    return Verdict.deny(STATE_UNAVAILABLE, f"{exc}; writes are refused until it is back", operation=operation,
+                        instead="try again in a few seconds")
 
 
 # -- issue shape --------------------------------------------------------------------------

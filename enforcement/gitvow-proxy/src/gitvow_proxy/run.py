@@ -44,9 +44,73 @@ def check(options: ProxyOptions) -> None:
     build_runtime(options.policy, MemoryStore())
 
 
+def _skip_the_addon_catalogue() -> None:
+    """Import mitmproxy's addon modules one by one, without ``mitmproxy/addons/__init__``.
+
+    That package module imports every default addon, and with them LDAP, Flask, Jinja and
+    Werkzeug (about 15 MB resident, some 300 modules) that :func:`lean_addons` never uses.
+    A package module with the same search path and none of that code stands in for it, so
+    ``from mitmproxy.addons import core`` loads ``core`` alone. Only in ``gitvow proxy``'s
+    own process, and only before anything imported the real one (``mitmdump -s`` keeps it)."""
+    import importlib.util
+    import types
+
+    if "mitmproxy.addons" in sys.modules:
+        return
+    spec = importlib.util.find_spec("mitmproxy.addons")
+    if spec is None or spec.submodule_search_locations is None:
+        return
+    package = types.ModuleType("mitmproxy.addons", "mitmproxy's addons, loaded one by one by gitvow proxy")
+    package.__path__ = list(spec.submodule_search_locations)
+    package.__spec__ = spec
+    package.__package__ = "mitmproxy.addons"
+    package.__file__ = spec.origin
+    sys.modules["mitmproxy.addons"] = package
+
+
+def lean_addons() -> list[object]:
+    """The mitmproxy addons a policy proxy needs, and no more.
+
+    mitmproxy dispatches every hook of every request (request headers, request, response
+    headers, response, and an ``update`` after each) to every addon it holds, each dispatch a
+    coroutine, a context manager and a getattr; mitmdump's thirty-odd default addons cost
+    more CPU per request than gitvow's whole pipeline. Kept: option and command handling
+    (core), refusing non-local clients by default (block), h2c upgrades refused
+    (disable_h2c), the listener (proxyserver), ``--set scripts=`` (script), the protocol
+    layers (next_layer), TLS (tlsconfig), an upstream proxy's credentials (upstream_auth) and
+    start-up error reporting (errorcheck). Left out: replay, flow saving and export,
+    traffic rewriting (map/modify/anticache/anticomp/sticky*), mitmproxy's own proxy
+    authentication (gitvow identifies agents), onboarding, the browser and DNS helpers; their
+    options are therefore unknown to ``gitvow proxy --set``."""
+    from mitmproxy.addons import (
+        block,
+        core,
+        disable_h2c,
+        errorcheck,
+        next_layer,
+        proxyserver,
+        script,
+        tlsconfig,
+        upstream_auth,
+    )
+
+    return [
+        core.Core(),
+        block.Block(),
+        disable_h2c.DisableH2C(),
+        proxyserver.Proxyserver(),  # type: ignore[no-untyped-call]
+        script.ScriptLoader(),  # type: ignore[no-untyped-call]
+        next_layer.NextLayer(),
+        tlsconfig.TlsConfig(),
+        upstream_auth.UpstreamAuth(),
+        errorcheck.ErrorCheck(),
+    ]
+
+
 async def serve(options: ProxyOptions) -> int:
+    _skip_the_addon_catalogue()
     from mitmproxy import options as mitm_options
-    from mitmproxy.tools.dump import DumpMaster
+    from mitmproxy.master import Master
 
     from gitvow_proxy.addon import GitvowAddon
     from gitvow_proxy.agentenv import proxy_ca
@@ -68,9 +132,9 @@ async def serve(options: ProxyOptions) -> int:
         listen_port=settings.listen_port if options.listen_port is None else options.listen_port,
         confdir=str(confdir),
     )
-    master = DumpMaster(opts, with_termlog=True, with_dumper=False)
+    master = Master(opts, with_termlog=True)
     addon = GitvowAddon()
-    master.addons.add(addon)  # type: ignore[no-untyped-call]
+    master.addons.add(*lean_addons(), addon)  # type: ignore[no-untyped-call]
     updates: dict[str, object] = {
         "connection_strategy": "lazy",
         "gitvow_policy": str(options.policy),

@@ -19,7 +19,7 @@ from gitvow.policy.load import Policy, load_policy
 from gitvow_proxy.gates import ProxyGates
 from gitvow_proxy.identity import Identities, read_secret
 from gitvow_proxy.settings import ProxyPolicy
-from gitvow_proxy.store import Store
+from gitvow_proxy.store import Store, StoreError, is_shared, open_store
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +54,23 @@ def read_credentials(policy: Policy, plugins: Plugins) -> dict[str, str]:
         if token is not None:
             tokens[adapter] = token
     return tokens
+
+
+def open_state(policy: Policy, override: str | None = None) -> Store:
+    """The state store ``[proxy] state`` (or ``override``) names, with the password and CA the
+    policy points to for a shared store; raises PolicyError naming the key."""
+    settings = policy.section(ProxyPolicy).proxy
+    spec = override or settings.state
+    password: str | None = None
+    ca_file: str | None = None
+    if is_shared(spec):
+        password = read_secret(settings.state_password_env, settings.state_password_file,
+                               source=policy.source, key="proxy.state_password")
+        ca_file = str(Path(settings.state_ca).expanduser()) if settings.state_ca else None
+    try:
+        return open_store(spec, password=password, ca_file=ca_file)
+    except StoreError as exc:
+        raise PolicyError(str(exc), source=policy.source, key="proxy.state") from None
 
 
 def build_runtime(

@@ -26,6 +26,7 @@ from gitvow.denial import REASON_HEADER
 from gitvow_proxy.approvals import SENDING, Approval
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.store import StoreUnavailable
 
 if TYPE_CHECKING:
     from gitvow_proxy.addon import GitvowAddon
@@ -72,6 +73,8 @@ class Sender:
             self._wake.clear()
             try:
                 await self.sweep()
+            except StoreUnavailable:  # the store logs its outage once; try again next round
+                pass
             except Exception as exc:  # the loop must outlive any one bad approval
                 log.error("gitvow: the approval sender failed: %s: %s", type(exc).__name__, exc)
 

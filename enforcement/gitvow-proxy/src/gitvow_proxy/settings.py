@@ -10,7 +10,10 @@ them::
     confdir = "~/.local/share/gitvow/mitmproxy"   # mitmproxy's CA; --confdir overrides
     other_hosts = "tunnel"        # hosts no adapter serves: "tunnel" untouched or "refuse"
     allowed_repos = ["org/*"]     # repositories the proxy serves at all (repo_not_in_config); unset: all
-    state = "~/.local/state/gitvow/state.sqlite"   # ":memory:" keeps nothing across restarts
+    state = "~/.local/state/gitvow/state.sqlite"   # ":memory:" keeps nothing across restarts;
+                                  # "redis://HOST:PORT/DB" (or rediss://) shares it between replicas
+    state_password_env = "GITVOW_REDIS_PASSWORD"  # or state_password_file; never in the URL
+    state_ca = "/path/redis-ca.pem"  # rediss:// with a private CA
     upstream_ca = "/path/ca.pem"  # extra CA to trust upstream (a GHES with a private CA)
     reload_interval = 1.0         # seconds between policy-file checks
     plain_hosts = ["127.0.0.1:8929"]   # served hosts reached over plain http:// (else insecure_upstream)
@@ -58,7 +61,7 @@ them::
     ttl = 86400                           # seconds a pending approval waits; then approval_expired
     poll_interval = 1.0                   # seconds between the proxy's looks for approved ones
 
-    [admin]                               # the approval desk (off without a secret)
+    [admin]                               # /metrics, and the approval desk with a secret
     listen = "127.0.0.1:8081"             # loopback unless you mean it
     secret_env = "GITVOW_ADMIN_SECRET"    # or secret_file: the operator's, never an agent's
 """
@@ -91,6 +94,9 @@ class ProxySettings(_Section):
     other_hosts: Literal["tunnel", "refuse"] = "tunnel"
     allowed_repos: list[str] | None = None
     state: str = DEFAULT_STATE
+    state_password_env: str | None = None
+    state_password_file: str | None = None
+    state_ca: str | None = None
     upstream_ca: str | None = None
     reload_interval: float = Field(default=1.0, gt=0)
     plain_hosts: list[str] = Field(default_factory=list)
@@ -103,6 +109,12 @@ class ProxySettings(_Section):
             return False
         hosts = {entry.lower() for entry in self.plain_hosts}
         return f"{host}:{port}".lower() in hosts or host.lower() in hosts
+
+    @model_validator(mode="after")
+    def _one_password(self) -> ProxySettings:
+        if self.state_password_env is not None and self.state_password_file is not None:
+            raise ValueError("set at most one of state_password_env or state_password_file")
+        return self
 
 
 class CredentialRule(_Section):
@@ -232,7 +244,7 @@ class Approvals(_Section):
 
 
 class Admin(_Section):
-    """``[admin]``: the approval desk's listener and the operator secret that opens it."""
+    """``[admin]``: the admin listener (``/metrics``) and the operator secret that opens the approval desk."""
 
     listen: str = "127.0.0.1:8081"
     secret_env: str | None = None

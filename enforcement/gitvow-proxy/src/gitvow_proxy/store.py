@@ -1,12 +1,13 @@
 """Where the proxy keeps what must outlive one request: budget windows, write counters,
 run-state flags, the canary tokens it issued and the approvals it staged.
 
-One small interface, two implementations: :class:`MemoryStore` for tests and throwaway
+One small interface, three implementations: :class:`MemoryStore` for tests and throwaway
 runs, :class:`SQLiteStore` as the embedded default so a restart does not hand every agent a
 fresh write budget (or a fresh canary token the old environment never saw). ``gitvow
 approvals``, ``pause``, ``resume`` and ``status`` open the same store as the proxy: every
-run-time control is a store operation, so a store shared between processes (SQLite here)
-is all another implementation has to provide.
+run-time control is a store operation, so a store shared between processes (SQLite here,
+``gitvow_proxy.redis_store.RedisStore`` for several replicas sharing one state) is all
+another implementation has to provide.
 
 Approvals (:mod:`gitvow_proxy.approvals`) move through their statuses only by the atomic
 operations below: :meth:`Store.stage` (never two live approvals of one request),
@@ -77,6 +78,15 @@ def _check_decidable(found: Approval | None, approval_id: str, now: float) -> Ap
     return found
 
 
+class StoreUnavailable(StoreError):
+    """The state store cannot be reached right now (a shared store's server is down): writes
+    are refused with ``state_unavailable`` until it is back."""
+
+
+#: The reason code of a write refused because the state store cannot be reached.
+STATE_UNAVAILABLE = "state_unavailable"
+
+
 def new_canary() -> str:
     """A token no legitimate text contains by accident, shaped like a forge token."""
     return "gvc_" + secrets.token_hex(16)
@@ -84,6 +94,9 @@ def new_canary() -> str:
 
 class Store(ABC):
     """Budget windows, counters, run-state flags and canary tokens."""
+
+    #: Calls that failed on the store's side (a shared store's server unreachable), for metrics.
+    errors: int = 0
 
     @abstractmethod
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
@@ -157,6 +170,10 @@ class Store(ABC):
     @abstractmethod
     def expire(self, now: float) -> list[Approval]:
         """Mark every pending approval past its expiry expired; return them."""
+
+    def pending_approvals(self) -> int:
+        """How many approvals wait for a human (for metrics)."""
+        return len(self.approvals([PENDING], limit=1 << 30))
 
     def close(self) -> None:  # noqa: B027 - optional: only stores holding files override it
         """Release files; the default holds none."""
@@ -528,8 +545,18 @@ class _Transaction:
             self.store._lock.release()
 
 
-def open_store(spec: str) -> Store:
-    """``:memory:`` → :class:`MemoryStore`; anything else is a SQLite file path."""
+def is_shared(spec: str) -> bool:
+    """Whether ``spec`` names a server shared by replicas rather than a file or memory."""
+    return spec.startswith(("redis://", "rediss://"))
+
+
+def open_store(spec: str, *, password: str | None = None, ca_file: str | None = None) -> Store:
+    """``:memory:`` → :class:`MemoryStore`; ``redis://``/``rediss://`` → ``RedisStore``
+    (``password`` and ``ca_file`` apply only there); anything else is a SQLite file path."""
     if spec == ":memory:":
         return MemoryStore()
+    if is_shared(spec):
+        from gitvow_proxy.redis_store import RedisStore
+
+        return RedisStore(spec, password=password, ca_file=ca_file)
     return SQLiteStore(spec)

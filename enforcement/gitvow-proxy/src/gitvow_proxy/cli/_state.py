@@ -12,7 +12,7 @@ from pathlib import Path
 from gitvow.policy.load import Policy, load_policy
 from gitvow_proxy.audit import AuditLog
 from gitvow_proxy.settings import ProxyPolicy
-from gitvow_proxy.store import Store, open_store
+from gitvow_proxy.store import Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +40,10 @@ class State:
 @contextmanager
 def opened(args: argparse.Namespace) -> Iterator[State]:
     """The policy and the proxy's store (raises GitvowError, one line naming the file)."""
+    from gitvow_proxy.runtime import open_state
+
     policy = load_policy(args.policy, absent="skip")
-    store = open_store(args.state or policy.section(ProxyPolicy).proxy.state)
+    store = open_state(policy, args.state)
     try:
         yield State(policy, store)
     finally:

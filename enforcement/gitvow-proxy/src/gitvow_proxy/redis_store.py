@@ -1,0 +1,380 @@
+"""The state store shared by several proxy replicas: Redis, through redis-py.
+
+``[proxy] state = "redis://HOST:PORT/DB"`` (or ``rediss://`` for TLS). The password never
+sits in the policy: ``[proxy] state_password_env`` or ``state_password_file`` names it.
+
+Budget admission is one Lua script (every window trimmed, checked and, only if all have room,
+appended to, in one step on the server), so replicas never race between a read and a write.
+While Redis cannot be reached every call raises :class:`StoreUnavailable`, which the gates
+turn into a ``state_unavailable`` refusal of the write; the store tries again at most once per
+``retry_interval`` (so a dead server costs one timeout per interval, not one per request) and
+logs each change of reachability once.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import asdict
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from gitvow_proxy.approvals import APPROVED, EXPIRED, FAILED, PENDING, REJECTED, RESTAGE, SENDING, SENT, Approval
+from gitvow_proxy.store import (
+    ApprovalError,
+    Store,
+    StoreError,
+    StoreUnavailable,
+    _amounts,
+    _check_decidable,
+    _tell_expired,
+    new_canary,
+)
+
+log = logging.getLogger("gitvow_proxy")
+
+T = TypeVar("T")
+
+PREFIX = "gitvow:"
+
+# KEYS: the windows. ARGV: now, window, the new events' member prefix, then per key its limit
+# and its amount. Returns false when taken, else the seconds (as a string: Lua numbers become
+# integers) until the fullest window has room for its amount.
+_TAKE = """
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local full = false
+local wait = 0
+for i, key in ipairs(KEYS) do
+  local limit = tonumber(ARGV[2 + 2 * i])
+  local amount = tonumber(ARGV[3 + 2 * i])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local n = redis.call('ZCARD', key)
+  if n + amount > limit then
+    full = true
+    local blocking = redis.call('ZRANGE', key, n + amount - 1 - limit, n + amount - 1 - limit, 'WITHSCORES')
+    local w = tonumber(blocking[2]) + window - now
+    if w > wait then wait = w end
+  end
+end
+if full then return tostring(wait) end
+local ttl = math.ceil(window * 1000)
+for i, key in ipairs(KEYS) do
+  for j = 1, tonumber(ARGV[3 + 2 * i]) do
+    redis.call('ZADD', key, now, ARGV[3] .. ':' .. j)
+  end
+  redis.call('PEXPIRE', key, ttl)
+end
+return false
+"""
+
+# KEYS[1]: the canaries hash. ARGV: agent, a fresh token. Issues the token once, returns the kept one.
+_CANARY = """
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('HGET', KEYS[1], ARGV[1])
+"""
+
+
+def redacted(url: str) -> str:
+    """``url`` without any user information, for log lines and errors."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def check_url(url: str) -> None:
+    """A ``redis://``/``rediss://`` URL fit for a policy file: no password in it."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss"):
+        raise StoreError(f"the state store URL must start with redis:// or rediss://, got {redacted(url)}")
+    if parts.password is not None:
+        raise StoreError("the state store URL carries a password; name it with [proxy] state_password_env "
+                         "or state_password_file instead")
+    if not parts.hostname:
+        raise StoreError(f"the state store URL {redacted(url)} names no host")
+
+
+class RedisStore(Store):
+    """Budget windows (sorted sets), counters (a hash), flags (sets), canaries (a hash) in Redis."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        password: str | None = None,
+        ca_file: str | None = None,
+        timeout: float = 1.0,
+        retry_interval: float = 1.0,
+    ) -> None:
+        check_url(url)
+        self.where = redacted(url)
+        self.retry_interval = retry_interval
+        options: dict[str, Any] = {
+            "password": password,
+            "socket_timeout": timeout,
+            "socket_connect_timeout": timeout,
+            # One retry: a pooled connection Redis closed on a restart fails once, then reconnects.
+            "retry": Retry(NoBackoff(), 1),
+            "decode_responses": True,
+        }
+        if ca_file is not None:
+            options["ssl_ca_certs"] = ca_file
+        try:
+            self._redis: redis.Redis = redis.Redis.from_url(url, **options)
+        except (ValueError, redis.RedisError) as exc:
+            raise StoreError(f"cannot use the state store {self.where}: {exc}") from None
+        self._take = self._redis.register_script(_TAKE)
+        self._issue = self._redis.register_script(_CANARY)
+        self._lock = threading.Lock()
+        self._down_since: float | None = None
+        self._next_try = 0.0
+
+    # -- reachability ---------------------------------------------------------------------
+
+    @property
+    def available(self) -> bool:
+        return self._down_since is None
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        now = time.monotonic()
+        with self._lock:
+            if self._down_since is not None and now < self._next_try:
+                raise StoreUnavailable(f"the state store {self.where} is unreachable")
+        try:
+            result = fn()
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            with self._lock:
+                self.errors += 1
+                self._next_try = time.monotonic() + self.retry_interval
+                first = self._down_since is None
+                if first:
+                    self._down_since = now
+            if first:
+                log.error("gitvow: the state store %s is unreachable (%s: %s); writes are refused with "
+                          "state_unavailable until it is back", self.where, type(exc).__name__, exc)
+            raise StoreUnavailable(f"the state store {self.where} is unreachable") from None
+        except redis.RedisError as exc:  # answered, but with an error: the pipeline refuses (internal_error)
+            with self._lock:
+                self.errors += 1
+            raise StoreError(f"the state store {self.where} answered: {type(exc).__name__}: {exc}") from None
+        if self._down_since is not None:
+            with self._lock:
+                since, self._down_since = self._down_since, None
+            if since is not None:
+                log.warning("gitvow: the state store %s is reachable again after %.1fs", self.where,
+                            time.monotonic() - since)
+        return result
+
+    def ping(self) -> bool:
+        """Whether Redis answers now (also how a background probe brings the store back)."""
+        try:
+            return bool(self._call(self._redis.ping))
+        except StoreUnavailable:
+            return False
+
+    # -- the Store interface --------------------------------------------------------------
+
+    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
+             amounts: Sequence[int] | None = None) -> float | None:
+        units = _amounts(keys, amounts)
+        if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
+            return window
+        member = f"{now:.6f}:{secrets.token_hex(6)}"
+        args: list[Any] = [repr(now), repr(window), member]
+        for (_, limit), amount in zip(keys, units, strict=True):
+            args += [limit, amount]
+        result = self._call(lambda: self._take(keys=[PREFIX + "ev:" + key for key, _ in keys], args=args))
+        if result is None:
+            return None
+        return max(float(result), 1.0)
+
+    def usage(self, key: str, now: float, window: float) -> int:
+        return int(self._call(lambda: self._redis.zcount(PREFIX + "ev:" + key, f"({now - window}", "+inf")))
+
+    def count(self, key: str, amount: int = 1) -> None:
+        self._call(lambda: self._redis.hincrby(PREFIX + "counters", key, amount))
+
+    def counters(self) -> dict[str, int]:
+        values: dict[str, str] = self._call(lambda: self._redis.hgetall(PREFIX + "counters"))  # type: ignore[arg-type,return-value]
+        return {key: int(value) for key, value in values.items()}
+
+    def flags(self, kind: str) -> frozenset[str]:
+        members: set[str] = self._call(lambda: self._redis.smembers(PREFIX + "flags:" + kind))  # type: ignore[arg-type,return-value]
+        return frozenset(members)
+
+    def set_flag(self, kind: str, repo: str, on: bool) -> None:
+        key = PREFIX + "flags:" + kind
+        if on:
+            self._call(lambda: self._redis.sadd(key, repo.lower()))
+        else:
+            self._call(lambda: self._redis.srem(key, repo.lower()))
+
+    def canary(self, agent: str) -> str:
+        return str(self._call(lambda: self._issue(keys=[PREFIX + "canaries"], args=[agent, new_canary()])))
+
+    def canaries(self) -> dict[str, str]:
+        issued: dict[str, str] = self._call(lambda: self._redis.hgetall(PREFIX + "canaries"))  # type: ignore[arg-type,return-value]
+        return {token: agent for agent, token in issued.items()}
+
+    # -- approvals ----------------------------------------------------------------------------
+    #
+    # Each approval is one JSON document (``gitvow:approval:ID``); ``gitvow:approvals`` orders
+    # every id by creation, ``gitvow:approvals:STATUS`` the ids in each status, and
+    # ``gitvow:approvals:fp:FINGERPRINT`` names the latest approval of a request. Every change
+    # is an optimistic transaction (WATCH … MULTI … EXEC, retried on a concurrent change), so
+    # two replicas never both move one approval: in particular exactly one ``claim`` of an
+    # approved approval succeeds, the exactly-once send.
+
+    def _akey(self, approval_id: str) -> str:
+        return f"{PREFIX}approval:{approval_id.upper()}"
+
+    def _load(self, pipe: Any, approval_id: str) -> Approval | None:
+        raw = pipe.get(self._akey(approval_id))
+        return None if raw is None else _decode(raw)
+
+    def _save(self, pipe: Any, approval: Approval, before: Approval | None) -> Approval:
+        """Queue the writes of ``approval`` (``pipe`` in MULTI mode)."""
+        pipe.set(self._akey(approval.id), _encode(approval))
+        pipe.zadd(PREFIX + "approvals", {approval.id: approval.created})
+        if before is not None and before.status != approval.status:
+            pipe.zrem(f"{PREFIX}approvals:{before.status}", approval.id)
+        pipe.zadd(f"{PREFIX}approvals:{approval.status}", {approval.id: approval.created})
+        pipe.set(f"{PREFIX}approvals:fp:{approval.fingerprint}", approval.id)
+        return approval
+
+    def _transaction(self, fn: Callable[[Any], T], *watch: str) -> T:
+        def run() -> T:
+            result: list[T] = []
+
+            def body(pipe: Any) -> None:
+                result.clear()
+                result.append(fn(pipe))
+
+            self._redis.transaction(body, *watch)
+            return result[0]
+
+        return self._call(run)
+
+    def stage(self, approval: Approval, now: float) -> Approval:
+        fp_key = f"{PREFIX}approvals:fp:{approval.fingerprint}"
+
+        def body(pipe: Any) -> Approval:
+            latest_id = pipe.get(fp_key)
+            if latest_id is not None:
+                pipe.watch(self._akey(latest_id))  # a decision on it meanwhile makes this stage retry
+            latest = self._load(pipe, latest_id) if latest_id is not None else None
+            told = _tell_expired(latest, now)
+            pipe.multi()
+            if told is not None:
+                return self._save(pipe, told, latest)
+            if latest is not None and latest.status not in RESTAGE:
+                pipe.exists(fp_key)  # an EXEC with nothing queued still checks the WATCH
+                return latest
+            return self._save(pipe, approval.with_(updated=now), None)
+
+        return self._transaction(body, fp_key)
+
+    def approval(self, approval_id: str) -> Approval | None:
+        raw = self._call(lambda: self._redis.get(self._akey(approval_id)))
+        return None if raw is None else _decode(raw)
+
+    def approvals(self, statuses: Collection[str] | None = None, limit: int = 200) -> list[Approval]:
+        def run() -> list[Approval]:
+            ids: list[str] = []
+            for index in [PREFIX + "approvals"] if statuses is None else [f"{PREFIX}approvals:{s}" for s in statuses]:
+                ids += [str(i) for i in self._redis.zrevrange(index, 0, limit - 1)]
+            if not ids:
+                return []
+            raws: list[Any] = self._redis.mget([self._akey(i) for i in ids])
+            found = [_decode(raw) for raw in raws if raw is not None]
+            return sorted(found, key=lambda a: a.created, reverse=True)[:limit]
+
+        return self._call(run)
+
+    def decide(self, approval_id: str, *, approve: bool, by: str, reason: str | None, now: float) -> Approval:
+        key = self._akey(approval_id)
+
+        def body(pipe: Any) -> Approval:
+            found = _check_decidable(self._load(pipe, approval_id), approval_id, now)
+            pipe.multi()
+            return self._save(pipe, found.with_(status=APPROVED if approve else REJECTED, decided_by=by,
+                                                decided_at=now, reason=reason, updated=now), found)
+
+        return self._transaction(body, key)
+
+    def claim(self, now: float) -> Approval | None:
+        ready = f"{PREFIX}approvals:{APPROVED}"
+
+        def body(pipe: Any) -> Approval | None:
+            ids = pipe.zrange(ready, 0, 0)
+            if not ids:
+                return None
+            found = self._load(pipe, ids[0])
+            pipe.multi()
+            if found is None or found.status != APPROVED:  # a stale index entry
+                pipe.zrem(ready, ids[0])
+                return None
+            return self._save(pipe, found.with_(status=SENDING, updated=now), found)
+
+        return self._transaction(body, ready)
+
+    def finish(self, approval_id: str, *, sent: bool, status: int | None, content_type: str | None, body: bytes,
+               now: float, reason: str | None = None) -> Approval:
+        key = self._akey(approval_id)
+
+        def run(pipe: Any) -> Approval:
+            found = self._load(pipe, approval_id)
+            if found is None or found.status != SENDING:
+                raise ApprovalError(f"approval {approval_id} is not being sent")
+            pipe.multi()
+            return self._save(pipe, found.with_(status=SENT if sent else FAILED, sent_at=now, response_status=status,
+                                                response_type=content_type, response_body=body, updated=now,
+                                                reason=reason if reason is not None else found.reason), found)
+
+        return self._transaction(run, key)
+
+    def expire(self, now: float) -> list[Approval]:
+        pending = f"{PREFIX}approvals:{PENDING}"
+
+        def body(pipe: Any) -> list[Approval]:
+            ids = pipe.zrange(pending, 0, -1)
+            gone = [a for a in (self._load(pipe, i) for i in ids) if a is not None and a.status == PENDING
+                    and a.expires <= now]
+            pipe.multi()
+            if not gone:
+                pipe.exists(pending)
+            return [self._save(pipe, a.with_(status=EXPIRED, updated=now), a) for a in gone]
+
+        return self._transaction(body, pending)
+
+    def pending_approvals(self) -> int:
+        return int(self._call(lambda: self._redis.zcard(f"{PREFIX}approvals:{PENDING}")))
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+def _encode(approval: Approval) -> str:
+    data = asdict(approval)
+    data["body"] = base64.b64encode(approval.body).decode()
+    data["response_body"] = base64.b64encode(approval.response_body).decode()
+    return json.dumps(data, separators=(",", ":"))
+
+
+def _decode(raw: str | bytes) -> Approval:
+    data = json.loads(raw)
+    data["operations"] = tuple(data["operations"])
+    data["headers"] = tuple((str(k), str(v)) for k, v in data["headers"])
+    data["body"] = base64.b64decode(data["body"])
+    data["response_body"] = base64.b64decode(data["response_body"])
+    return Approval(**data)

@@ -1,0 +1,192 @@
+"""Two ``gitvow proxy`` replicas sharing one real ``redis-server``, clients spread over both:
+one budget, one set of pauses, one set of canaries, and both fail closed while Redis is gone.
+
+The upstream is a GitHub Enterprise style stand-in on loopback (the ``github`` adapter);
+httpx clients send through either replica.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, proxy_env, start_proxy
+from redis_support import REDIS_SERVER, RedisServer
+
+pytestmark = pytest.mark.e2e
+
+BUDGET = 12
+
+
+@pytest.fixture(scope="module")
+def redis_shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    if not os.path.exists(REDIS_SERVER):
+        pytest.skip("redis-server is not installed (Debian package redis-server)")
+    pytest.importorskip("redis")
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def replicas(
+    api: Upstream, redis_shared: RedisServer, ca_file: Path, broken_plugin_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[list[ProxyProcess]]:
+    workdir = tmp_path_factory.mktemp("replicas")
+    policy = workdir / "policy.toml"
+    policy.write_text(textwrap.dedent(f"""
+        [hosts]
+        "{api.netloc}" = "github"
+
+        [credentials.github]
+        token_env = "GITVOW_TEST_GIT_TOKEN"
+
+        [proxy]
+        upstream_ca = "{ca_file}"
+        state = "{redis_shared.url}"
+
+        [audit]
+        path = "{workdir / 'audit.jsonl'}"
+
+        [agents.coder]
+        mode = "issues_and_prs"
+        secret_env = "GITVOW_TEST_CODER"
+
+        [agents.limited]
+        mode = "issues_and_prs"
+        secret_env = "GITVOW_TEST_LIMITED"
+
+        [budget]
+        window_seconds = 3600
+        agents = {{ limited = {{ writes = {BUDGET} }} }}
+
+        [approvals]
+        poll_interval = 0.2
+    """))
+    env = proxy_env(broken_plugin_path)
+    started = [start_proxy(policy, workdir, env) for _ in range(2)]
+    yield started
+    for replica in started:
+        assert replica.stop() == 0, replica.log_text()
+
+
+def test_budget_admits_exactly_n_over_both_replicas(replicas: list[ProxyProcess], api: Upstream, ca_file: Path) -> None:
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def send(replica: ProxyProcess) -> None:
+        with client(replica, "limited", ca_file) as c:
+            mine = [comment(c, api, "team/budget").status_code for _ in range(5)]
+        with lock:
+            statuses.extend(mine)
+
+    threads = [threading.Thread(target=send, args=(replicas[i % 2],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(statuses) == 40
+    assert statuses.count(201) == BUDGET
+    assert statuses.count(429) == 40 - BUDGET
+    assert sum(1 for s in api.seen if s.method == "POST" and "/team/budget/" in s.path) == BUDGET
+
+
+def operator(replica: ProxyProcess, *args: str) -> subprocess.CompletedProcess[str]:
+    """``gitvow …`` as the operator runs it: the policy names the Redis state, no agent secret."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITVOW_TEST_")}
+    return subprocess.run([GITVOW, *args, "--policy", str(replica.policy)], capture_output=True, text=True, env=env,
+                          timeout=60)
+
+
+def test_gitvow_pause_is_seen_by_both_replicas(replicas: list[ProxyProcess], api: Upstream, ca_file: Path) -> None:
+    clients = [client(r, "coder", ca_file) for r in replicas]
+    try:
+        assert [comment(c, api, "team/pausable").status_code for c in clients] == [201, 201]
+        assert operator(replicas[0], "pause", "team/pausable").returncode == 0
+        refused = [comment(c, api, "team/pausable") for c in clients]
+        assert [r.status_code for r in refused] == [403, 403]
+        assert [r.headers["x-gitvow-reason"] for r in refused] == ["repo_paused", "repo_paused"]
+        assert [c.get(api.url("/api/v3/repos/team/pausable")).status_code for c in clients] == [200, 200]
+        assert operator(replicas[0], "resume", "team/pausable").returncode == 0
+        assert [comment(c, api, "team/pausable").status_code for c in clients] == [201, 201]
+    finally:
+        for c in clients:
+            c.close()
+
+
+def test_an_approval_staged_on_one_replica_is_sent_exactly_once(
+    replicas: list[ProxyProcess], api: Upstream, ca_file: Path
+) -> None:
+    """Both replicas' senders watch the shared store; exactly one claims the approved request."""
+    pull = {"title": "Add the thing", "body": "Adds it. Tested.", "head": "feature", "base": "main"}
+    url = api.url("/api/v3/repos/team/approve/pulls")
+    with client(replicas[0], "coder", ca_file) as c:
+        staged = c.post(url, json=pull)
+    assert staged.status_code == 403 and staged.headers["x-gitvow-reason"] == "hard_deny", staged.text
+    ident = staged.headers["x-gitvow-approval"]
+    with client(replicas[1], "coder", ca_file) as c:  # the same request on the other replica: the same approval
+        assert c.post(url, json=pull).headers["x-gitvow-approval"] == ident
+    assert not any("/team/approve/" in s.path for s in api.seen)
+    approved = operator(replicas[1], "approvals", "approve", ident, "--by", "alice")
+    assert approved.returncode == 0, approved.stderr
+    waited = operator(replicas[0], "approvals", "wait", ident, "--timeout", "30")
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    time.sleep(1.0)  # several more polls of both senders
+    sends = [s for s in api.seen if s.method == "POST" and s.path == "/api/v3/repos/team/approve/pulls"]
+    assert len(sends) == 1
+    assert json.loads(sends[0].body) == pull
+    shown = json.loads(operator(replicas[0], "approvals", "show", ident, "--json").stdout)
+    assert (shown["status"], shown["response_status"]) == ("sent", 201)
+
+
+def test_a_canary_from_gitvow_env_is_refused_on_either_replica(
+    replicas: list[ProxyProcess], api: Upstream, ca_file: Path
+) -> None:
+    out = subprocess.run([GITVOW, "env", "--policy", str(replicas[0].policy), "--agent", "coder", "--json"],
+                         capture_output=True, text=True, check=True, env={**os.environ, **proxy_env(Path("/"))})
+    canary = json.loads(out.stdout)["GH_TOKEN"]
+    assert canary.startswith("gvc_")
+    for replica in replicas:
+        with client(replica, "coder", ca_file) as c:
+            refused = comment(c, api, "team/canary", body=f"my token is {canary}")
+        assert refused.status_code == 403
+        assert refused.headers["x-gitvow-reason"] == "canary_egress"
+    assert not any("/team/canary/" in s.path for s in api.seen)
+
+
+def test_redis_gone_refuses_writes_and_coming_back_restores_service(
+    replicas: list[ProxyProcess], api: Upstream, redis_shared: RedisServer, ca_file: Path
+) -> None:
+    clients = [client(r, "coder", ca_file) for r in replicas]
+    try:
+        assert [comment(c, api, "team/outage").status_code for c in clients] == [201, 201]
+        redis_shared.stop()
+        for _ in range(3):
+            refused = [comment(c, api, "team/outage") for c in clients]
+            assert [r.status_code for r in refused] == [503, 503]
+            assert [r.headers["x-gitvow-reason"] for r in refused] == ["state_unavailable"] * 2
+            assert all("retry-after" in r.headers for r in refused)
+            # Reads need no state: they keep working.
+            assert [c.get(api.url("/api/v3/repos/team/outage")).status_code for c in clients] == [200, 200]
+        redis_shared.start()
+        for c in clients:
+            deadline = time.monotonic() + 15
+            while (status := comment(c, api, "team/outage").status_code) != 201:
+                assert status == 503 and time.monotonic() < deadline, status
+                time.sleep(0.2)
+    finally:
+        for c in clients:
+            c.close()
+    assert sum(1 for s in api.seen if s.method == "POST" and "/team/outage/" in s.path) == 4
+    for replica in replicas:
+        log = replica.log_text()
+        assert log.count("is unreachable") == 1, log
+        assert log.count("is reachable again") == 1, log
