@@ -20,6 +20,7 @@ Stages that need live state:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from gitvow.adapter import Adapter
@@ -79,9 +80,29 @@ class ReplayGates(ProxyGates):
         self.skip_body = skip_body
         #: The body stage's recorded refusal of the line being decided (replay is sequential).
         self.recorded_body: Verdict | None = None
+        #: The operations the recording found for the line being decided, when it says.
+        self.recorded_operations: tuple[str, ...] = ()
 
     def body(self, ctx: Context) -> Verdict | None:
         return self.recorded_body if self.skip_body else super().body(ctx)
+
+    def resolve(self, ctx: Context) -> Classification:
+        """Offline there is no forge to ask. What the recording says settles a route whose
+        operation depends on the object (``PATCH …/issues/7`` recorded as ``pr.edit`` was a
+        pull request); objects named by opaque ids stay unresolved, so a write on them under a
+        repository gate replays as ``repo_unresolved`` (fail closed)."""
+        classification = ctx.classification
+        recorded = set(self.recorded_operations)
+        if not recorded:
+            return classification
+        operations, left = classification.operations, []
+        for target in classification.targets:
+            answer = next((ops for _type, ops in target.by_type if set(ops) == recorded), None)
+            if answer is not None:
+                operations = answer
+            elif not (target.by_type and set(classification.operations) == recorded):
+                left.append(target)
+        return replace(classification, operations=operations, targets=tuple(left))
 
 
 class Replayer:
@@ -114,6 +135,8 @@ class Replayer:
     def decide(self, item: Recorded) -> Outcome:
         """What this policy decides for ``item``, as an audit line would say it."""
         self.clock.now = item.time
+        operations = item.recorded.operations if item.recorded is not None else ()
+        self.gates.recorded_operations = self.headless.recorded_operations = operations
         request = item.request
         caller = self._caller(item.agent)
         if caller is None:  # unauthenticated, or an agent this policy does not name: a 407
