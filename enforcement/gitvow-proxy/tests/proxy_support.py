@@ -196,6 +196,33 @@ def _template_confdir() -> Path:
     return _TEMPLATE[0]
 
 
+#: A test-only mitmproxy addon: the names in GITVOW_TEST_RESOLVE are 127.0.0.1, for
+#: mitmproxy's connections and for the proxy's own lookups alike (as /etc/hosts would make them).
+RESOLVE_ADDON = '''
+import os
+import socket
+
+NAMES = set(os.environ.get("GITVOW_TEST_RESOLVE", "").split(","))
+_getaddrinfo = socket.getaddrinfo
+
+
+def getaddrinfo(host, *args, **kwargs):
+    return _getaddrinfo("127.0.0.1" if host in NAMES else host, *args, **kwargs)
+
+
+socket.getaddrinfo = getaddrinfo
+
+
+class Resolve:
+    def server_connect(self, data):
+        host, port = data.server.address
+        if host in NAMES:
+            data.server.address = ("127.0.0.1", port)
+
+
+addons = [Resolve()]
+'''
+
 def start_proxy(
     policy: Path,
     workdir: Path,

@@ -24,6 +24,7 @@ import trustme
 from proxy_support import (
     GIT_TOKEN,
     GITVOW,
+    RESOLVE_ADDON,
     ProxyProcess,
     Seen,
     Upstream,
@@ -31,7 +32,7 @@ from proxy_support import (
     start_proxy,
     start_upstream,
 )
-from test_github_e2e import HOST, RESOLVE_ADDON, agent_env, gh
+from test_github_e2e import HOST, agent_env, gh
 
 from gitvow.testing import free_port
 

@@ -24,6 +24,7 @@ import trustme
 from proxy_support import (
     GIT_TOKEN,
     GITVOW,
+    RESOLVE_ADDON,
     SECRETS,
     ProxyProcess,
     Seen,
@@ -36,23 +37,6 @@ from proxy_support import (
 pytestmark = pytest.mark.e2e
 
 HOST = "ghes.test"
-RESOLVE_ADDON = '''
-import os
-
-
-class Resolve:
-    """Test-only: connect to 127.0.0.1 for the names in GITVOW_TEST_RESOLVE, like /etc/hosts."""
-
-    def server_connect(self, data):
-        host, port = data.server.address
-        if host in os.environ.get("GITVOW_TEST_RESOLVE", "").split(","):
-            data.server.address = ("127.0.0.1", port)
-
-
-addons = [Resolve()]
-'''
-
-
 def _api(upstream: Upstream, seen: Seen) -> tuple[int, dict[str, str], bytes]:
     """Just enough of GitHub's REST and GraphQL answers for gh and PyGithub."""
     base = f"https://{HOST}:{upstream.port}/api/v3"

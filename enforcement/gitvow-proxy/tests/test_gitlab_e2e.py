@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import trustme
-from proxy_support import GIT_TOKEN, ProxyProcess, Seen, Upstream, proxy_env, start_proxy, start_upstream
-from test_github_e2e import RESOLVE_ADDON, agent_env
+from proxy_support import GIT_TOKEN, RESOLVE_ADDON, ProxyProcess, Seen, Upstream, proxy_env, start_proxy, start_upstream
+from test_github_e2e import agent_env
 
 pytestmark = pytest.mark.e2e
 

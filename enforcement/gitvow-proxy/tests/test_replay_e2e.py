@@ -31,6 +31,7 @@ from proxy_support import (
     GIT_TOKEN,
     GITVOW,
     MITMDUMP,
+    RESOLVE_ADDON,
     SECRETS,
     ProxyProcess,
     Seen,
@@ -45,23 +46,6 @@ pytestmark = pytest.mark.e2e
 
 HOST = "ghes.test"
 COOKIE = "session=cookie-value-5f2e9a"
-RESOLVE_ADDON = '''
-import os
-
-
-class Resolve:
-    """Test-only: connect to 127.0.0.1 for the names in GITVOW_TEST_RESOLVE, like /etc/hosts."""
-
-    def server_connect(self, data):
-        host, port = data.server.address
-        if host in os.environ.get("GITVOW_TEST_RESOLVE", "").split(","):
-            data.server.address = ("127.0.0.1", port)
-
-
-addons = [Resolve()]
-'''
-
-
 def _api(seen: Seen) -> tuple[int, dict[str, str], bytes]:
     path = seen.path.split("?", 1)[0]
     if path == "/api/v3/repos/team/app":

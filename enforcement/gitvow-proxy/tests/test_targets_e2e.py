@@ -20,7 +20,17 @@ from pathlib import Path
 import httpx
 import pytest
 import trustme
-from proxy_support import GIT_TOKEN, SECRETS, ProxyProcess, Seen, Upstream, proxy_env, start_proxy, start_upstream
+from proxy_support import (
+    GIT_TOKEN,
+    RESOLVE_ADDON,
+    SECRETS,
+    ProxyProcess,
+    Seen,
+    Upstream,
+    proxy_env,
+    start_proxy,
+    start_upstream,
+)
 
 from gitvow.testing import RecordingServer
 
@@ -30,32 +40,6 @@ GHES = "ghes.test"
 GITLAB = "gitlab.test"
 PLAIN = "plain.test"
 MARKED = "marked.test"
-#: Test-only: these names are 127.0.0.1, for mitmproxy's connections and for the proxy's
-#: own lookups alike (as /etc/hosts would make them).
-RESOLVE_ADDON = '''
-import os
-import socket
-
-NAMES = set(os.environ.get("GITVOW_TEST_RESOLVE", "").split(","))
-_getaddrinfo = socket.getaddrinfo
-
-
-def getaddrinfo(host, *args, **kwargs):
-    return _getaddrinfo("127.0.0.1" if host in NAMES else host, *args, **kwargs)
-
-
-socket.getaddrinfo = getaddrinfo
-
-
-class Resolve:
-    def server_connect(self, data):
-        host, port = data.server.address
-        if host in NAMES:
-            data.server.address = ("127.0.0.1", port)
-
-
-addons = [Resolve()]
-'''
 REPOS = {"R_team_app": "team/app", "R_team_open": "team/open"}
 PROJECTS = {424242: "team/app", 7: "team/open"}
 
