@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from gitvow.testing import free_port, wait_for_port
+from gitvow.testing import RedisServer, free_port, wait_for_port
 
 BIN = Path(sys.executable).parent
 AGENT, SECRET, TOKEN = "soak", "soak-secret", "ghs_soaktoken0123456789"
@@ -149,16 +149,12 @@ class Proxy:
 
 @contextmanager
 def redis_server(workdir: Path) -> Iterator[str]:
-    exe = shutil.which("redis-server") or "/usr/bin/redis-server"
-    port = free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
-                             "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    """A real redis-server for the run (gitvow.testing.RedisServer); yields its URL."""
+    server = RedisServer(workdir / "redis").start()
     try:
-        wait_for_port(port, proc)
-        yield f"redis://127.0.0.1:{port}/0"
+        yield server.url
     finally:
-        proc.terminate()
-        proc.wait()
+        server.stop()
 
 
 @contextmanager

@@ -23,7 +23,8 @@ from proxy_support import (
     start_upstream,
     write_policy,
 )
-from redis_support import REDIS_SERVER, RedisServer
+
+from gitvow.testing import REDIS_SERVER, RedisServer
 
 
 def _needs(tool: str) -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import trustme
-from redis_support import RedisServer
 
 from gitvow.errors import PolicyError
 from gitvow.policy.load import Policy, load_policy
+from gitvow.testing import RedisServer
 from gitvow_proxy.runtime import open_state
 from gitvow_proxy.store import PAUSED, StoreError, StoreUnavailable
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, proxy_env, start_proxy
-from redis_support import REDIS_SERVER, RedisServer
+
+from gitvow.testing import REDIS_SERVER, RedisServer
 
 pytestmark = pytest.mark.e2e
 
