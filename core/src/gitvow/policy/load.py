@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from gitvow.change_rules import DEFAULT_RULES, ChangeRules, compile_rules
 from gitvow.comments import CommentCommand
 from gitvow.errors import PolicyError
 from gitvow.evaluator import Grant
@@ -53,6 +54,8 @@ class Policy:
     installed_adapters: frozenset[str] | None = None
     #: ``[comment_commands]`` compiled; empty unless the operator declares some.
     comment_commands: tuple[CommentCommand, ...] = ()
+    #: ``[branches]``, ``[paths]``, ``[size]``, ``[secrets]`` and agents' ``branches`` compiled.
+    change_rules: ChangeRules = DEFAULT_RULES
 
     def grant_for(self, agent: str) -> Grant | None:
         """The grant of ``[agents.NAME]``, or None when the policy does not name that agent."""
@@ -140,6 +143,7 @@ def compile_policy(
         comment_commands=build.comment_commands(
             {k: v.model_dump() for k, v in model.comment_commands.items()}, source=source
         ),
+        change_rules=compile_rules(model.model_dump(include={"branches", "paths", "size", "secrets", "agents"})),
     )
 
 

@@ -60,6 +60,8 @@ class AgentRule(StrictModel):
     capabilities: list[str] = Field(default_factory=list)
     autonomy: dict[str, ModeName] = Field(default_factory=dict)
     repos: list[str] | None = None
+    #: The branches this agent may write (patterns by segment, ``agent/**``); replaces ``[branches] allowed``.
+    branches: list[str] | None = None
     secret_env: str | None = None
     secret_file: str | None = None
 
@@ -73,6 +75,41 @@ class CommentCommandRule(StrictModel):
     ignore_case: bool = True
 
 
+PathVerdict = Literal["stage", "refuse"]
+
+
+class BranchRules(StrictModel):
+    """``[branches]``: the branches agents may write (empty: any), the ones they never write
+    directly, and whether the forge's default branch is one of those."""
+
+    allowed: list[str] = Field(default_factory=list)
+    protected: list[str] = Field(default_factory=list)
+    default_branch: bool = True
+
+
+class PathRules(StrictModel):
+    """``[paths]``: protected path patterns and their verdict (``stage`` for approval, or
+    ``refuse``); ``defaults`` keeps the built-in CI and ownership patterns."""
+
+    defaults: bool = True
+    rules: dict[str, PathVerdict] = Field(default_factory=dict)
+
+
+class SizeRules(StrictModel):
+    """``[size]``: caps per push or per commit request: files changed, bytes of new contents, largest object."""
+
+    max_files: int | None = Field(default=5000, ge=1)
+    max_added_bytes: int | None = Field(default=100 * 1024 * 1024, ge=1)
+    max_object_bytes: int | None = Field(default=50 * 1024 * 1024, ge=1)
+
+
+class SecretRules(StrictModel):
+    """``[secrets]``: refuse credentials of known formats; ``allow`` lists fingerprints let through."""
+
+    enabled: bool = True
+    allow: list[str] = Field(default_factory=list)
+
+
 class CorePolicy(StrictModel):
     """The core's keys. ``hosts`` maps host or host:port to an adapter name; ``agents`` is shared
     by both enforcement points (the proxy reads ``secret_env``/``secret_file`` too);
@@ -84,6 +121,10 @@ class CorePolicy(StrictModel):
     adapters: dict[str, dict[str, Any]] = Field(default_factory=dict)
     agents: dict[str, AgentRule] = Field(default_factory=dict)
     comment_commands: dict[str, CommentCommandRule] = Field(default_factory=dict)
+    branches: BranchRules = Field(default_factory=BranchRules)
+    paths: PathRules = Field(default_factory=PathRules)
+    size: SizeRules = Field(default_factory=SizeRules)
+    secrets: SecretRules = Field(default_factory=SecretRules)
 
 
 def composed_model(sections: Iterable[PolicySection], adapters: Iterable[Adapter] = ()) -> type[BaseModel]:
