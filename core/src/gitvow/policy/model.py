@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from gitvow.policy.sections import PolicySection
+from gitvow.policy.selftest import PolicyTest
 
 if TYPE_CHECKING:
     from gitvow.adapter import Adapter
@@ -84,6 +85,8 @@ class CorePolicy(StrictModel):
     adapters: dict[str, dict[str, Any]] = Field(default_factory=dict)
     agents: dict[str, AgentRule] = Field(default_factory=dict)
     comment_commands: dict[str, CommentCommandRule] = Field(default_factory=dict)
+    #: ``[[tests]]``: what the file must allow and refuse, checked where it is enforced.
+    tests: list[PolicyTest] = Field(default_factory=list)
 
 
 def composed_model(sections: Iterable[PolicySection], adapters: Iterable[Adapter] = ()) -> type[BaseModel]:
