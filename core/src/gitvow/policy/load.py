@@ -56,6 +56,8 @@ class Policy:
     comment_commands: tuple[CommentCommand, ...] = ()
     #: ``[branches]``, ``[paths]``, ``[size]``, ``[secrets]`` and agents' ``branches`` compiled.
     change_rules: ChangeRules = DEFAULT_RULES
+    #: ``[mcp.NAME]`` as validated (``url``, ``tools``, ``filter_tools``); the engine adds the built-in ones.
+    mcp: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def grant_for(self, agent: str) -> Grant | None:
         """The grant of ``[agents.NAME]``, or None when the policy does not name that agent."""
@@ -144,6 +146,7 @@ def compile_policy(
             {k: v.model_dump() for k, v in model.comment_commands.items()}, source=source
         ),
         change_rules=compile_rules(model.model_dump(include={"branches", "paths", "size", "secrets", "agents"})),
+        mcp={k: v.model_dump() for k, v in model.mcp.items()},
     )
 
 

@@ -20,10 +20,14 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from gitvow.policy.load import Policy
+    from gitvow.policy.selftest import PolicyTest
 
 #: A section's cross-reference check: given the whole validated policy, one line per problem,
 #: each ``key.path: what is wrong; what was expected``. Empty when the section is consistent.
 Check = Callable[["Policy"], list[str]]
+
+#: How a section's enforcement point judges a ``[[tests]]`` tool call: (verdict, reason).
+ToolTest = Callable[["Policy", "PolicyTest"], tuple[str, str | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,8 @@ class PolicySection:
     check: Check | None = None
     #: Lines ``gitvow policy check`` prints about a valid file (a protection switched off).
     notes: Check | None = None
+    #: The judge of ``[[tests]]`` tool calls (command, path, mcp): the agent gate registers one.
+    tool_tests: ToolTest | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -62,10 +68,11 @@ SHIPPED_KEYS: Mapping[str, tuple[str, ...]] = {
         "builtin_rules", "bash_deny", "bash_confirm", "path_confirm", "mcp_allow", "mcp_deny", "providers", "llm_classifier",
         "decisions", "intent", "outcomes", "sync", "runtime", "snapshots", "pricing",
     ),
+    "gitvow-sandbox": ("sandbox",),
 }
 
 #: Extras of the core that pull in each shipped distribution (``pip install "gitvow[proxy]"``).
-EXTRAS: Mapping[str, str] = {"gitvow-proxy": "proxy", "gitvow-gate": "gate"}
+EXTRAS: Mapping[str, str] = {"gitvow-proxy": "proxy", "gitvow-gate": "gate", "gitvow-sandbox": "sandbox"}
 
 
 def owner_of(key: str) -> str | None:
