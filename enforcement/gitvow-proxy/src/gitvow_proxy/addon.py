@@ -23,8 +23,10 @@ import asyncio
 import logging
 import ssl
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mitmproxy import connection, ctx, exceptions, http, tcp, tls, udp
 
@@ -90,6 +92,7 @@ class GitvowAddon:
         self._redactor_cache: tuple[Runtime, Redactor, dict[str, str]] | None = None
         self._policy_stamp: tuple[Runtime, dict[str, str]] | None = None  # the file as loaded, for recordings
         self._tls: tuple[str | None, ssl.SSLContext] | None = None  # upstream CA → context for lookups
+        self._background: set[asyncio.Future[Any]] = set()  # context fetches in worker threads
 
     # -- mitmproxy lifecycle ------------------------------------------------------------------
 
@@ -477,6 +480,40 @@ class GitvowAddon:
 
     # -- the approval relay ---------------------------------------------------------------------
 
+    def forge_access(self, approval: approvals.Approval) -> tuple[Callable[[str], Mapping[str, str]], ssl.SSLContext] | None:
+        """Credential headers for a path on the approval's forge host, and the upstream TLS
+        context: what the proxy asks the forge about an approval with (never the agent's)."""
+        runtime = self.runtime
+        adapter = runtime.engine.adapters.get(approval.adapter) if runtime is not None else None
+        if runtime is None or adapter is None:
+            return None
+        token = runtime.gates.credentials.get(adapter.name)
+        parts = urlsplit(approval.url)
+        scheme, host = parts.scheme or "https", parts.hostname or ""
+        port = parts.port or (443 if scheme == "https" else 80)
+
+        def headers(path: str) -> Mapping[str, str]:
+            if not token:
+                return {}
+            return adapter.credential_headers(Request(method="GET", host=host, path=path, port=port, scheme=scheme),
+                                              token)
+
+        return headers, self._upstream_tls(runtime)
+
+    def fetch_context(self, approval: approvals.Approval) -> None:
+        """Ask the forge about a new approval in a worker thread: the agent has its answer
+        already, and nothing waits for this (a failure is kept as the context's error)."""
+        from gitvow_proxy.approval_context import fetch_and_keep
+
+        access = self.forge_access(approval)
+        if access is None or self.store is None:
+            return
+        task = asyncio.get_running_loop().run_in_executor(
+            None, fetch_and_keep, self.store, approval.id, approval.adapter, approval.operations, approval.url,
+            approval.body, access[0], access[1])
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     def _staged(
         self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision, took: float
     ) -> None:
@@ -502,8 +539,10 @@ class GitvowAddon:
         )
         approval = self.store.stage(candidate, now)
         where = (request.method, f"{request.host}:{request.port}", request.path)
-        if approval.id == candidate.id and self.audit is not None:
-            audit_approval(self.audit, approval, "staged", reason=decision.reason)
+        if approval.id == candidate.id:
+            if self.audit is not None:
+                audit_approval(self.audit, approval, "staged", reason=decision.reason)
+            self.fetch_context(approval)
         headers = {denial.APPROVAL_HEADER: approval.id}
         if approval.status == approvals.SENT:
             # The agent's identical retry after the send: the recorded answer, never a second send.

@@ -29,15 +29,18 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import re
 import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from gitvow.graphql import GraphQLReader, GraphQLRefused
+
+log = logging.getLogger("gitvow_proxy")
 
 #: Longest single answer read from the forge.
 ANSWER_LIMIT = 2 * 1024 * 1024
@@ -523,14 +526,56 @@ def gather(adapter: str, operations: tuple[str, ...], url: str, body: bytes, get
     return Context(**{**{f: getattr(found, f) for f in found.__dataclass_fields__}, "fetched_at": now()})
 
 
-def head_now(adapter: str, operations: tuple[str, ...], url: str, body: bytes, get: Get) -> str:
-    """The head sha as the forge says it now (raises on a failure: the send then waits)."""
+def head_now(adapter: str, operations: tuple[str, ...], url: str, body: bytes,
+             headers: Callable[[str], Mapping[str, str]], tls: ssl.SSLContext | None) -> str:
+    """Worker thread: the head sha as the forge says it now (raises ContextError when it cannot say)."""
+    parts = urlsplit(url)
+    scheme, host = parts.scheme or "https", parts.hostname or ""
+    get = forge_get(scheme, host, parts.port or (443 if scheme == "https" else 80), headers, tls,
+                    time.monotonic() + CONTEXT_SECONDS)
     found = gather(adapter, operations, url, body, get)
     if found is None:
         return ""
     if found.error:
         raise ContextError(found.error)
     return found.head_sha
+
+
+# -- kept with the approval ---------------------------------------------------------------------
+
+#: The store note (:meth:`gitvow_proxy.store.Store.annotate`) that holds an approval's context.
+CONTEXT_NOTE = "context"
+
+
+class _Notes(Protocol):
+    def annotations(self, approval_id: str) -> dict[str, str]: ...
+
+
+def stored_context(store: _Notes, approval_id: str) -> Context | None:
+    """The context kept for an approval, or None (not fetched yet, or unreadable)."""
+    try:
+        text = store.annotations(approval_id).get(CONTEXT_NOTE)
+        return None if text is None else Context.from_json(json.loads(text))
+    except Exception:  # a note the store garbled is no context: the desk shows none
+        return None
+
+
+def fetch_and_keep(store: Any, approval_id: str, adapter_name: str, operations: tuple[str, ...], url: str,
+                   body: bytes, headers: Callable[[str], Mapping[str, str]], tls: ssl.SSLContext | None) -> Context | None:
+    """Worker thread: ask the forge about a staged approval and keep the answer with it (the
+    store note is the cache: one fetch per approval). Never raises."""
+    try:
+        parts = urlsplit(url)
+        scheme, host = parts.scheme or "https", parts.hostname or ""
+        port = parts.port or (443 if scheme == "https" else 80)
+        get = forge_get(scheme, host, port, headers, tls, time.monotonic() + CONTEXT_SECONDS)
+        found = gather(adapter_name, operations, url, body, get)
+        if found is not None:
+            store.annotate(approval_id, CONTEXT_NOTE, json.dumps(found.as_json()))
+        return found
+    except Exception as exc:  # the store is down, or worse: the approval stands without its context
+        log.warning("gitvow: no context for approval %s: %s: %s", approval_id, type(exc).__name__, exc)
+        return None
 
 
 # -- pinning ------------------------------------------------------------------------------------
@@ -611,6 +656,7 @@ def _pin_graphql(body: bytes, head_sha: str) -> bytes:
 
 
 __all__ = [
+    "CONTEXT_NOTE",
     "CONTEXT_SECONDS",
     "CREATE",
     "DIFF_LIMIT",
@@ -621,9 +667,11 @@ __all__ = [
     "FileChange",
     "PullRequest",
     "Subject",
+    "fetch_and_keep",
     "forge_get",
     "gather",
     "head_now",
     "pin",
+    "stored_context",
     "subject",
 ]

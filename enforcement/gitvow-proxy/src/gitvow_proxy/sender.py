@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING
 from mitmproxy import connection, ctx, http
 
 from gitvow.denial import REASON_HEADER
-from gitvow_proxy.approvals import SENDING, Approval
+from gitvow.relay import APPROVAL_HEAD_MOVED
+from gitvow_proxy.approval_context import ContextError
+from gitvow_proxy.approvals import SENDING, Approval, new_id
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.store import StoreUnavailable
@@ -38,6 +40,16 @@ APPROVAL_KEY = "gitvow.approval"
 #: Flow metadata set when a gate refused the replayed approval: the denial line.
 REFUSED_KEY = "gitvow.refused"
 SEND_TIMEOUT = 120.0
+#: Approved requests in flight at once.
+CONCURRENT_SENDS = 8
+
+
+class HeadMoved(Exception):
+    """The head of an approved merge or creation is not the one the human saw."""
+
+    def __init__(self, seen: str, now: str) -> None:
+        super().__init__(f"head moved from {seen} to {now}")
+        self.seen, self.now = seen, now
 
 
 class Sender:
@@ -47,6 +59,8 @@ class Sender:
         self.addon = addon
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        self._slots = asyncio.Semaphore(CONCURRENT_SENDS)
+        self._sending: set[asyncio.Task[None]] = set()
 
     def start(self) -> None:
         if self._task is None:
@@ -79,6 +93,9 @@ class Sender:
                 log.error("gitvow: the approval sender failed: %s: %s", type(exc).__name__, exc)
 
     async def sweep(self) -> None:
+        """Expire what waited too long; claim every approved one and send each in a task of
+        its own (at most ``CONCURRENT_SENDS`` at once, each within ``SEND_TIMEOUT``), so one
+        hung upstream delays no other approval and no later sweep."""
         store, audit = self.addon.store, self.addon.audit
         if store is None or self.addon.runtime is None:
             return
@@ -86,11 +103,28 @@ class Sender:
             if audit is not None:
                 audit_approval(audit, expired, "expired", reason="approval_expired")
         while (approval := store.claim(time.time())) is not None:
-            await self.send(approval)
+            task = asyncio.get_running_loop().create_task(self._bounded(approval))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    async def _bounded(self, approval: Approval) -> None:
+        async with self._slots:
+            try:
+                await self.send(approval)
+            except Exception as exc:  # a send must never take the loop down; it stays "sending"
+                log.error("gitvow: sending approval %s failed: %s: %s", approval.id, type(exc).__name__, exc)
 
     async def send(self, approval: Approval) -> None:
         from mitmproxy.addons.clientplayback import ReplayHandler
 
+        try:
+            approval = await self._pinned(approval)
+        except HeadMoved as moved:
+            self._restage(approval, moved)
+            return
+        except ContextError as exc:
+            self._finish(approval, sent=False, status=None, content_type=None, body=b"", reason=str(exc))
+            return
         flow = _flow(approval)
         try:
             await asyncio.wait_for(ReplayHandler(flow, ctx.options).replay(), timeout=SEND_TIMEOUT)
@@ -102,6 +136,56 @@ class Sender:
             if current is not None and current.status == SENDING:  # no hook recorded an answer
                 self._finish(approval, sent=False, status=None, content_type=None, body=b"",
                              reason="the upstream did not answer")
+
+    async def _pinned(self, approval: Approval) -> Approval:
+        """The approval as it is sent: a merge pinned to the head the human saw. The head is
+        asked for again first; moved (a merge or a creation) → :class:`HeadMoved`. When the
+        forge cannot be asked, a pinnable merge is sent pinned (the forge refuses a moved
+        head itself) and an unpinnable one (a GitLab ``/merge`` note) is not sent."""
+        from gitvow_proxy.approval_context import MERGE, head_now, pin, stored_context
+
+        store = self.addon.store
+        seen = stored_context(store, approval.id) if store is not None else None
+        if seen is None or seen.error or not seen.head_sha:
+            return approval
+        access = self.addon.forge_access(approval)
+        now: str | None = None
+        if access is not None:
+            try:
+                now = await asyncio.to_thread(head_now, approval.adapter, approval.operations, approval.url,
+                                              approval.body, access[0], access[1])
+            except Exception as exc:
+                log.warning("gitvow: approval %s: the head could not be asked for: %s", approval.id, exc)
+        if now and now != seen.head_sha:
+            raise HeadMoved(seen.head_sha, now)
+        if seen.kind != MERGE:
+            return approval
+        pinned = pin(approval.adapter, approval.url, approval.body, seen.head_sha)
+        if now is None and pinned == approval.body:
+            raise ContextError("not sent: the forge could not say whether the head moved since it was approved, "
+                               "and this merge cannot carry the head the human saw")
+        return approval.with_(body=pinned)
+
+    def _restage(self, approval: Approval, moved: HeadMoved) -> None:
+        """Not sent: the head moved after the human saw it. Failed with ``approval_head_moved``,
+        and staged again (a new id) with what the forge says now, for a human to look at anew."""
+        store, audit, runtime = self.addon.store, self.addon.audit, self.addon.runtime
+        if store is None:
+            return
+        now = time.time()
+        ttl = runtime.policy.section(ProxyPolicy).approvals.ttl if runtime is not None else 86400
+        fresh = Approval(id=new_id(), fingerprint=approval.fingerprint, agent=approval.agent,
+                         operations=approval.operations, repo=approval.repo, adapter=approval.adapter,
+                         method=approval.method, url=approval.url, headers=approval.headers, body=approval.body,
+                         created=now, expires=now + ttl)
+        why = (f"the head moved from {moved.seen[:12]} to {moved.now[:12]} after it was approved; staged again as "
+               f"approval {fresh.id}. reason={APPROVAL_HEAD_MOVED}")
+        self._finish(approval, sent=False, status=None, content_type=None, body=b"", reason=why, code=APPROVAL_HEAD_MOVED)
+        staged = store.stage(fresh, now)
+        if staged.id == fresh.id:
+            if audit is not None:
+                audit_approval(audit, staged, "staged", reason=APPROVAL_HEAD_MOVED, note=f"restaged from {approval.id}")
+            self.addon.fetch_context(staged)
 
     def answered(self, flow: http.HTTPFlow) -> None:
         """The replayed approval's response (or error) hook: record what happened, once."""

@@ -171,6 +171,15 @@ class Store(ABC):
     def expire(self, now: float) -> list[Approval]:
         """Mark every pending approval past its expiry expired; return them."""
 
+    @abstractmethod
+    def annotate(self, approval_id: str, key: str, value: str) -> None:
+        """Keep a note on an approval under ``key`` (the forge's context, the notifications'
+        delivery state), replacing the key's last one. Never changes the approval's status."""
+
+    @abstractmethod
+    def annotations(self, approval_id: str) -> dict[str, str]:
+        """Every note kept on an approval (none: empty)."""
+
     def pending_approvals(self) -> int:
         """How many approvals wait for a human (for metrics)."""
         return len(self.approvals([PENDING], limit=1 << 30))
@@ -205,6 +214,7 @@ class MemoryStore(Store):
         self._flags: dict[str, set[str]] = defaultdict(set)
         self._canaries: dict[str, str] = {}
         self._approvals: dict[str, Approval] = {}
+        self._notes: dict[str, dict[str, str]] = {}
 
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
              amounts: Sequence[int] | None = None) -> float | None:
@@ -305,6 +315,14 @@ class MemoryStore(Store):
             self._approvals[found.id] = done
             return done
 
+    def annotate(self, approval_id: str, key: str, value: str) -> None:
+        with self._lock:
+            self._notes.setdefault(approval_id.upper(), {})[key] = value
+
+    def annotations(self, approval_id: str) -> dict[str, str]:
+        with self._lock:
+            return dict(self._notes.get(approval_id.upper(), {}))
+
     def expire(self, now: float) -> list[Approval]:
         with self._lock:
             gone = [a for a in self._approvals.values() if a.status == PENDING and a.expires <= now]
@@ -328,6 +346,8 @@ CREATE TABLE IF NOT EXISTS approvals (
 );
 CREATE INDEX IF NOT EXISTS approvals_fingerprint ON approvals (fingerprint, created);
 CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created);
+CREATE TABLE IF NOT EXISTS approval_notes (id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (id, key));
 """
 
 _APPROVAL_COLUMNS = (
@@ -518,6 +538,16 @@ class SQLiteStore(Store):
                 f"SELECT {_APPROVAL_COLUMNS} FROM approvals WHERE status = ? AND expires <= ?", (PENDING, now)
             ).fetchall()
             return [self._put(_approval(r).with_(status=EXPIRED, updated=now)) for r in rows]
+
+    def annotate(self, approval_id: str, key: str, value: str) -> None:
+        with self._transaction():
+            self._db.execute("INSERT OR REPLACE INTO approval_notes (id, key, value) VALUES (?, ?, ?)",
+                             (approval_id.upper(), key, value))
+
+    def annotations(self, approval_id: str) -> dict[str, str]:
+        with self._lock:
+            rows = self._db.execute("SELECT key, value FROM approval_notes WHERE id = ?", (approval_id.upper(),))
+            return {str(k): str(v) for k, v in rows.fetchall()}
 
     def close(self) -> None:
         with self._lock:
