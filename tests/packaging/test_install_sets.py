@@ -22,18 +22,20 @@ ENFORCEMENT = ("gitvow-proxy", "gitvow-gate")
 #: install set → distributions that must be installed
 EXPECTED: dict[str, set[str]] = {
     "core": {"gitvow"},
-    "proxy": {"gitvow", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "mitmproxy"},
+    "proxy": {"gitvow", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "gitvow-bitbucket",
+              "mitmproxy"},
     "gate": {"gitvow", "gitvow-gate", "gitvow-gitsmart", "gitvow-github"},
     "gitsmart": {"gitvow", "gitvow-gitsmart"},
     "github": {"gitvow", "gitvow-gitsmart", "gitvow-github"},
     "gitlab": {"gitvow", "gitvow-gitsmart", "gitvow-gitlab"},
     "linear": {"gitvow", "gitvow-linear"},
     "gitea": {"gitvow", "gitvow-gitsmart", "gitvow-gitea"},
+    "bitbucket": {"gitvow", "gitvow-gitsmart", "gitvow-bitbucket"},
     "all": {"gitvow", *ENFORCEMENT, "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "gitvow-linear",
-            "gitvow-gitea", "mitmproxy"},
+            "gitvow-gitea", "gitvow-bitbucket", "mitmproxy"},
 }
 ALL_OURS = {"gitvow-proxy", "gitvow-gate", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "gitvow-linear",
-            "gitvow-gitea"}
+            "gitvow-gitea", "gitvow-bitbucket"}
 
 
 def installed(name: str) -> bool:
