@@ -43,12 +43,14 @@ class RunOptions:
 
 
 def _settings(policy: Path) -> tuple[dict[str, object], SandboxSettings]:
-    """The policy's raw data and its ``[sandbox]`` section."""
-    from gitvow.policy.load import load_policy
+    """The policy's raw data and its ``[sandbox]`` section, without validating the rest of
+    the file (gitvow-proxy does when it computes the agent's environment): start-up time."""
+    from gitvow.policy.load import _validate, read_document
     from gitvow_sandbox.settings import SandboxPolicy
 
-    loaded = load_policy(policy, absent="skip")
-    return dict(loaded.data), loaded.section(SandboxPolicy).sandbox
+    data = read_document(policy)
+    section = {"sandbox": data["sandbox"]} if "sandbox" in data else {}
+    return data, _validate(SandboxPolicy, section, str(policy)).sandbox
 
 
 @contextlib.contextmanager
