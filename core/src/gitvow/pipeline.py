@@ -38,6 +38,7 @@ from types import MappingProxyType
 
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
+from gitvow.adapters.mcp import endpoints
 from gitvow.comments import apply_commands, carries_text
 from gitvow.evaluator import Grant, evaluate, evaluate_operation
 from gitvow.gates import NO_GATES, Caller, Context, Gates
@@ -102,15 +103,17 @@ class Engine:
         self.policy = policy
         self.plugins = plugins
         adapters = configure_adapters(plugins.adapters, policy.adapter_options, source=policy.source)
-        self.adapters = adapters
-        self.hosts = HostRegistry(adapters, policy.hosts, source=policy.source)
+        mcp = endpoints(policy.mcp, adapters, source=policy.source)
+        #: Every adapter by name, the MCP endpoints' (``mcp.NAME``) included.
+        self.adapters: dict[str, Adapter] = {**adapters, **mcp}
+        self.hosts = HostRegistry(adapters, policy.hosts, source=policy.source, mcp=tuple(mcp.values()))
         self.relays: dict[str, RelayTemplate] = {**plugins.relays, **policy.relays}
 
     # -- pieces the agent gate and `gitvow explain` reuse --------------------------------
 
     def classify(self, request: Request) -> tuple[Adapter | None, Classification | None]:
         """Stages 0 and 1 alone. An adapter that raises yields an ``unknown`` classification."""
-        adapter = self.hosts.lookup(request.host, request.port)
+        adapter = self.hosts.route(request)
         if adapter is None:
             return None, None
         return adapter, self._classify(adapter, request)
@@ -150,7 +153,7 @@ class Engine:
 
     def decide(self, request: Request, caller: Caller, gates: Gates = NO_GATES) -> Decision:
         """Run every stage in order and say what to do with ``request``."""
-        adapter = self.hosts.lookup(request.host, request.port)
+        adapter = self.hosts.route(request)
         if adapter is None:
             return _TUNNEL
         return self.decide_classified(request, adapter, self._classify(adapter, request), caller, gates)

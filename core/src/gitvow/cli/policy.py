@@ -11,8 +11,9 @@ import argparse
 from pathlib import Path
 
 from gitvow.cli.common import engine, error, print_json
-from gitvow.errors import GitvowError
+from gitvow.errors import GitvowError, PolicyError
 from gitvow.plugins import installed
+from gitvow.policy.selftest import failures
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -31,9 +32,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         loaded = engine(args.file, plugins, absent="error").policy
+        problems = failures(loaded, plugins)
+        if problems:
+            raise PolicyError("; ".join(problems), source=args.file)
     except GitvowError as exc:
         return error(exc)
     print(f"{args.file}: ok")
+    if loaded.model.tests:
+        print(f"{len(loaded.model.tests)} tests passed")
     for section in plugins.sections:
         for note in section.notes(loaded) if section.notes is not None else ():
             print(f"note: {note}")

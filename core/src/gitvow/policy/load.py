@@ -53,6 +53,8 @@ class Policy:
     installed_adapters: frozenset[str] | None = None
     #: ``[comment_commands]`` compiled; empty unless the operator declares some.
     comment_commands: tuple[CommentCommand, ...] = ()
+    #: ``[mcp.NAME]`` as validated (``url``, ``tools``, ``filter_tools``); the engine adds the built-in ones.
+    mcp: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def grant_for(self, agent: str) -> Grant | None:
         """The grant of ``[agents.NAME]``, or None when the policy does not name that agent."""
@@ -140,6 +142,7 @@ def compile_policy(
         comment_commands=build.comment_commands(
             {k: v.model_dump() for k, v in model.comment_commands.items()}, source=source
         ),
+        mcp={k: v.model_dump() for k, v in model.mcp.items()},
     )
 
 

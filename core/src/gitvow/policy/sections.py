@@ -20,10 +20,14 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from gitvow.policy.load import Policy
+    from gitvow.policy.selftest import PolicyTest
 
 #: A section's cross-reference check: given the whole validated policy, one line per problem,
 #: each ``key.path: what is wrong; what was expected``. Empty when the section is consistent.
 Check = Callable[["Policy"], list[str]]
+
+#: How a section's enforcement point judges a ``[[tests]]`` tool call: (verdict, reason).
+ToolTest = Callable[["Policy", "PolicyTest"], tuple[str, str | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,8 @@ class PolicySection:
     check: Check | None = None
     #: Lines ``gitvow policy check`` prints about a valid file (a protection switched off).
     notes: Check | None = None
+    #: The judge of ``[[tests]]`` tool calls (command, path, mcp): the agent gate registers one.
+    tool_tests: ToolTest | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:

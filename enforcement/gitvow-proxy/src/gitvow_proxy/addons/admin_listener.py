@@ -50,7 +50,7 @@ class AdminListener:
         admin = runtime.policy.section(ProxyPolicy).admin
         if self.desk is None and admin is not None:  # no operator secret: /metrics alone
             try:
-                self.server = AdminServer(admin.address, routes).start()
+                self.server = AdminServer(admin.address, routes, admin.hosts).start()
             except OSError as exc:
                 log.error("gitvow: cannot listen at [admin] listen = %s: %s", admin.listen, exc)
 
