@@ -123,6 +123,14 @@ def test_unknown_http_methods_compressed_bodies_and_paths_outside_the_prefix_are
     assert adapter.classify(_post(_call("get_issue"), url="https://mcp.forge.test/other")).is_unknown
 
 
+def test_routing_headers_must_say_what_the_body_says() -> None:
+    adapter, body = _adapter(), _call("get_issue", owner="o", repo="r")
+    assert adapter.classify(_post(body, **{"mcp-method": "tools/call", "mcp-name": "get_issue"})).operations == ("read",)
+    assert "Mcp-Name" in adapter.classify(_post(body, **{"mcp-name": "merge_pull_request"})).note
+    assert "Mcp-Method" in adapter.classify(_post(body, **{"mcp-method": "tools/list"})).note
+    assert adapter.classify(_post([body], **{"mcp-method": "tools/call"})).is_unknown
+
+
 def test_a_batch_carries_every_operation_and_repository() -> None:
     batch = [_call("add_issue_comment", 1, owner="o", repo="a"), _call("merge_pull_request", 2, owner="o", repo="b"),
              _call("add_issue_comment", 3, owner="o", repo="a"), {"jsonrpc": "2.0", "method": "notifications/initialized"}]
