@@ -22,7 +22,8 @@ ENFORCEMENT = ("gitvow-proxy", "gitvow-gate", "gitvow-sandbox")
 #: install set → distributions that must be installed
 EXPECTED: dict[str, set[str]] = {
     "core": {"gitvow"},
-    "proxy": {"gitvow", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "mitmproxy"},
+    "proxy": {"gitvow", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "gitvow-bitbucket",
+              "mitmproxy"},
     "gate": {"gitvow", "gitvow-gate", "gitvow-gitsmart", "gitvow-github"},
     "sandbox": {"gitvow", "gitvow-sandbox", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "mitmproxy"},
     "gitsmart": {"gitvow", "gitvow-gitsmart"},
@@ -30,11 +31,12 @@ EXPECTED: dict[str, set[str]] = {
     "gitlab": {"gitvow", "gitvow-gitsmart", "gitvow-gitlab"},
     "linear": {"gitvow", "gitvow-linear"},
     "gitea": {"gitvow", "gitvow-gitsmart", "gitvow-gitea"},
+    "bitbucket": {"gitvow", "gitvow-gitsmart", "gitvow-bitbucket"},
     "all": {"gitvow", *ENFORCEMENT, "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "gitvow-linear",
-            "gitvow-gitea", "mitmproxy"},
+            "gitvow-gitea", "gitvow-bitbucket", "mitmproxy"},
 }
 ALL_OURS = {"gitvow-proxy", "gitvow-gate", "gitvow-sandbox", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab",
-            "gitvow-linear", "gitvow-gitea"}
+            "gitvow-linear", "gitvow-gitea", "gitvow-bitbucket"}
 
 
 def installed(name: str) -> bool:
