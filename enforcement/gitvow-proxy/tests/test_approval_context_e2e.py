@@ -298,3 +298,118 @@ def test_python_gitlab_merge_request_merge_has_its_context_and_is_pinned(
     assert gitvow(proxy, "approvals", "wait", ident.group(1), "--timeout", "30").returncode == 0
     (merge,) = [s for s in upstream.seen if s.route.endswith("/merge")]
     assert json.loads(merge.body or b"{}").get("sha") == SHA
+
+
+def test_staging_is_capped_with_the_throttling_answer(
+    forge: tuple[Upstream, Forge], ca_file: Path, broken_plugin_path: Path, tmp_path: Path
+) -> None:
+    """An agent cannot queue up pull requests faster than a human can read them."""
+    import httpx
+
+    upstream, _ = forge
+    policy = tmp_path / "capped"
+    policy.mkdir()
+    running = _start(upstream, ca_file, broken_plugin_path, policy, ttl=3600,
+                     extra='\n[budget]\nwrites = 2\nwindow_seconds = 3600\n')
+    try:
+        env = agent_env(running, "coder", tmp_path)
+        url = f"https://{HOST}:{upstream.port}/api/v3/repos/team/app/pulls"
+        context = ssl.create_default_context(cafile=env["SSL_CERT_FILE"])
+        with httpx.Client(proxy=env["HTTPS_PROXY"], verify=context, timeout=30) as client:
+            answers = [client.post(url, json={"title": f"PR {n}", "head": f"b{n}", "base": "main"},
+                                   headers={"Authorization": f"Bearer {env['GH_TOKEN']}"}) for n in range(4)]
+            again = client.post(url, json={"title": "PR 0", "head": "b0", "base": "main"},
+                                headers={"Authorization": f"Bearer {env['GH_TOKEN']}"})
+        assert [a.status_code for a in answers] == [403, 403, 429, 429]
+        assert answers[2].headers["x-gitvow-reason"] == "approval_cap" and int(answers[2].headers["retry-after"]) > 0
+        assert answers[2].json()["message"].endswith("reason=approval_cap")
+        assert again.status_code == 403 and again.headers["x-gitvow-approval"] == answers[0].headers["x-gitvow-approval"]
+        listed = json.loads(gitvow(running, "approvals", "list", "--json").stdout)
+        assert len(listed) == 2
+        assert any(line.get("reason") == "approval_cap" and line["verdict"] == "throttle" for line in running.audit_lines())
+    finally:
+        assert running.stop() == 0, running.log_text()
+
+
+def test_notifications_reach_a_loopback_receiver_signed_retried_and_shown(
+    forge: tuple[Upstream, Forge], ca_file: Path, broken_plugin_path: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Staged and sent go to a JSON webhook (HMAC-signed; its first answer is a 500, so it is
+    retried) and to a Slack-compatible one (with the desk link); the state is on the approval."""
+    import hashlib
+    import hmac
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import httpx
+
+    got: list[tuple[str, dict[str, str], bytes]] = []
+    failures = {"count": 0}
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path == "/json" and failures["count"] == 0:
+                failures["count"] += 1
+                self.send_response(500)
+            else:
+                got.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    hooks = f"""
+[approvals.notify]
+desk_url = "http://desk.example:8081"
+
+[[approvals.notify.webhooks]]
+url = "http://127.0.0.1:{receiver.server_address[1]}/json"
+secret_env = "GITVOW_TEST_HOOK_SECRET"
+
+[[approvals.notify.webhooks]]
+url = "http://127.0.0.1:{receiver.server_address[1]}/slack"
+format = "slack"
+events = ["staged"]
+"""
+    monkeypatch.setenv("GITVOW_TEST_HOOK_SECRET", "hook-secret-3")
+    upstream, answers = forge
+    answers.head = SHA
+    running = _start(upstream, ca_file, broken_plugin_path, tmp_path, ttl=3600, extra=hooks)
+    try:
+        env = agent_env(running, "coder", tmp_path)
+        url = f"https://{HOST}:{upstream.port}/api/v3/repos/team/app/pulls"
+        context = ssl.create_default_context(cafile=env["SSL_CERT_FILE"])
+        with httpx.Client(proxy=env["HTTPS_PROXY"], verify=context, timeout=30) as client:
+            ident = client.post(url, json={"title": "Notify me", "head": "feature", "base": "main"},
+                                headers={"Authorization": f"Bearer {env['GH_TOKEN']}"}).headers["x-gitvow-approval"]
+        assert gitvow(running, "approvals", "approve", ident).returncode == 0
+        assert gitvow(running, "approvals", "wait", ident, "--timeout", "30").returncode == 0
+        deadline = time.monotonic() + 30
+        while len(got) < 4:
+            assert time.monotonic() < deadline, got
+            time.sleep(0.3)
+    finally:
+        assert running.stop() == 0, running.log_text()
+        receiver.shutdown()
+    events = sorted((path, headers.get("x-gitvow-event", "")) for path, headers, _ in got)
+    assert events == [("/json", "approved"), ("/json", "sent"), ("/json", "staged"), ("/slack", "staged")], events
+    for path, headers, body in got:
+        if path == "/json":
+            expected = "sha256=" + hmac.new(b"hook-secret-3", body, hashlib.sha256).hexdigest()
+            assert headers["x-gitvow-signature"] == expected
+            data = json.loads(body)
+            assert data["approval"]["id"] == ident and headers["x-gitvow-delivery"] == f"{ident}:{data['event']}"
+        else:
+            text = json.loads(body)["text"]
+            assert ident in text and "Notify me" in text and f"http://desk.example:8081/login?approval={ident}" in text
+    states = json.loads(gitvow(running, "approvals", "show", ident, "--json").stdout)["notifications"]
+    json_states = [v for k, v in states.items() if "json" in k]
+    assert len(json_states) == 3 and all(v.startswith("delivered") for v in json_states), states
+    assert sum(v == "delivered (attempt 2)" for v in json_states) == 1, states  # the 500 was retried
+    assert states["staged to slack webhook 2"] == "delivered (attempt 1)"

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hmac
 import html
 import logging
+import re
 import secrets
 import threading
 import time
@@ -48,6 +49,7 @@ from gitvow_proxy.approval_context import DIFF_LIMIT, Context, stored_context
 from gitvow_proxy.approvals import FAILED, PENDING, SENDING, Approval
 from gitvow_proxy.audit import AuditLog, audit_approval
 from gitvow_proxy.identity import read_secret
+from gitvow_proxy.notify import delivery_state
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.status import SPANS, gather
 from gitvow_proxy.store import PAUSED, Store
@@ -208,6 +210,10 @@ class Desk:
         """What the forge said about the approval, if the proxy asked yet."""
         return stored_context(self.store, approval.id)
 
+    def deliveries(self, approval: Approval) -> dict[str, str]:
+        """Each ``[approvals.notify]`` delivery of the approval's events → its state."""
+        return delivery_state(self.store, approval.id)
+
 
 class _Handler(BaseHTTPRequestHandler):
     desk: Desk
@@ -303,7 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         if url.path == "/login":
-            self._send(200, _page(SIGN_IN_TITLE, _login_form(query.get("failed"))))
+            wanted = query.get("approval", "")
+            self._send(200, _page(SIGN_IN_TITLE, _login_form(query.get("failed"), wanted if _ID.fullmatch(wanted) else "")))
             return
         session, rest = self._session(url.path)
         if session is None:
@@ -318,7 +325,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(404, _page("Not found", "<p>No such approval.</p>" + back))
             else:
                 self._send(200, _page(f"Approval {approval.id}",
-                                      _approval_card(approval, session, self.desk.context(approval), full=True)
+                                      _approval_card(approval, session, self.desk.context(approval), full=True,
+                                                     deliveries=self.desk.deliveries(approval))
                                       + back))
         else:
             self._send(404, _page("Not found", f"<p><a href='{session.base}'>Back</a></p>"))
@@ -367,7 +375,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._redirect("/login?failed=1")
             return
         cookie = f"{COOKIE}={session.token}; HttpOnly; SameSite=Strict; Path={session.base}; Max-Age={SESSION_SECONDS}"
-        self._redirect(session.base, {"Set-Cookie": cookie})
+        wanted = form.get("approval", "")
+        where = session.base + (f"approvals/{wanted.upper()}" if _ID.fullmatch(wanted) else "")
+        self._redirect(where, {"Set-Cookie": cookie})
 
     def _act(self, path: str, form: dict[str, str], by: str) -> str:
         desk = self.desk
@@ -415,7 +425,8 @@ class _Handler(BaseHTTPRequestHandler):
             "<button>Sign out</button></form></p>",
             f"<p class='flash' role='status'>{_e(done)}</p>" if done else "",
             f"<h2>Pending approvals ({len(pending)})</h2>",
-            "".join(_approval_card(a, session, self.desk.context(a)) for a in pending) or "<p class='empty'>Nothing is waiting.</p>",
+            "".join(_approval_card(a, session, self.desk.context(a), deliveries=self.desk.deliveries(a))
+                    for a in pending) or "<p class='empty'>Nothing is waiting.</p>",
             "<h2>Decisions over time</h2>",
             "<p>" + " · ".join(f"<a href='{base}?span={s}'>{s}</a>" if s != span.name else f"<b>{s}</b>"
                                for s in SPANS) + "</p>",
@@ -424,7 +435,8 @@ class _Handler(BaseHTTPRequestHandler):
             "<h2>Paused repositories</h2>", _paused(data["paused"], data.get("pause_reasons", {}), session),
             "<h2>Recent refusals</h2>", _refusals(data["recent_refusals"]),
             "<h2>Recently decided</h2>",
-            "".join(_approval_card(a, session, self.desk.context(a)) for a in recent) or "<p class='empty'>None yet.</p>",
+            "".join(_approval_card(a, session, self.desk.context(a), deliveries=self.desk.deliveries(a))
+                    for a in recent) or "<p class='empty'>None yet.</p>",
         ]
         return _page(DESK_TITLE, "".join(parts))
 
@@ -457,14 +469,18 @@ def _page(title: str, body: str) -> str:
             f"<body><h1>{_e(title)}</h1>{body}</body></html>")
 
 
-def _login_form(state: str | None) -> str:
+_ID = re.compile(r"[0-9A-Za-z]{6}")
+
+
+def _login_form(state: str | None, approval: str = "") -> str:
     error = {
         "1": "<p class='flash' role='alert'>That secret is not the operator secret.</p>",
         "throttled": "<p class='flash' role='alert'>Too many wrong secrets lately: wait a minute and try again.</p>",
     }.get(state or "", "")
     return (f"<p>Sign in to review what your coding agents asked to do: gitvow holds each pull request "
             f"creation and merge here until a human approves it.</p>{error}<form method='post' action='/login'>"
-            "<p><label>Your name <input name='name' autocomplete='username' required></label></p>"
+            + (f"<input type='hidden' name='approval' value='{_e(approval)}'>" if approval else "")
+            + "<p><label>Your name <input name='name' autocomplete='username' required></label></p>"
             "<p><label>Operator secret <input name='secret' type='password' autocomplete='current-password' required>"
             "</label></p><p><button>Sign in</button></p></form>")
 
@@ -531,7 +547,8 @@ def _context(c: Context | None, *, full: bool) -> str:
     return out + "</div>"
 
 
-def _approval_card(a: Approval, session: Session, context: Context | None = None, *, full: bool = False) -> str:
+def _approval_card(a: Approval, session: Session, context: Context | None = None, *, full: bool = False,
+                   deliveries: dict[str, str] | None = None) -> str:
     summary = a.summary()
     repo = a.repo or (context.repo if context is not None else None)
     rows = [
@@ -547,6 +564,9 @@ def _approval_card(a: Approval, session: Session, context: Context | None = None
     else:
         rows += [(label, _e(summary[key])) for key, label in _LABELS.items() if key in summary]
     rows += _outcome_rows(a)
+    if deliveries:
+        rows.append(("notified", "<br>".join(f"{_e(k)}: <span class='delivery'>{_e(v)}</span>"
+                                             for k, v in sorted(deliveries.items()))))
     details = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in rows)
     if len(writes) > 1:
         details += "".join(

@@ -16,6 +16,7 @@ from gitvow_proxy.approval_context import DIFF_LIMIT, Context, stored_context
 from gitvow_proxy.approvals import FAILED, FINAL, PENDING, REJECTED, SENT, Approval
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.cli._state import State, add_arguments, add_by, opened, who
+from gitvow_proxy.notify import delivery_state
 
 #: ``wait``'s exit codes: sent and 2xx, anything else final, still waiting at the timeout.
 WAIT_SENT, WAIT_NOT_SENT, WAIT_TIMEOUT = 0, 1, 3
@@ -127,6 +128,7 @@ def _show(state: State, args: argparse.Namespace) -> int:
         data = a.as_json(body=True)
         data["repo"] = a.repo or (context.repo if context is not None else None)
         data["context"] = context.as_json() if context is not None else None
+        data["notifications"] = delivery_state(state.store, a.id)
         print(json.dumps(data, indent=2))
         return 0
     print(f"approval {a.id}: {a.status}")
@@ -155,6 +157,8 @@ def _show(state: State, args: argparse.Namespace) -> int:
     if a.sent_at:
         print(f"  answered    {_when(a.sent_at)}: {a.response_status or '-'}")
     _print_context(context)
+    for key, value in sorted(delivery_state(state.store, a.id).items()):
+        print(f"  notified    {key}: {value}")
     return 0
 
 
