@@ -1,6 +1,6 @@
 """In-process decision cost: classify + evaluate, the work gitvow adds to each request.
 
-Run: ``pytest benchmarks/bench_decision.py --benchmark-only`` (figures in the README).
+Run: ``pytest benchmarks/bench_decision.py --benchmark-only`` (figures in docs/benchmarks.md).
 CI runs it with ``--benchmark-disable`` so it stays correct; timings are never asserted.
 """
 

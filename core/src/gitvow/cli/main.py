@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 CORE = "gitvow"
 PROXY = "gitvow-proxy"
 GATE = "gitvow-gate"
+SANDBOX = "gitvow-sandbox"
 
 #: subcommand → (module, one-line help, distribution). Modules define ``add_parser(parser)``
 #: and ``run(args) -> int``.
@@ -47,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pause": ("gitvow_proxy.cli.pause", "refuse agent writes to a repository from the next request on", PROXY),
     "resume": ("gitvow_proxy.cli.resume", "undo `gitvow pause` for a repository", PROXY),
     "status": ("gitvow_proxy.cli.status", "agents' modes and budgets, paused repositories, approvals, refusals", PROXY),
+    "run": ("gitvow_sandbox.cli.run", "run a command in a sandbox whose only network is the proxy", SANDBOX),
     "hook": ("gitvow_gate.cli.hook", "run as an agent's pre-tool-use hook (the agent's JSON on stdin)", GATE),
     "check": ("gitvow_gate.cli.check", "what the agent gate decides for a command, a file edit or an MCP tool", GATE),
     "ask": ("gitvow_gate.cli.ask", "ask the configured providers one question about an edit", GATE),

@@ -68,10 +68,11 @@ SHIPPED_KEYS: Mapping[str, tuple[str, ...]] = {
         "builtin_rules", "bash_deny", "bash_confirm", "path_confirm", "mcp_allow", "mcp_deny", "providers", "llm_classifier",
         "decisions", "intent", "outcomes", "sync", "runtime", "snapshots", "pricing",
     ),
+    "gitvow-sandbox": ("sandbox",),
 }
 
 #: Extras of the core that pull in each shipped distribution (``pip install "gitvow[proxy]"``).
-EXTRAS: Mapping[str, str] = {"gitvow-proxy": "proxy", "gitvow-gate": "gate"}
+EXTRAS: Mapping[str, str] = {"gitvow-proxy": "proxy", "gitvow-gate": "gate", "gitvow-sandbox": "sandbox"}
 
 
 def owner_of(key: str) -> str | None:
