@@ -20,7 +20,6 @@ import ssl
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -225,33 +224,30 @@ def test_an_unknown_tool_is_refused_and_never_reaches_the_server(proxy: ProxyPro
 def test_one_agents_session_is_refused_to_another(proxy: ProxyProcess, server: tuple[int, Path]) -> None:
     port, record = server
     url = f"https://{HOST}:{port}/mcp/"
-
-    async def look(session: ClientSession) -> Any:
-        return await session.call_tool("get_issue", {**REPO, "issue_number": 1})
-
-    assert not run(proxy, "issues", url, look).is_error
-    session_id = calls(record, "get_issue")[-1]["session"]
-    before = len(calls(record))
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "add_issue_comment", "arguments": {**REPO, "issue_number": 1, "body": "hijacked"}}}
-    headers = {"Mcp-Session-Id": session_id, "Accept": "application/json, text/event-stream",
-               "MCP-Protocol-Version": "2025-11-25"}
 
-    async def as_other() -> Any:
-        async with _http(proxy, "other") as http:
+    async def post(agent: str, session_id: str) -> Any:
+        headers = {"Mcp-Session-Id": session_id, "Accept": "application/json, text/event-stream",
+                   "MCP-Protocol-Version": "2025-11-25"}
+        async with _http(proxy, agent) as http:
             return await http.post(url, json=body, headers=headers)
 
-    stolen = asyncio.run(as_other())
+    async def hijacked_while_open(session: ClientSession) -> tuple[Any, Any, Any]:
+        assert not (await session.call_tool("get_issue", {**REPO, "issue_number": 1})).is_error
+        session_id = calls(record, "get_issue")[-1]["session"]
+        stolen = await post("other", session_id)
+        made_up = await post("issues", "not-a-session")
+        mine = await session.call_tool("get_issue", {**REPO, "issue_number": 2})  # the owner's session still works
+        return stolen, made_up, mine
+
+    before = len(calls(record, "add_issue_comment"))
+    stolen, made_up, mine = run(proxy, "issues", url, hijacked_while_open)
     assert stolen.status_code == 403 and stolen.headers["x-gitvow-reason"] == "mcp_session"
     error = stolen.json()["error"]
-    assert error["message"].endswith("reason=mcp_session") and "another agent" in error["message"]
-
-    async def made_up() -> Any:
-        async with _http(proxy, "issues") as http:
-            return await http.post(url, json=body, headers={**headers, "Mcp-Session-Id": "not-a-session"})
-
-    assert asyncio.run(made_up()).headers["x-gitvow-reason"] == "mcp_session"
-    time.sleep(0.2)
-    assert len(calls(record)) == before  # neither reached the server
+    assert error["message"].endswith("reason=mcp_session") and "another agent" in error["message"], error
+    assert made_up.status_code == 403 and "not opened through gitvow" in made_up.json()["error"]["message"]
+    assert not mine.is_error
+    assert len(calls(record, "add_issue_comment")) == before  # neither reached the server
     audit = [line for line in proxy.audit_lines() if line.get("reason") == "mcp_session"]
     assert {line["agent"] for line in audit} == {"other", "issues"}

@@ -24,7 +24,7 @@ import hashlib
 import json
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
 
 from mitmproxy import http
 
@@ -113,7 +113,7 @@ class McpSessions:
             return
         req = flow.request
         message = f"gitvow refused {req.method} {req.path.partition('?')[0]}: {why}. reason={MCP_SESSION}"
-        flow.response = http.Response.make(403, refusal(req.raw_content or b"", message, MCP_SESSION), {
+        flow.response = http.Response.make(403, refusal(req.raw_content or b"", message, MCP_SESSION, tool_results=False), {
             "Content-Type": "application/json", denial.REASON_HEADER: MCP_SESSION})
         flow.metadata[AUDIT_KEY] = Audited(req.method, f"{req.host}:{req.port}", req.path.partition("?")[0], agent,
                                            "deny", MCP_SESSION, "mcp_session", 0.0, adapter=endpoint.name)
@@ -154,18 +154,6 @@ class McpSessions:
             log.error("gitvow: %s gave agent %r a session another agent holds; cut", endpoint.name, agent)
             flow.kill()  # type: ignore[no-untyped-call]
 
-    def bind_stream_session(self, flow: http.HTTPFlow) -> Any:
-        """A callback binding the sessions an older transport's event stream announces."""
-        endpoint, agent = flow.metadata.get(ENDPOINT_KEY), agent_of(flow)
-        if not isinstance(endpoint, McpAdapter) or agent is None:
-            return None
-
-        def bind(session: str) -> None:
-            if not self.bindings.bind(endpoint.name, session, agent):
-                log.error("gitvow: %s announced a session another agent holds", endpoint.name)
-
-        return bind
-
 
 def _pinned(body: bytes) -> bytes | None:
     """``body`` with each request id replaced by one derived from the call itself."""
@@ -199,9 +187,9 @@ class McpStaging:
 class McpAnswers:
     """What the MCP client receives: readable refusals, re-addressed answers, streams, lists."""
 
-    def __init__(self, shared: Shared, sessions: McpSessions) -> None:
+    def __init__(self, shared: Shared, bindings: SessionBindings) -> None:
         self.shared = shared
-        self.sessions = sessions
+        self.bindings = bindings
 
     def request(self, flow: http.HTTPFlow) -> None:
         endpoint = endpoint_of(self.shared, flow)
@@ -217,7 +205,8 @@ class McpAnswers:
             response.content = jsonrpc.readdressed(response.content or b"", response.headers.get("content-type", ""),
                                                    ids)
         elif denial.REASON_HEADER in response.headers and response.status_code == 403 and _tool_results(response):
-            response.status_code = 200  # a tool result with isError: MCP clients read it only on a success
+            # a tool result with isError: MCP clients read it only on a success
+            response.status_code, response.reason = 200, "OK"
 
     def _forwarded(self, flow: http.HTTPFlow, endpoint: McpAdapter) -> None:
         # an event stream is scrubbed one event at a time: it must arrive uncompressed
@@ -238,7 +227,20 @@ class McpAnswers:
             return
         if APPROVAL_KEY in flow.metadata or LISTS_KEY in flow.metadata:
             return  # recorded for the approval, or filtered: read whole
-        response.stream = EventStream(flow.metadata.get(SECRETS_KEY, ()), self.sessions.bind_stream_session(flow))
+        response.stream = EventStream(flow.metadata.get(SECRETS_KEY, ()), self._binder(flow))
+
+    def _binder(self, flow: http.HTTPFlow) -> Callable[[str], None] | None:
+        """A callback binding the sessions an older transport's event stream announces."""
+        endpoint, agent = flow.metadata.get(ENDPOINT_KEY), agent_of(flow)
+        if not isinstance(endpoint, McpAdapter) or agent is None:
+            return None
+        bindings = self.bindings
+
+        def bind(session: str) -> None:
+            if not bindings.bind(endpoint.name, session, agent):
+                log.error("gitvow: %s announced a session another agent holds", endpoint.name)
+
+        return bind
 
     def response(self, flow: http.HTTPFlow) -> None:
         lists = flow.metadata.pop(LISTS_KEY, None)
