@@ -33,28 +33,28 @@ from gitvow.testing import free_port, wait_for_port
 mcp = pytest.importorskip("mcp", reason="the mcp SDK is not installed")
 import httpx2  # noqa: E402  (the SDK's HTTP client, installed with it)
 from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.sse import sse_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 
 HOST = "api.githubcopilot.com"  # GitHub's hosted MCP server's host, here on loopback
 PLAIN = "mcp.example.test"  # the same server under an endpoint that does not filter tools/list
+LEGACY = "legacy.example.test"  # a server of the older HTTP+SSE transport
 AGENTS = {"issues": "issues-secret-7", "other": "other-secret-8"}
 REPO = {"owner": "team", "repo": "app"}
 ID = re.compile(r"approval ([0-9A-Z]{6})")
 
 
-@pytest.fixture(scope="module")
-def server(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
-    workdir = tmp_path_factory.mktemp("mcp-server")
+def _serve(ca: trustme.CA, workdir: Path, *flags: str) -> Iterator[tuple[int, Path]]:
     pem = workdir / "server.pem"
-    ca.issue_cert(HOST, PLAIN, "127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(pem))
+    ca.issue_cert(HOST, PLAIN, LEGACY, "127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(pem))
     record = workdir / "calls.jsonl"
     record.touch()
     port = free_port()
     log = (workdir / "server.log").open("wb")
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("mcp_server.py")), str(port), str(pem),
-                             str(pem), str(record)], stdout=log, stderr=subprocess.STDOUT)
+                             str(pem), str(record), *flags], stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for_port(port, proc)
         yield port, record
@@ -65,7 +65,17 @@ def server(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 
 @pytest.fixture(scope="module")
-def proxy(server: tuple[int, Path], ca_file: Path, broken_plugin_path: Path,
+def server(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
+    yield from _serve(ca, tmp_path_factory.mktemp("mcp-server"))
+
+
+@pytest.fixture(scope="module")
+def legacy(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
+    yield from _serve(ca, tmp_path_factory.mktemp("mcp-legacy"), "--sse")
+
+
+@pytest.fixture(scope="module")
+def proxy(server: tuple[int, Path], legacy: tuple[int, Path], ca_file: Path, broken_plugin_path: Path,
           tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     port, _ = server
     workdir = tmp_path_factory.mktemp("mcp-proxy")
@@ -83,6 +93,10 @@ def proxy(server: tuple[int, Path], ca_file: Path, broken_plugin_path: Path,
 
         [mcp.plain]
         url = "https://{PLAIN}:{port}/mcp/"
+        tools = "github"
+
+        [mcp.legacy]
+        url = "https://{LEGACY}:{legacy[0]}/"
         tools = "github"
 
         [credentials.github]
@@ -106,7 +120,7 @@ def proxy(server: tuple[int, Path], ca_file: Path, broken_plugin_path: Path,
         mode = "issues_only"
         secret_env = "GITVOW_TEST_MCP_OTHER"
     """))
-    env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_RESOLVE": f"{HOST},{PLAIN}",
+    env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_RESOLVE": f"{HOST},{PLAIN},{LEGACY}",
            "GITVOW_TEST_MCP_ISSUES": AGENTS["issues"], "GITVOW_TEST_MCP_OTHER": AGENTS["other"]}
     running = start_proxy(policy, workdir, env, extra=[f"scripts={resolve}"])
     yield running
@@ -251,3 +265,41 @@ def test_one_agents_session_is_refused_to_another(proxy: ProxyProcess, server: t
     assert len(calls(record, "add_issue_comment")) == before  # neither reached the server
     audit = [line for line in proxy.audit_lines() if line.get("reason") == "mcp_session"]
     assert {line["agent"] for line in audit} == {"other", "issues"}
+
+
+def test_the_older_transport_is_judged_and_its_session_bound(proxy: ProxyProcess, legacy: tuple[int, Path]) -> None:
+    """HTTP+SSE (MCP 2024-11-05): the event stream passes as it arrives (the client waits on it
+    for every answer), the ``endpoint`` event's session is bound to the agent, and each POST
+    to the message endpoint is judged like a Streamable HTTP one."""
+    port, record = legacy
+    context = ssl.create_default_context(cafile=str(proxy.ca))
+
+    def factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
+                auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(proxy=proxy.url("issues", AGENTS["issues"]), verify=context, headers=headers,
+                                  timeout=timeout, auth=auth)
+
+    def call(tool: str, ident: int, **arguments: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+    async def post(agent: str, session_id: str, body: dict[str, Any]) -> Any:
+        async with _http(proxy, agent) as http:
+            return await http.post(f"https://{LEGACY}:{port}/messages/?session_id={session_id}", json=body)
+
+    async def steps() -> tuple[Any, Any, Any]:
+        async with (sse_client(f"https://{LEGACY}:{port}/sse", httpx_client_factory=factory) as (read, write),
+                    ClientSession(read, write) as session):
+            await session.initialize()
+            ok = await session.call_tool("add_issue_comment", {**REPO, "issue_number": 1, "body": "over sse"})
+            session_id = calls(record, "add_issue_comment")[-1]["session"]
+            stolen = await post("other", session_id, call("add_issue_comment", 90, **REPO, body="hijacked"))
+            merge = await post("issues", session_id, call("merge_pull_request", 91, **REPO, pullNumber=7))
+            return ok, stolen, merge
+
+    ok, stolen, merge = asyncio.run(asyncio.wait_for(steps(), 120))
+    assert not ok.is_error and ok.content[0].text == "done: add_issue_comment"
+    assert stolen.status_code == 403 and stolen.headers["x-gitvow-reason"] == "mcp_session"
+    refused = merge.json()
+    assert refused["id"] == 91 and refused["result"]["isError"]
+    assert "reason=" in refused["result"]["content"][0]["text"]
+    assert [c["arguments"].get("body") for c in calls(record)] == ["over sse"]  # neither other call arrived
