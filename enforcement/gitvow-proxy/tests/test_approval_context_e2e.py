@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import ssl
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,7 @@ class Forge:
     def __init__(self, upstream: Upstream) -> None:
         self.upstream = upstream
         self.head = SHA
+        self.hung = threading.Event()
 
     def pull_gql(self) -> dict[str, Any]:
         base = f"https://{HOST}:{self.upstream.port}"
@@ -78,6 +80,9 @@ class Forge:
                          "mergeable_state": "clean", "html_url": f"https://{HOST}/team/app/pull/7", "commits": 1}
         if path == f"{root}/pulls/7/merge":
             return 200, {"sha": "m" * 40, "merged": True, "message": "Pull Request successfully merged"}
+        if path == f"{root}/pulls/9/merge":  # an upstream that hangs
+            self.hung.wait(60)
+            return 200, {"merged": True}
         if path.startswith(f"{root}/commits/") and path.endswith("/check-runs"):
             return 200, {"check_runs": [{"name": "unit tests", "status": "completed", "conclusion": "success"},
                                         {"name": "lint", "status": "completed", "conclusion": "success"}]}
@@ -269,7 +274,15 @@ def test_gh_rest_creation_shows_its_diff(proxy: ProxyProcess, forge: tuple[Upstr
     assert data["context"]["kind"] == "create" and "+The feature, documented." in data["context"]["changes"]["diff"]
     page = desk_page(proxy, f"approvals/{ident}", tmp_path / "rest-create.png")
     assert "docs/feature.md" in page and "+The feature, documented." in page and "Document it" in page
-    assert gitvow(proxy, "approvals", "reject", ident, "--reason", "not now").returncode == 0
+    # The branch moves before the human's approval reaches the forge: not created, staged again.
+    answers.head = MOVED
+    assert gitvow(proxy, "approvals", "approve", ident).returncode == 0
+    waited = gitvow(proxy, "approvals", "wait", ident, "--timeout", "30")
+    assert waited.returncode == 1 and "reason=approval_head_moved" in waited.stderr, waited.stdout + waited.stderr
+    assert [s for s in upstream.seen if s.method == "POST" and s.route.endswith("/pulls")] == []
+    again = re.search(r"staged again as approval ([0-9A-Z]{6})", waited.stderr)
+    assert again and shown(proxy, again.group(1))["context"]["head_sha"] == MOVED
+    assert gitvow(proxy, "approvals", "reject", again.group(1), "--reason", "not now").returncode == 0
 
 
 def test_python_gitlab_merge_request_merge_has_its_context_and_is_pinned(
@@ -413,3 +426,34 @@ events = ["staged"]
     assert len(json_states) == 3 and all(v.startswith("delivered") for v in json_states), states
     assert sum(v == "delivered (attempt 2)" for v in json_states) == 1, states  # the 500 was retried
     assert states["staged to slack webhook 2"] == "delivered (attempt 1)"
+
+
+def test_one_hung_upstream_delays_no_other_approval(
+    proxy: ProxyProcess, forge: tuple[Upstream, Forge], tmp_path: Path
+) -> None:
+    import httpx
+
+    upstream, answers = forge
+    answers.head = SHA
+    answers.hung.clear()
+    env = agent_env(proxy, "coder", tmp_path)
+    base = f"https://{HOST}:{upstream.port}/api/v3/repos/team/app"
+    context = ssl.create_default_context(cafile=env["SSL_CERT_FILE"])
+    auth = {"Authorization": f"Bearer {env['GH_TOKEN']}"}
+    with httpx.Client(proxy=env["HTTPS_PROXY"], verify=context, timeout=30) as client:
+        hung = client.put(f"{base}/pulls/9/merge", json={}, headers=auth).headers["x-gitvow-approval"]
+        other = client.post(f"{base}/pulls", json={"title": "Meanwhile", "head": "feature", "base": "main"},
+                            headers=auth).headers["x-gitvow-approval"]
+    try:
+        assert gitvow(proxy, "approvals", "approve", hung).returncode == 0
+        deadline = time.monotonic() + 30
+        while json.loads(gitvow(proxy, "approvals", "show", hung, "--json").stdout)["status"] != "sending":
+            assert time.monotonic() < deadline
+            time.sleep(0.3)
+        assert gitvow(proxy, "approvals", "approve", other).returncode == 0
+        waited = gitvow(proxy, "approvals", "wait", other, "--timeout", "40")
+        assert waited.returncode == 0, waited.stdout + waited.stderr
+        assert json.loads(gitvow(proxy, "approvals", "show", hung, "--json").stdout)["status"] == "sending"
+    finally:
+        answers.hung.set()
+    assert gitvow(proxy, "approvals", "wait", hung, "--timeout", "40").returncode == 0
