@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +134,24 @@ def request_ids(body: bytes) -> tuple[JsonId, ...]:
     return tuple(m.id for m in messages if m.is_request)
 
 
+def rewritten(body: bytes, content_type: str, rewrite: Callable[[Any], Any]) -> bytes | None:
+    """``body`` (JSON, or an SSE stream of JSON events) with each JSON value passed through
+    ``rewrite``; None when the JSON body cannot be read (an event that cannot is kept as it is)."""
+    if content_type.split(";")[0].strip().lower() == "text/event-stream":
+        out = []
+        for event in iter_events(body):
+            data = event.get("data")
+            if data is not None:
+                with contextlib.suppress(ValueError, RecursionError):
+                    event = {**event, "data": json.dumps(rewrite(json.loads(data)), separators=(",", ":"))}
+            out.append(render_event(event))
+        return b"".join(out)
+    try:
+        return dumps(rewrite(json.loads(body)))
+    except (ValueError, RecursionError):
+        return None
+
+
 def readdressed(body: bytes, content_type: str, ids: Sequence[JsonId]) -> bytes:
     """A recorded answer (JSON or an SSE stream) with its response ids replaced, in order, by ``ids``.
 
@@ -150,19 +168,8 @@ def readdressed(body: bytes, content_type: str, ids: Sequence[JsonId]) -> bytes:
             return {**value, "id": queue.pop(0)}
         return value
 
-    if content_type.split(";")[0].strip().lower() == "text/event-stream":
-        out = []
-        for event in iter_events(body):
-            data = event.get("data")
-            if data is not None:
-                with contextlib.suppress(ValueError, RecursionError):
-                    event = {**event, "data": json.dumps(swap(json.loads(data)), separators=(",", ":"))}
-            out.append(render_event(event))
-        return b"".join(out)
-    try:
-        return dumps(swap(json.loads(body)))
-    except (ValueError, RecursionError):
-        return body
+    found = rewritten(body, content_type, swap)
+    return body if found is None else found
 
 
 # -- Server-Sent Events ---------------------------------------------------------------------
