@@ -547,6 +547,30 @@ def _context(c: Context | None, *, full: bool) -> str:
     return out + "</div>"
 
 
+def _texts(a: Approval, summary: dict[str, Any], context: Context | None, *, full: bool) -> str:
+    """The pull request's body, the forge's context, and on the detail page the raw request and answer."""
+    body = summary.get("body")
+    text = f"<p>Body:</p><pre>{_e(body)}</pre>" if isinstance(body, str) and body else ""
+    text += _context(context, full=full)
+    if full:
+        text += f"<p>Request body as sent:</p><pre>{_e(a.body.decode('utf-8', 'replace'))}</pre>"
+        if a.response_body:
+            text += f"<p>Upstream answer:</p><pre>{_e(a.response_body.decode('utf-8', 'replace'))}</pre>"
+    return text
+
+
+def _actions(a: Approval, session: Session) -> str:
+    hidden = f"<input type='hidden' name='csrf' value='{_e(session.csrf)}'>"
+    return (
+        "<div class='actions'>"
+        f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/approve'>{hidden}"
+        f"<button class='approve' name='approve' value='{_e(a.id)}'>Approve {_e(a.id)}</button></form>"
+        f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/reject'>{hidden}"
+        f"<label>Reason <input name='reason' required placeholder='why not'></label> "
+        f"<button class='reject'>Reject {_e(a.id)}</button></form></div>"
+    )
+
+
 def _approval_card(a: Approval, session: Session, context: Context | None = None, *, full: bool = False,
                    deliveries: dict[str, str] | None = None) -> str:
     summary = a.summary()
@@ -572,24 +596,8 @@ def _approval_card(a: Approval, session: Session, context: Context | None = None
         details += "".join(
             f"<dt>write {n}</dt><dd>" + "; ".join(f"{_e(k)}: {_e(v)}" for k, v in w.items() if k != "body") + "</dd>"
             for n, w in enumerate(writes, 1))
-    body = summary.get("body")
-    text = f"<p>Body:</p><pre>{_e(body)}</pre>" if isinstance(body, str) and body else ""
-    text += _context(context, full=full)
-    if full:
-        text += f"<p>Request body as sent:</p><pre>{_e(a.body.decode('utf-8', 'replace'))}</pre>"
-        if a.response_body:
-            text += f"<p>Upstream answer:</p><pre>{_e(a.response_body.decode('utf-8', 'replace'))}</pre>"
-    actions = ""
-    if a.status == PENDING:
-        hidden = f"<input type='hidden' name='csrf' value='{_e(session.csrf)}'>"
-        actions = (
-            "<div class='actions'>"
-            f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/approve'>{hidden}"
-            f"<button class='approve' name='approve' value='{_e(a.id)}'>Approve {_e(a.id)}</button></form>"
-            f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/reject'>{hidden}"
-            f"<label>Reason <input name='reason' required placeholder='why not'></label> "
-            f"<button class='reject'>Reject {_e(a.id)}</button></form></div>"
-        )
+    text = _texts(a, summary, context, full=full)
+    actions = _actions(a, session) if a.status == PENDING else ""
     link = "" if full else f" <a href='{session.base}approvals/{_e(a.id)}'>details</a>"
     return (f"<section class='card' id='approval-{_e(a.id)}'><h3>Approval {_e(a.id)} "
             f"<span class='status {_e(a.status)}'>{_e(a.status)}</span>{link}</h3>"
