@@ -57,7 +57,9 @@ def read_body(body: bytes, *, limit: int = MAX_BODY) -> tuple[tuple[Message, ...
     if len(body) > limit:
         raise Unreadable(f"the body is larger than {limit} bytes")
     try:
-        data = json.loads(body)
+        data = json.loads(body, object_pairs_hook=_unique)
+    except _Duplicate as exc:
+        raise Unreadable(f"a key given twice in one object ({str(exc)[:40]})") from None
     except (ValueError, RecursionError):
         raise Unreadable("the body is not JSON") from None
     if isinstance(data, list):
@@ -67,6 +69,23 @@ def read_body(body: bytes, *, limit: int = MAX_BODY) -> tuple[tuple[Message, ...
             raise Unreadable(f"a batch of more than {MAX_BATCH} messages")
         return tuple(_message(item) for item in data), True
     return (_message(data),), False
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each given once: parsers differ on which of two wins (the
+    first or the last), so a body that names a tool or an owner twice is not judged."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return result
 
 
 def _message(item: object) -> Message:
