@@ -11,5 +11,10 @@ from gitvow_bitbucket import BitbucketAdapter
 
 class TestBitbucketContract(AdapterContract):
     @pytest.fixture
+    def mapped_hosts(self) -> tuple[str, ...]:
+        """The self-hosted instance the fixtures use, mapped in [hosts] by a policy."""
+        return ("bitbucket.example.test",)
+
+    @pytest.fixture
     def adapter(self) -> Adapter:
         return BitbucketAdapter()
