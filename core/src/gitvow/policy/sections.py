@@ -61,7 +61,8 @@ class PolicySection:
 #: instead of being told the key is a typo.
 SHIPPED_KEYS: Mapping[str, tuple[str, ...]] = {
     "gitvow-proxy": (
-        "proxy", "credentials", "internal", "run_state", "write_surface", "budget", "canary", "issue_shape", "audit",
+        "proxy", "credentials", "internal", "run_state", "write_surface", "budget", "canary", "issue_shape", "egress",
+        "audit",
         "approvals", "admin",
     ),
     "gitvow-gate": (
