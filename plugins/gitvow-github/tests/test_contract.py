@@ -10,5 +10,10 @@ from gitvow_github.adapter import GitHubAdapter
 
 class TestGitHubContract(AdapterContract):
     @pytest.fixture
+    def mapped_hosts(self) -> tuple[str, ...]:
+        """The self-hosted instance the fixtures use, mapped in [hosts] by a policy."""
+        return ("ghe.example.test",)
+
+    @pytest.fixture
     def adapter(self) -> GitHubAdapter:
         return GitHubAdapter()

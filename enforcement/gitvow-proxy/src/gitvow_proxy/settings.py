@@ -107,6 +107,9 @@ class ProxySettings(_Section):
     plain_hosts: list[str] = Field(default_factory=list)
     resolve_ttl: float = Field(default=300.0, gt=0)
     resolve_cache_size: int = Field(default=4096, gt=0)
+    #: ``false``: shadow mode. What would be refused is forwarded (with the credential) and
+    #: recorded as ``would_refuse`` with its reason; ``[agents.NAME] enforce`` overrides it per agent.
+    enforce: bool = True
 
     def plain(self, host: str, port: int) -> bool:
         """Whether ``host:port`` (or ``host``) is marked to be reached over plain HTTP."""
@@ -275,10 +278,22 @@ class Egress(_Section):
         return _host_matches(self.internal, host, port)
 
 
+class OtlpExportSettings(_Section):
+    """``[audit.otlp]``: each decision as an OpenTelemetry log record, over OTLP/HTTP."""
+
+    endpoint: str = Field(pattern=r"^https?://", description="the collector's logs URL, e.g. http://127.0.0.1:4318/v1/logs")
+    protocol: Literal["http/protobuf"] = "http/protobuf"
+    #: An environment variable holding the headers (``k=v,k2=v2``, OTEL_EXPORTER_OTLP_HEADERS' format).
+    headers_env: str | None = None
+    queue: int = Field(default=2048, gt=0)
+
+
 class Audit(_Section):
-    """``[audit]``: where the one-JSON-line-per-decision log goes (``-`` is standard error)."""
+    """``[audit]``: where the one-JSON-line-per-decision log goes (``-`` is standard error), and
+    optionally an OpenTelemetry collector that receives each decision too."""
 
     path: str = DEFAULT_AUDIT
+    otlp: OtlpExportSettings | None = None
 
 
 Event = Literal["staged", "approved", "rejected", "expired", "sent", "failed"]
