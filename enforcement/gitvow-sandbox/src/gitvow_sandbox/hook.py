@@ -23,10 +23,11 @@ SECRET_KEYS = ("secret_env", "secret_file")
 
 def gate_policy(data: Mapping[str, Any]) -> dict[str, Any]:
     """The part of the policy the gate reads, without a word about the agents' secrets."""
+    from gitvow.plugins import installed
     from gitvow.policy.model import CorePolicy
-    from gitvow.policy.sections import SHIPPED_KEYS
 
-    keep = set(CorePolicy.model_fields) | set(SHIPPED_KEYS["gitvow-gate"])
+    gate = {key for section in installed().sections if section.distribution == "gitvow-gate" for key in section.keys}
+    keep = set(CorePolicy.model_fields) | gate
     out = {key: value for key, value in data.items() if key in keep}
     agents = out.get("agents")
     if isinstance(agents, Mapping):
