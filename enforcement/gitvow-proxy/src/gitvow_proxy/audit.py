@@ -16,16 +16,23 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from gitvow_proxy.approvals import Approval
 
+if TYPE_CHECKING:
+    from gitvow_proxy.telemetry.otlp import OtlpExport
+
 
 class AuditLog:
-    """Appends JSON lines to a file (``-`` is standard error); line-buffered, thread-safe."""
+    """Appends JSON lines to a file (``-`` is standard error); line-buffered, thread-safe.
 
-    def __init__(self, path: str) -> None:
+    With ``otlp``, each line is also handed to the OpenTelemetry exporter, which queues it
+    and never blocks (:mod:`gitvow_proxy.telemetry.otlp`)."""
+
+    def __init__(self, path: str, *, otlp: OtlpExport | None = None) -> None:
         self.path = path
+        self.otlp = otlp
         self._lock = threading.Lock()
         self._owned = path != "-"
         self._second, self._stamp = -1, ""
@@ -79,8 +86,12 @@ class AuditLog:
         line = json.dumps(record, separators=(",", ":")) + "\n"
         with self._lock:
             self._stream.write(line)
+        if self.otlp is not None:
+            self.otlp.emit(record)
 
     def close(self) -> None:
+        if self.otlp is not None:
+            self.otlp.close()
         if self._owned:
             with self._lock:
                 self._stream.close()

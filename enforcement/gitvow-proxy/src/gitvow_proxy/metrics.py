@@ -11,6 +11,8 @@ so every replica of a shared store reports the same value (take the max, not the
 - ``gitvow_store_errors_total``: store calls that failed (a shared store's server unreachable)
 - ``gitvow_store_up``: 1 while the store answers
 - ``gitvow_approvals_pending``: approvals waiting for a human
+- ``gitvow_otlp_records_total{outcome}``: decisions handed to the OTLP exporter, by what became
+  of them (``exported``, ``dropped``: the queue was full or the collector did not take them)
 
 Per request the proxy only adds to plain counters (a dict increment, a bisect); the text
 format is built by prometheus-client when scraped, so a proxy without ``[admin]`` never
@@ -30,6 +32,7 @@ from gitvow_proxy.settings import ProxyPolicy
 if TYPE_CHECKING:
     from gitvow_proxy.runtime import Runtime
     from gitvow_proxy.store import Store
+    from gitvow_proxy.telemetry.otlp import ExportCounts
 
 #: A decision takes tens of microseconds; a store round trip or a big body scan, milliseconds.
 DECISION_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0)
@@ -37,6 +40,12 @@ UPSTREAM_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 State = Callable[[], "tuple[Runtime | None, Store | None]"]
+#: The OTLP exporter's counts, when ``[audit.otlp]`` is set.
+OtlpCounts = Callable[[], "ExportCounts | None"]
+
+
+def _no_export() -> ExportCounts | None:
+    return None
 
 
 class Timings:
@@ -66,8 +75,9 @@ class Timings:
 class Metrics:
     """What one proxy process counted; rendered on demand."""
 
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: State, otlp: OtlpCounts = _no_export) -> None:
         self._state = state
+        self._otlp = otlp
         self.decisions: defaultdict[tuple[str, str, str, str], int] = defaultdict(int)
         self.decision_seconds = Timings(DECISION_BUCKETS)
         self.upstream_seconds: dict[str, Timings] = {}
@@ -99,6 +109,13 @@ class Metrics:
         for adapter, timings in list(self.upstream_seconds.items()):
             upstream.add_metric([adapter], timings.buckets(), timings.total)
         yield upstream
+        counts = self._otlp()
+        if counts is not None:
+            records = CounterMetricFamily("gitvow_otlp_records", "Decisions handed to the OTLP exporter, by outcome.",
+                                          labels=["outcome"])
+            records.add_metric(["exported"], counts.exported)
+            records.add_metric(["dropped"], counts.dropped)
+            yield records
         yield from self._collect_state(CounterMetricFamily, GaugeMetricFamily)
 
     def _collect_state(self, counter: Any, gauge: Any) -> Iterator[Any]:
