@@ -413,6 +413,11 @@ def proxy_problems(policy: Policy) -> list[str]:
             why = repo_shape(repo, glob=glob)
             if why:
                 problems.append(f"{key}.{i}: {why}")
+    from gitvow_proxy.audit import audit_path_problem
+
+    why = audit_path_problem(section.audit.path)
+    if why:
+        problems.append(f"audit.path: {why}; expected a file the proxy can append to (or \"-\")")
     return problems
 
 
