@@ -329,9 +329,10 @@ def test_the_operators_credentials_and_the_proxys_files_are_unreadable(proxy: Pr
 
 
 WRITE = """
-import sys
+import os, sys
 for path in sys.argv[1:]:
     try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # as an agent planting a hook would
         with open(path, "w") as f:
             f.write("written")
         print(path, "written")
@@ -343,6 +344,9 @@ for path in sys.argv[1:]:
 def test_the_working_tree_is_writable_and_the_rest_is_not(proxy: ProxyProcess, operator: Path, tmp_path: Path
                                                           ) -> None:
     tree = operator / "src" / "project"
+    import shutil
+
+    shutil.rmtree(tree / ".git" / "hooks")  # absent: the agent must not be the one to make it
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     targets = [tree / "new.txt", tree / ".git" / "hooks" / "post-checkout", tree / ".git" / "config",
