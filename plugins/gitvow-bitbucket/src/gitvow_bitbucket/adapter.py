@@ -3,7 +3,8 @@
 A request is one of these, told apart by its path (already canonical: the core decoded
 unreserved characters and refused what a front end would rewrite before ``classify``):
 
-* ``/2.0/…`` — Bitbucket Cloud's REST API 2.0 (``api.bitbucket.org``);
+* ``/2.0/…`` — Bitbucket Cloud's REST API 2.0 (``api.bitbucket.org``; ``bitbucket.org/!api/2.0/…``
+  for its web client);
 * ``/rest/{api}/{1.0|latest}/…`` — Bitbucket Data Center's REST API, on the hosts the policy
   maps to ``bitbucket`` in ``[hosts]`` (there is no default Data Center host);
 * a git smart-HTTP path — Cloud's ``/{workspace}/{repo}.git/…`` on ``bitbucket.org``, Data
@@ -78,6 +79,7 @@ class BitbucketAdapter(Adapter):
 
     name = "bitbucket"
     default_hosts = (CLOUD_API, CLOUD_GIT)
+    example_hosts = ("bitbucket.example.test",)  # a Data Center instance the fixtures use
     #: There is no official Bitbucket CLI (no ``bb``): the gate reads ``curl`` to Bitbucket Cloud.
     commands = ("curl",)
 
@@ -88,6 +90,9 @@ class BitbucketAdapter(Adapter):
             return Classification.unknown(f"{exc}: a front end would route it elsewhere")
         # Bitbucket's front ends route some paths case-blind: literals are compared folded.
         head = [segment.lower() for segment in segments[:3]]
+        if head[:2] == ["!api", "2.0"]:
+            # bitbucket.org's own web client calls the same API under /!api/2.0
+            return self._api(request, segments[1:], cloud=True)
         if head[:1] == ["2.0"]:
             return self._api(request, segments, cloud=True)
         if head[:1] == ["rest"] and len(head) == 3 and head[2] in _VERSIONS:
