@@ -433,7 +433,7 @@ def test_the_desk_in_a_browser_signs_in_shows_and_approves_once(
             assert "deny: hard_deny" in page.inner_text("figure")
             # Each reason keeps its colour; the axis is dated; timestamps never wrap.
             assert page.locator("figure .legend li:has-text('deny: hard_deny') rect").get_attribute("fill") == "#c62828"
-            assert re.search(r"\d\d [A-Z][a-z]{2} \d\d:\d\d", page.inner_text("#decisions-chart"))
+            assert re.search(r"\d\d [A-Z][a-z]{2} \d\d:\d\d", page.text_content("#decisions-chart") or "")
             assert page.eval_on_selector(f"#approval-{ident} time", "t => getComputedStyle(t).whiteSpace") == "nowrap"
             page.screenshot(path=str(tmp_path / "desk.png"), full_page=True)
             card.get_by_role("button", name=f"Approve {ident}").click()
