@@ -13,6 +13,7 @@ from pathlib import Path
 from gitvow.cli.common import engine, error, print_json
 from gitvow.errors import GitvowError
 from gitvow.plugins import installed
+from gitvow.policy.load import Policy
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         loaded = engine(args.file, plugins, absent="error").policy
+        assert isinstance(loaded, Policy)  # a file was named: the loader's policy, sections and all
     except GitvowError as exc:
         return error(exc)
     print(f"{args.file}: ok")
