@@ -60,21 +60,28 @@ class GraphQLOperation:
 
     ``defaults`` are the default values its variable definitions declare
     (``mutation($p: String = "PARENT")``): the server uses them for every variable the request
-    omits, so a reader must too (:meth:`variables`).
+    omits, so a reader must too (:meth:`variables`). ``declared`` names every variable the
+    operation declares (None: not known, every given variable is kept).
     """
 
     kind: str
     name: str | None
     fields: tuple[TopField, ...]
     defaults: Mapping[str, Any] = field(default_factory=lambda: _NO_DEFAULTS)
+    declared: frozenset[str] | None = None
 
     def variables(self, given: Mapping[str, Any] | None) -> Mapping[str, Any]:
         """The variables as the server will execute the operation: ``given`` over the
-        document's defaults. A variable sent (even as ``null``) replaces its default, as the
-        GraphQL spec's CoerceVariableValues says; an omitted one takes it."""
+        document's defaults, only those the operation declares (a server never reads another:
+        an undeclared ``$x`` in the document fails validation). A variable sent (even as
+        ``null``) replaces its default, as the GraphQL spec's CoerceVariableValues says; an
+        omitted one takes it."""
+        given = given or {}
+        if self.declared is not None and any(name not in self.declared for name in given):
+            given = {k: v for k, v in given.items() if k in self.declared}
         if not self.defaults:
-            return given or {}
-        return {**self.defaults, **(given or {})}
+            return given
+        return {**self.defaults, **given}
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +145,9 @@ def select_operation(document: DocumentNode, operation_name: str | None, *, fiel
     if len(fields) > field_limit:
         raise GraphQLRefused(f"more than {field_limit} top-level fields")
     kind = "mutation" if operation.operation is OperationType.MUTATION else "query"
+    declared = frozenset(d.variable.name.value for d in operation.variable_definitions or ())
     return GraphQLOperation(kind, operation.name.value if operation.name else None, tuple(fields),
-                            _defaults(operation))
+                            _defaults(operation), declared)
 
 
 def _defaults(operation: OperationDefinitionNode) -> Mapping[str, Any]:

@@ -2,20 +2,30 @@
 
 Lookup tries ``host:port`` first, then the bare host, so a GitHub Enterprise test server on
 ``127.0.0.1:8443`` and ``github.example.com`` are configured the same way.
+
+MCP endpoints (``[mcp.NAME]``, :mod:`gitvow.adapters.mcp`) are served by path: a request under
+an endpoint's prefix goes to it ahead of the host's adapter (GitHub's hosted MCP server ahead
+of the inference adapter on ``api.githubcopilot.com``), and a host no other adapter serves is
+the endpoint's, so what is outside its prefix is still classified (``unknown``), never tunnelled.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.errors import PolicyError
+
+if TYPE_CHECKING:
+    from gitvow.adapters.mcp import McpAdapter
+    from gitvow.request import Request
 
 
 class HostRegistry:
     """host (or host:port) → adapter."""
 
-    __slots__ = ("_adapters", "_hosts")
+    __slots__ = ("_adapters", "_hosts", "_mcp")
 
     def __init__(
         self,
@@ -23,6 +33,7 @@ class HostRegistry:
         configured: Mapping[str, str] | None = None,
         *,
         source: str | None = None,
+        mcp: Sequence[McpAdapter] = (),
     ) -> None:
         self._adapters = dict(adapters)
         hosts: dict[str, Adapter] = {}
@@ -36,7 +47,20 @@ class HostRegistry:
                     f"adapter {name!r} is not installed; expected one of: {known}", source=source, key=f"hosts.{host!r}"
                 )
             hosts[host.lower()] = adapters[name]
+        for endpoint in mcp:
+            where = endpoint.endpoint
+            if where.host not in hosts:  # the host's own adapter keeps what is outside the prefix
+                hosts.setdefault(f"{where.host}:{where.port}", endpoint)
         self._hosts = hosts
+        # longest prefix first, so a narrower endpoint on the same host wins
+        self._mcp = sorted(mcp, key=lambda a: len(a.endpoint.prefix), reverse=True)
+
+    def route(self, request: Request) -> Adapter | None:
+        """The adapter serving ``request``: an MCP endpoint whose prefix it is under, else the host's."""
+        for endpoint in self._mcp:
+            if endpoint.endpoint.serves(request):
+                return endpoint
+        return self.lookup(request.host, request.port)
 
     def lookup(self, host: str, port: int | None = None) -> Adapter | None:
         host = host.lower()
@@ -52,4 +76,7 @@ class HostRegistry:
         return adapter is not None and adapter.intercepts(host)
 
     def items(self) -> list[tuple[str, str]]:
-        return sorted((host, adapter.name) for host, adapter in self._hosts.items())
+        """``(host, adapter)`` pairs, MCP endpoints as ``(URL, mcp.NAME)``."""
+        pairs = {(host, adapter.name) for host, adapter in self._hosts.items() if adapter not in self._mcp}
+        pairs.update((endpoint.endpoint.url, endpoint.name) for endpoint in self._mcp)
+        return sorted(pairs)

@@ -36,6 +36,7 @@ from types import MappingProxyType
 
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
+from gitvow.adapters.mcp import endpoints
 from gitvow.evaluator import Grant, evaluate, operation_verdicts
 from gitvow.gates import NO_GATES, Caller, Context, Gates
 from gitvow.hosts import HostRegistry
@@ -151,15 +152,17 @@ class Engine:
         self.policy = policy
         self.plugins = plugins
         adapters = configure_adapters(plugins.adapters, policy.adapter_options, source=policy.source)
-        self.adapters = adapters
-        self.hosts = HostRegistry(adapters, policy.hosts, source=policy.source)
+        mcp = endpoints(policy.mcp, adapters, source=policy.source)
+        #: Every adapter by name, the MCP endpoints' (``mcp.NAME``) included.
+        self.adapters: dict[str, Adapter] = {**adapters, **mcp}
+        self.hosts = HostRegistry(adapters, policy.hosts, source=policy.source, mcp=tuple(mcp.values()))
         self.relays: dict[str, RelayTemplate] = {**plugins.relays, **policy.relays}
 
     # -- pieces `gitvow explain` and the proxy reuse -------------------------------------
 
     def classify(self, request: Request) -> tuple[Adapter | None, Classification | None]:
         """Stages 0 and 1 alone. An adapter that raises yields an ``unknown`` classification."""
-        adapter = self.hosts.lookup(request.host, request.port)
+        adapter = self.hosts.route(request)
         if adapter is None:
             return None, None
         return adapter, self._classify(adapter, request)
@@ -199,7 +202,7 @@ class Engine:
 
     def decide(self, request: Request, caller: Caller, gates: Gates = NO_GATES) -> Decision:
         """Run every stage in order and say what to do with ``request``."""
-        adapter = self.hosts.lookup(request.host, request.port)
+        adapter = self.hosts.route(request)
         if adapter is None:
             return _TUNNEL
         return self.decide_classified(request, adapter, self._classify(adapter, request), caller, gates)
@@ -209,8 +212,9 @@ class Engine:
         tool): the stages a tool call has — policy, with the staged-relay rule — through the
         same loop as a request, so the gate and the proxy cannot disagree. A staged refusal
         comes back with ``staged`` set: the gate lets it go on to the proxy, which stages it."""
-        classification = Classification(operations=call.operations, repo=call.repo,
-                                        adapter=call.adapter or adapter.name)
+        classification = Classification(operations=call.operations, repo=call.repo, repos=call.repos,
+                                        adapter=call.adapter or adapter.name, unknown_code=call.unknown_code,
+                                        mode_code=call.mode_code, note=call.note, targets=call.targets)
         ctx = Context(_NO_REQUEST, adapter, classification, caller)
         found = self._run_stages(ctx, _AGENT_STAGES, NO_GATES)
         refusal = found.refusal or found.staged

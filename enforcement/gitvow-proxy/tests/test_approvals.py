@@ -161,12 +161,16 @@ def test_staged_headers_never_keep_credentials() -> None:
 
 def test_the_summary_reads_rest_and_graphql_bodies() -> None:
     rest = staged()
-    assert rest.summary() == {"title": "Add it", "body": "Why", "head": "feature", "base": "main"}
+    written = {"title": "Add it", "body": "Why", "head": "feature", "base": "main", "operation": "pr.create"}
+    assert rest.summary() == {**written, "writes": [written]}
     query = 'mutation { createPullRequest(input: {repositoryId: "R", baseRefName: "main", headRefName: "x", title: "T"}) { clientMutationId } }'
-    graphql = Approval(**{**_fields(rest), "body": json.dumps({"query": query}).encode()})
-    assert graphql.summary() == {"base": "main", "head": "x", "title": "T"}
+    graphql = Approval(**{**_fields(rest), "url": "https://ghes.test:443/api/graphql",
+                          "body": json.dumps({"query": query}).encode()})
+    shown = {k: v for k, v in graphql.summary().items() if k != "writes"}
+    assert shown == {"field": "createPullRequest", "repository id": "R", "base": "main", "head": "x", "title": "T",
+                     "operation": "pr.create"}
     merge = Approval(**{**_fields(rest), "operations": ("pr.merge",), "body": b""})
-    assert merge.summary() == {"merge method": "the repository's default"}
+    assert merge.summary()["merge method"] == "the repository's default"
     assert rest.as_json()["request"] == "POST /api/v3/repos/team/app/pulls" and "body" not in rest.as_json()
     assert APPROVED != PENDING
 

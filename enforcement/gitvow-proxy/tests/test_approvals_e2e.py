@@ -451,17 +451,20 @@ def test_the_desk_refuses_forms_without_its_session_token_or_from_elsewhere(
 
     ident = _agent_post(proxy, forge, tmp_path, "Desk: not this way")["id"]
     base = desk_url(proxy).rstrip("/")
+    mine = {"Origin": base}
     with httpx.Client(base_url=base, follow_redirects=False, timeout=10) as client:
         assert client.get("/").headers["location"] == "/login"
-        assert client.post(f"/approvals/{ident}/approve", data={"csrf": "x"}).headers["location"] == "/login"
-        signed = client.post("/login", data={"name": "mallory", "secret": ADMIN_SECRET})
+        assert client.post(f"/approvals/{ident}/approve", data={"csrf": "x"}, headers=mine).headers["location"] == "/login"
+        assert client.post("/login", data={"name": "mallory", "secret": ADMIN_SECRET}).status_code == 403  # no Origin
+        signed = client.post("/login", data={"name": "mallory", "secret": ADMIN_SECRET}, headers=mine)
         assert signed.status_code == 303 and "HttpOnly" in signed.headers["set-cookie"]
         assert "SameSite=Strict" in signed.headers["set-cookie"]
-        assert client.post(f"/approvals/{ident}/approve", data={"csrf": "forged"}).status_code == 403
-        page = client.get("/").text
+        where = signed.headers["location"]
+        assert client.post(f"{where}approvals/{ident}/approve", data={"csrf": "forged"}, headers=mine).status_code == 403
+        page = client.get(where).text
         csrf = re.search(r"name='csrf' value='([^']+)'", page)
         assert csrf
-        elsewhere = client.post(f"/approvals/{ident}/approve", data={"csrf": csrf.group(1)},
+        elsewhere = client.post(f"{where}approvals/{ident}/approve", data={"csrf": csrf.group(1)},
                                 headers={"Origin": "http://evil.test"})
         assert elsewhere.status_code == 403
     assert gitvow(proxy, "approvals", "show", ident, "--json").stdout.count('"status": "pending"') == 1

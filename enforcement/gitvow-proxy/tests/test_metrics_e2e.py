@@ -106,3 +106,6 @@ def test_metrics_count_what_was_sent(metered: tuple[ProxyProcess, str, bool], ap
     assert got["gitvow_approvals_pending"] == 0
     # Nothing else without a session: 404 on the bare listener, the desk's sign-in behind the desk.
     assert httpx.get(url.replace("/metrics", "/nothing"), timeout=10).status_code == (303 if desk else 404)
+    # A page whose DNS name was rebound to the listener reads nothing: Host is checked first.
+    port = url.split(":")[2].split("/")[0]
+    assert httpx.get(url, headers={"Host": f"rebound.evil.test:{port}"}, timeout=10).status_code == 421

@@ -29,7 +29,7 @@ from gitvow.relay import RelayTemplate
 
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
 #: The keys of the plain form (:meth:`CompiledPolicy.to_plain`), each a validated table of the file.
-PLAIN_KEYS: tuple[str, ...] = ("hosts", "operations", "relays", "adapters", "agents", "comment_commands")
+PLAIN_KEYS: tuple[str, ...] = ("hosts", "operations", "relays", "adapters", "agents", "comment_commands", "mcp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,8 @@ class CompiledPolicy:
     comment_commands: tuple[CommentCommand, ...] = ()
     #: ``[agents.NAME]`` as the evaluator's grants.
     grants: Mapping[str, Grant] = field(default_factory=dict)
+    #: ``[mcp.NAME]`` as validated (``url``, ``tools``, ``filter_tools``); the engine adds the built-in ones.
+    mcp: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     source: str | None = None
     plain: Mapping[str, Any] = _NOTHING
 
@@ -74,6 +76,7 @@ class CompiledPolicy:
             table=self.table, relays=self.relays, comment_commands=self.comment_commands, grants=self.grants,
             hosts={host: name for host, name in self.hosts.items() if name in adapters},
             adapter_options={name: opts for name, opts in self.adapter_options.items() if name in adapters},
+            mcp={name: rule for name, rule in self.mcp.items() if rule.get("tools") in adapters},
             source=self.source, plain=self.plain,
         )
 
@@ -93,6 +96,7 @@ def compile_policy(
         adapter_options={name: dict(options) for name, options in adapters.items()},
         comment_commands=comment_commands(plain.get("comment_commands") or {}, source=source),
         grants={name: grant(rule) for name, rule in (plain.get("agents") or {}).items()},
+        mcp={name: dict(rule) for name, rule in (plain.get("mcp") or {}).items()},
         source=source,
         plain={**{key: plain.get(key) or {} for key in PLAIN_KEYS},
                "installed_relays": [[r.command, r.usage, r.what, r.staged] for r in (installed or {}).values()]},

@@ -50,7 +50,7 @@ class Policy(CompiledPolicy):
     def compiled(self) -> CompiledPolicy:
         """The kernel's input alone, without the pydantic model (what the agent gate caches)."""
         return CompiledPolicy(self.table, self.relays, self.hosts, self.adapter_options, self.comment_commands,
-                              self.grants, self.source, self.plain)
+                              self.grants, self.mcp, self.source, self.plain)
 
     def section[S: BaseModel](self, model: type[S]) -> S:
         """The file's keys that ``model`` owns, validated by it (defaults where the file is silent)."""
@@ -133,6 +133,7 @@ def compile_policy(
         adapter_options=compiled.adapter_options,
         comment_commands=compiled.comment_commands,
         grants=compiled.grants,
+        mcp=compiled.mcp,
         source=source,
         plain=compiled.plain,
         model=model,

@@ -1,6 +1,7 @@
 """The core's part of the policy file (pydantic v2, unknown keys rejected everywhere).
 
-The core reads ``hosts``, ``operations``, ``relays``, ``adapters`` and ``agents``; every other
+The core reads ``hosts``, ``operations``, ``relays``, ``adapters``, ``agents``,
+``comment_commands`` and ``mcp``; every other
 top-level key belongs to an enforcement point, which contributes its own model through the
 ``register_policy_sections`` hook (:mod:`gitvow.policy.sections`). :func:`composed_model`
 puts them side by side for ``gitvow policy schema``.
@@ -73,10 +74,21 @@ class CommentCommandRule(StrictModel):
     ignore_case: bool = True
 
 
+class McpRule(StrictModel):
+    """An MCP server reached over HTTP: ``url`` (scheme, host, port, path prefix), ``tools``
+    (the forge adapter whose tool table classifies its ``tools/call``) and whether its
+    ``tools/list`` answers leave out the tools the agent can never use (``filter_tools``)."""
+
+    url: str = Field(min_length=1)
+    tools: str = Field(min_length=1)
+    filter_tools: bool = False
+
+
 class CorePolicy(StrictModel):
     """The core's keys. ``hosts`` maps host or host:port to an adapter name; ``agents`` is shared
     by both enforcement points (the proxy reads ``secret_env``/``secret_file`` too);
-    ``comment_commands`` names the chat-ops patterns of the operator's bots."""
+    ``comment_commands`` names the chat-ops patterns of the operator's bots; ``mcp`` declares
+    MCP endpoints (GitHub's hosted server is built in)."""
 
     hosts: dict[str, str] = Field(default_factory=dict)
     operations: dict[str, OperationRule] = Field(default_factory=dict)
@@ -84,6 +96,7 @@ class CorePolicy(StrictModel):
     adapters: dict[str, dict[str, Any]] = Field(default_factory=dict)
     agents: dict[str, AgentRule] = Field(default_factory=dict)
     comment_commands: dict[str, CommentCommandRule] = Field(default_factory=dict)
+    mcp: dict[str, McpRule] = Field(default_factory=dict)
 
 
 def composed_model(sections: Iterable[PolicySection], adapters: Iterable[Adapter] = ()) -> type[BaseModel]:

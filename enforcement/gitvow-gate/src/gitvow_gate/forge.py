@@ -61,12 +61,14 @@ def _may_reach_forge(command: Command) -> bool:
 
 @record
 class ForgeVerdict:
-    """``allowed`` with the operations found, or a refusal with the proxy's one-line denial."""
+    """``allowed`` with the operations found, or a refusal with the proxy's one-line denial,
+    its reason code and the engine's verdict (``deny`` or ``relay``)."""
 
     allowed: bool
     operations: tuple[str, ...] = ()
     message: str = ""
     code: str | None = None
+    outcome: str = "allow"
 
 
 def may_be_forge(call: GateCall, commands: Sequence[Command] | None) -> bool:
@@ -78,7 +80,8 @@ def may_be_forge(call: GateCall, commands: Sequence[Command] | None) -> bool:
 
 
 def _refused(message: str) -> ForgeVerdict:
-    return ForgeVerdict(False, message=f"gitvow refused the call: {message}. reason=internal_error", code="internal_error")
+    return ForgeVerdict(False, message=f"gitvow refused the call: {message}. reason=internal_error", code="internal_error",
+                        outcome="deny")
 
 
 def _installed(call: GateCall, commands: Sequence[Command] | None, env: Mapping[str, str]) -> AdapterSet | str:
@@ -165,6 +168,7 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
             if decision.action is Action.FORWARD or (decision.staged and behind_the_proxy(env)):
                 found.extend(tool_call.operations)
                 continue
+            outcome = decision.verdict.outcome.label if decision.verdict is not None else "deny"
             return ForgeVerdict(False, operations=tool_call.operations, message=decision.message or "",
-                                code=decision.reason)
+                                code=decision.reason, outcome=outcome)
     return ForgeVerdict(True, operations=tuple(dict.fromkeys(found)))

@@ -143,7 +143,7 @@ class GitvowAddon:
         admin = runtime.policy.section(ProxyPolicy).admin
         if self.desk is None and admin is not None:  # no operator secret: /metrics alone
             try:
-                self.admin = AdminServer(admin.address, routes).start()
+                self.admin = AdminServer(admin.address, routes, admin.hosts).start()
             except OSError as exc:
                 log.error("gitvow: cannot listen at [admin] listen = %s: %s", admin.listen, exc)
 

@@ -19,7 +19,6 @@ Lifecycle (``status``)::
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -103,9 +102,12 @@ class Approval:
         return replace(self, **changes)
 
     def summary(self) -> dict[str, Any]:
-        """What the request will do, for a human: a pull request's title, body, head and base;
-        a merge's method. Read from a REST JSON body or a GraphQL mutation's input."""
-        return describe(self.operations, self.method, self.target, self.body)
+        """What the request will do, for a human, read where the forge reads it
+        (:mod:`gitvow_proxy.approval_reader`): each write's title, body, head and base, a
+        merge's method and expected head."""
+        from gitvow_proxy.approval_reader import describe
+
+        return describe(self.operations, self.method, self.url, self.body, self.headers)
 
     def as_json(self, *, body: bool = False) -> dict[str, Any]:
         """The approval as the CLI's ``--json`` prints it (the request body only when asked)."""
@@ -133,88 +135,6 @@ class Approval:
         return data
 
 
-# -- a readable rendering ---------------------------------------------------------------------
-
-_FIELDS = {
-    "title": "title",
-    "body": "body",
-    "description": "body",
-    "head": "head",
-    "headRefName": "head",
-    "source_branch": "head",
-    "sourceBranch": "head",
-    "base": "base",
-    "baseRefName": "base",
-    "target_branch": "base",
-    "targetBranch": "base",
-    "merge_method": "merge method",
-    "mergeMethod": "merge method",
-    "Do": "merge method",
-    "squash": "squash",
-    "commit_title": "commit title",
-    "commitHeadline": "commit title",
-    "draft": "draft",
-}
-
-
-def _walk(value: Any, found: dict[str, Any]) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            label = _FIELDS.get(key)
-            if label is not None and isinstance(item, str | bool | int) and label not in found:
-                found[label] = item
-            else:
-                _walk(item, found)
-    elif isinstance(value, list):
-        for item in value:
-            _walk(item, found)
-
-
-def _graphql_arguments(query: str) -> dict[str, Any]:
-    from graphql import parse
-    from graphql.error import GraphQLError
-    from graphql.language import ArgumentNode, ObjectFieldNode, ValueNode, visit
-    from graphql.language.visitor import Visitor
-
-    found: dict[str, Any] = {}
-
-    def literal(node: ValueNode) -> Any:
-        return getattr(node, "value", None)
-
-    class Collect(Visitor):
-        def enter_object_field(self, node: ObjectFieldNode, *_: object) -> None:
-            label = _FIELDS.get(node.name.value)
-            if label is not None and label not in found and literal(node.value) is not None:
-                found[label] = literal(node.value)
-
-        def enter_argument(self, node: ArgumentNode, *_: object) -> None:
-            self.enter_object_field(node, *_)  # type: ignore[arg-type]
-
-    try:
-        visit(parse(query, no_location=True), Collect())
-    except GraphQLError:
-        return {}
-    return found
-
-
-def describe(operations: tuple[str, ...], method: str, target: str, body: bytes) -> dict[str, Any]:
-    """The fields a human needs to judge the request; empty when the body is not readable JSON."""
-    found: dict[str, Any] = {}
-    try:
-        data = json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("query"), str):
-        _walk(data.get("variables") or {}, found)
-        for key, value in _graphql_arguments(data["query"]).items():
-            found.setdefault(key, value)
-    elif data is not None:
-        _walk(data, found)
-    if "pr.merge" in operations and "merge method" not in found:
-        found["merge method"] = "squash" if found.get("squash") is True else "the repository's default"
-    return found
-
-
 __all__ = [
     "APPROVED",
     "EXPIRED",
@@ -227,7 +147,6 @@ __all__ = [
     "SENT",
     "STATUSES",
     "Approval",
-    "describe",
     "fingerprint",
     "kept_headers",
     "new_id",

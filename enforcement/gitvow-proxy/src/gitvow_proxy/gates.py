@@ -11,6 +11,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 
+from gitvow.adapters.mcp import credential_name
 from gitvow.evaluator import REPO_UNRESOLVED
 from gitvow.gates import Context, Gates, Throttle
 from gitvow.policy.load import Policy
@@ -297,7 +298,8 @@ class ProxyGates(Gates):
         return Throttle(math.ceil(wait), f"the write budget of {budget.window_seconds}s is used up")
 
     def credential(self, ctx: Context) -> str | None:
-        return self.credentials.get(ctx.adapter.name)
+        # an MCP endpoint ([mcp.NAME]) carries its forge's token
+        return self.credentials.get(credential_name(ctx.adapter))
 
     def take_note(self) -> str | None:
         note, self.note = self.note, None

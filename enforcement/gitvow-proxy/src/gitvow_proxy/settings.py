@@ -249,6 +249,9 @@ class Admin(_Section):
     listen: str = "127.0.0.1:8081"
     secret_env: str | None = None
     secret_file: str | None = None
+    #: More ``Host`` names the listener answers to (a TLS front end's); the listen address and,
+    #: on loopback, ``localhost``/``127.0.0.1``/``[::1]`` always. Any other ``Host`` is refused.
+    hosts: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_source(self) -> Admin:

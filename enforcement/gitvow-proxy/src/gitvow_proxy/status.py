@@ -109,6 +109,20 @@ def paused(policy: Policy, store: Store) -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+def pause_reasons(records: list[dict[str, Any]]) -> dict[str, str]:
+    """Each repository paused at run time → the reason its latest ``paused`` line gave."""
+    found: dict[str, str] = {}
+    for record in records:
+        repo = record.get("repo")
+        if record.get("stage") != "run_state" or not isinstance(repo, str):
+            continue
+        if record.get("verdict") == "paused" and record.get("note"):
+            found[repo] = str(record["note"])
+        else:
+            found.pop(repo, None)
+    return found
+
+
 def agents(policy: Policy, store: Store, now: float) -> list[dict[str, Any]]:
     """Each agent's mode and write budget in the current window."""
     budget = policy.section(ProxyPolicy).budget
@@ -150,6 +164,7 @@ def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span
         "audit": settings.audit.path,
         "agents": agents(policy, store, now),
         "paused": paused(policy, store),
+        "pause_reasons": pause_reasons(read_audit(settings.audit.path, since=0.0)),
         "pending_approvals": pending,
         "recent_refusals": recent,
         "decisions": decisions_over_time(records, span, now),
@@ -157,4 +172,4 @@ def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span
     }
 
 
-__all__ = ["SPANS", "Span", "agents", "decisions_over_time", "gather", "paused", "read_audit", "series_of"]
+__all__ = ["SPANS", "Span", "agents", "decisions_over_time", "gather", "pause_reasons", "paused", "read_audit", "series_of"]

@@ -12,7 +12,7 @@ import sys
 import time
 
 from gitvow.errors import GitvowError
-from gitvow_proxy.approvals import FINAL, PENDING, REJECTED, SENT, Approval
+from gitvow_proxy.approvals import FAILED, FINAL, PENDING, REJECTED, SENT, Approval
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.cli._state import State, add_arguments, add_by, opened, who
 
@@ -61,9 +61,17 @@ def _when(at: float | None) -> str:
     return "-" if at is None else time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
 
-def _line(a: Approval) -> str:
-    what = ", ".join(f"{k}={v!r}" for k, v in a.summary().items() if k in ("title", "head", "base", "merge method"))
-    return f"{a.id}  {a.status:<8} {a.agent:<12} {','.join(a.operations):<10} {a.repo or '-':<20} {a.target}  {what}"
+_COLUMNS = ("ID", "STATUS", "AGENT", "OPERATIONS", "REPOSITORY", "REQUEST", "WHAT")
+
+
+def _table(found: list[Approval]) -> list[str]:
+    """``approvals list``: one row per approval under a header, columns as wide as their widest cell."""
+    rows = [_COLUMNS]
+    for a in found:
+        what = ", ".join(f"{k}={v!r}" for k, v in a.summary().items() if k in ("title", "head", "base", "merge method"))
+        rows.append((a.id, a.status, a.agent, ",".join(a.operations), a.repo or "-", a.target, what))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS) - 1)]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
 
 
 def _list(state: State, args: argparse.Namespace) -> int:
@@ -73,8 +81,7 @@ def _list(state: State, args: argparse.Namespace) -> int:
     elif not found:
         print("no approvals" if args.all else "no pending approvals")
     else:
-        for approval in found:
-            print(_line(approval))
+        print("\n".join(line.rstrip() for line in _table(found)))
     return 0
 
 
@@ -96,10 +103,23 @@ def _show(state: State, args: argparse.Namespace) -> int:
     print(f"  repository  {a.repo or '-'}")
     print(f"  request     {a.target} on {a.url.split('://', 1)[-1].partition('/')[0]}")
     print(f"  staged      {_when(a.created)} (expires {_when(a.expires)})")
-    for key, value in a.summary().items():
-        print(f"  {key:<11} {value}")
+    summary = a.summary()
+    writes = summary.pop("writes", [])
+    if len(writes) > 1:
+        print(f"  writes      {len(writes)}, each its own operation:")
+        for n, write in enumerate(writes, 1):
+            print(f"  [{n}]")
+            for key, value in write.items():
+                print(f"    {key:<11} {value}")
+    else:
+        for key, value in summary.items():
+            print(f"  {key:<11} {value}")
     if a.decided_by:
-        print(f"  decided     {_when(a.decided_at)} by {a.decided_by}" + (f": {a.reason}" if a.reason else ""))
+        verb = "rejected" if a.status == REJECTED else "approved"
+        print(f"  decided     {_when(a.decided_at)} {verb} by {a.decided_by}"
+              + (f": {a.reason}" if a.reason and a.status == REJECTED else ""))
+    if a.status == FAILED:
+        print(f"  not sent    {a.reason or 'no answer from the upstream'}")
     if a.sent_at:
         print(f"  answered    {_when(a.sent_at)}: {a.response_status or '-'}")
     return 0

@@ -36,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
         ops = "".join(f"; {op} {v['used']}/{v['limit']}" for op, v in a["operations"].items())
         print(f"  {a['agent']:<14} {a['mode']:<17} {budget}{ops} (window {a['window_seconds']}s)")
     paused = data["paused"]
-    print("paused: " + (", ".join(f"{r} ({src})" for r, src in paused.items()) if paused else "none"))
+    why = data.get("pause_reasons", {})
+    print("paused: " + (", ".join(f"{r} ({src}" + (f": {why[r]}" if why.get(r) else "") + ")"
+                                  for r, src in paused.items()) if paused else "none"))
     pending = data["pending_approvals"]
     print(f"pending approvals: {len(pending)}")
     for p in pending:

@@ -141,7 +141,7 @@ class Replayer:
         caller = self._caller(item.agent)
         if caller is None:  # unauthenticated, or an agent this policy does not name: a 407
             return Outcome("refuse", PROXY_AUTH, "identity")
-        adapter = self.engine.hosts.lookup(request.host, request.port)
+        adapter = self.engine.hosts.route(request)
         if adapter is None or request.method == "CONNECT":
             if adapter is None and self.refuse_other_hosts:
                 return Outcome("deny", HOST_NOT_SERVED, "host")

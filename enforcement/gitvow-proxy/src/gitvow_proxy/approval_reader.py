@@ -1,0 +1,156 @@
+"""What a staged request will make the forge do, read the way the forge reads it.
+
+A human approves what this module shows, so it must never differ from what the forge acts on.
+It reads with the same readers the policy stage's adapters use, and only where the forge looks:
+
+- a REST JSON body's **top-level** keys (``{"meta": {"title": …}}`` is not a title: the forge
+  ignores it), a form body's fields, and the **query string** (GitLab reads ``source_branch``
+  from a POST's query as readily as from its body; when both say something different, both are
+  shown and the write is marked ambiguous);
+- a GraphQL document through :class:`gitvow.graphql.GraphQLReader`: the selected operation's
+  top-level fields, each its **own write** (two aliased ``createPullRequest`` fields are two
+  pull requests), arguments with the **declared** variables substituted and their defaults
+  applied (an undeclared variable is never read: the server rejects the document).
+
+:func:`describe` returns ``{"writes": [...], **first write's fields}``; each write names its
+field (GraphQL) and the labelled fields a human judges (title, body, head, base, merge method,
+expected head, the pull request it acts on).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from gitvow.graphql import GraphQLReader, GraphQLRefused
+
+#: The forge's field names → what the human reads. Only these are shown.
+FIELDS = {
+    "title": "title",
+    "body": "body",
+    "description": "body",
+    "head": "head",
+    "headRefName": "head",
+    "source_branch": "head",
+    "sourceBranch": "head",
+    "base": "base",
+    "baseRefName": "base",
+    "target_branch": "base",
+    "targetBranch": "base",
+    "merge_method": "merge method",
+    "mergeMethod": "merge method",
+    "Do": "merge method",
+    "squash": "squash",
+    "commit_title": "commit title",
+    "commitHeadline": "commit title",
+    "MergeTitleField": "commit title",
+    "draft": "draft",
+    "sha": "expected head",
+    "expectedHeadOid": "expected head",
+    "head_commit_id": "expected head",
+    "pullRequestId": "pull request id",
+    "repositoryId": "repository id",
+    "issue": "issue",
+    "issue_number": "issue",
+    "merge_when_pipeline_succeeds": "when pipeline succeeds",
+    "auto_merge": "when pipeline succeeds",
+}
+#: Bodies larger than this are not read (the summary then says so).
+READ_LIMIT = 1024 * 1024
+_READER = GraphQLReader(body_limit=READ_LIMIT)
+_SCALARS = (str, bool, int, float)
+
+
+def _labelled(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The labelled top-level fields of ``data`` (first spelling wins, as the forge's own
+    parameter order would; nested objects are never looked into)."""
+    found: dict[str, Any] = {}
+    for key, value in data.items():
+        label = FIELDS.get(key)
+        if label is not None and isinstance(value, _SCALARS) and label not in found:
+            found[label] = value
+    return found
+
+
+def _rest(method: str, url: str, content_type: str, body: bytes) -> list[dict[str, Any]]:
+    query = _labelled(dict(parse_qsl(urlsplit(url).query, keep_blank_values=True)))
+    data: Any = None
+    if body and ("json" in content_type or body.lstrip()[:1] in (b"{", b"[")):
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            data = None
+    elif body and "x-www-form-urlencoded" in content_type:
+        data = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+    fields = _labelled(data) if isinstance(data, Mapping) else {}
+    write: dict[str, Any] = dict(query)
+    for label, value in fields.items():
+        if label in query and query[label] != value:
+            write[label] = f"{query[label]!s} (query string) / {value!s} (body)"
+            write["ambiguous"] = "the query string and the body disagree; the forge reads one of them"
+        else:
+            write[label] = value
+    if body and data is None:
+        write["unreadable"] = "the body is not JSON or a form: read it below"
+    return [write]
+
+
+def _graphql(body: bytes) -> list[dict[str, Any]]:
+    try:
+        request = _READER.read(body)
+    except GraphQLRefused as exc:
+        return [{"unreadable": f"GraphQL: {exc}"}]
+    operation = request.operation
+    if operation.kind != "mutation":
+        return []
+    writes = []
+    for top in operation.fields:
+        write: dict[str, Any] = {"field": top.name + (f" (as {top.alias})" if top.alias else "")}
+        arguments = {name: top.argument(name, request.variables) for name in top.arguments}
+        nested = arguments.get("input")
+        write.update(_labelled(arguments))
+        if isinstance(nested, Mapping):
+            for label, value in _labelled(nested).items():
+                write.setdefault(label, value)
+        writes.append(write)
+    return writes
+
+
+def describe(operations: tuple[str, ...], method: str, url: str, body: bytes,
+             headers: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
+    """The writes a staged request performs, each with the fields a human needs to judge it."""
+    content_type = next((v for k, v in headers if k.lower() == "content-type"), "").lower()
+    encoded = next((v for k, v in headers if k.lower() == "content-encoding"), "").strip().lower()
+    if encoded not in ("", "identity"):
+        writes: list[dict[str, Any]] = [{"unreadable": f"the body is {encoded}-encoded: read it below"}]
+    elif len(body) > READ_LIMIT:
+        writes = [{"unreadable": "the body is too large to summarise"}]
+    elif _is_graphql(url, body):
+        writes = _graphql(body)
+    else:
+        writes = _rest(method, url, content_type, body)
+    if len(operations) == 1 or len(operations) == len(writes):
+        for n, write in enumerate(writes):
+            write.setdefault("operation", operations[0 if len(operations) == 1 else n])
+    if "pr.merge" in operations:
+        for write in writes:
+            if str(write.get("field", "merge")).startswith("merge") and "merge method" not in write:
+                write["merge method"] = "squash" if write.get("squash") is True else "the repository's default"
+    first = writes[0] if writes else {}
+    return {**first, "writes": writes}
+
+
+def _is_graphql(url: str, body: bytes) -> bool:
+    path = urlsplit(url).path.rstrip("/")
+    if not path.endswith("/graphql"):
+        return False
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return True  # unreadable GraphQL is reported as such
+    return not isinstance(data, Mapping) or "query" in data
+
+
+__all__ = ["FIELDS", "describe"]

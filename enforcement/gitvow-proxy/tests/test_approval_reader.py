@@ -1,0 +1,66 @@
+"""The approval summary shows what the forge will read, never a decoy (each attempt kept here)."""
+
+from __future__ import annotations
+
+import json
+
+from gitvow_proxy.approval_reader import describe
+
+GHES = "https://ghes.test:443"
+JSON = (("Content-Type", "application/json"),)
+
+
+def test_rest_reads_top_level_keys_not_a_nested_decoy() -> None:
+    body = json.dumps({"meta": {"title": "Fix a typo", "head": "typo", "base": "main"},
+                       "title": "Remove the audit log", "head": "evil", "base": "release"}).encode()
+    summary = describe(("pr.create",), "POST", f"{GHES}/api/v3/repos/team/app/pulls", body, JSON)
+    assert (summary["title"], summary["head"], summary["base"]) == ("Remove the audit log", "evil", "release")
+    only_decoy = json.dumps({"meta": {"title": "Fix a typo", "head": "typo"}}).encode()
+    summary = describe(("pr.create",), "POST", f"{GHES}/api/v3/repos/team/app/pulls", only_decoy, JSON)
+    assert "title" not in summary and "head" not in summary
+
+
+def test_gitlab_branches_in_a_posts_query_string_are_shown() -> None:
+    url = "https://gitlab.test/api/v4/projects/7/merge_requests?source_branch=evil&target_branch=main&title=Q"
+    summary = describe(("pr.create",), "POST", url, b"", ())
+    assert (summary["head"], summary["base"], summary["title"]) == ("evil", "main", "Q")
+    both = describe(("pr.create",), "POST", url, json.dumps({"source_branch": "harmless"}).encode(), JSON)
+    assert both["head"] == "evil (query string) / harmless (body)" and "ambiguous" in both
+
+
+def test_graphql_each_aliased_write_is_its_own_operation() -> None:
+    query = """mutation { a: createPullRequest(input: {repositoryId: "R_1", title: "One", headRefName: "x",
+        baseRefName: "main"}) { clientMutationId }
+      b: createPullRequest(input: {repositoryId: "R_1", title: "Two", headRefName: "y", baseRefName: "main"}) {
+        clientMutationId } }"""
+    summary = describe(("pr.create",), "POST", f"{GHES}/api/graphql", json.dumps({"query": query}).encode(), JSON)
+    writes = summary["writes"]
+    assert [(w["field"], w["title"], w["head"]) for w in writes] == [
+        ("createPullRequest (as a)", "One", "x"), ("createPullRequest (as b)", "Two", "y")]
+    assert all(w["operation"] == "pr.create" for w in writes)
+
+
+def test_graphql_reads_declared_variables_and_their_defaults_only() -> None:
+    query = """mutation($title: String = "Declared default", $head: String!) {
+      createPullRequest(input: {repositoryId: "R_1", title: $title, headRefName: $head, baseRefName: $base}) {
+        clientMutationId } }"""
+    body = json.dumps({"query": query, "variables": {"head": "feature", "base": "decoy-undeclared"}}).encode()
+    summary = describe(("pr.create",), "POST", f"{GHES}/api/graphql", body, JSON)
+    assert summary["title"] == "Declared default" and summary["head"] == "feature"
+    assert "base" not in summary  # $base is not declared: the forge would refuse the document
+
+
+def test_graphql_merge_shows_its_pull_request_and_method() -> None:
+    query = "mutation($id: ID!) { mergePullRequest(input: {pullRequestId: $id, mergeMethod: SQUASH}) { clientMutationId } }"
+    body = json.dumps({"query": query, "variables": {"id": "PR_7"}}).encode()
+    summary = describe(("pr.merge",), "POST", f"{GHES}/api/graphql", body, JSON)
+    assert summary["pull request id"] == "PR_7" and summary["merge method"] == "SQUASH"
+    assert summary["field"] == "mergePullRequest"
+
+
+def test_unreadable_bodies_say_so() -> None:
+    summary = describe(("pr.create",), "POST", f"{GHES}/api/v3/repos/team/app/pulls", b"\x1f\x8b...",
+                       (("Content-Encoding", "gzip"),))
+    assert "gzip" in summary["unreadable"]
+    summary = describe(("pr.create",), "POST", f"{GHES}/api/graphql", b"{not json", JSON)
+    assert "unreadable" in summary
