@@ -1,7 +1,7 @@
 """The approval path's store operations on the default SQLite store: what staging a refused
 request, answering the agent's identical retry, and the sender's claim cost.
 
-Run: ``pytest benchmarks/bench_approvals.py --benchmark-only`` (figures in the README).
+Run: ``pytest benchmarks/bench_approvals.py --benchmark-only`` (figures in docs/benchmarks.md).
 CI runs it with ``--benchmark-disable`` so it stays correct; timings are never asserted.
 """
 

@@ -2,7 +2,7 @@
 
 Two ways to run it:
 
-- ``python benchmarks/bench_github.py`` prints the README figures: the median (and p90,
+- ``python benchmarks/bench_github.py`` prints the figures of docs/benchmarks.md: the median (and p90,
   max) per-request decision time over one concrete request for *every* route of the
   committed REST inventory, and GraphQL first-seen and cached documents.
 - ``pytest benchmarks/bench_github.py --benchmark-only`` runs the same requests under

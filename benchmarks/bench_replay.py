@@ -10,7 +10,7 @@ mitmproxy's HAR export of it and as the audit log the proxy would have written, 
 run. Files this large are read by one process per core (``gitvow_proxy.replay.parallel``);
 the "one process" rows read them in the replaying process alone.
 
-- ``python benchmarks/bench_replay.py [--requests 50000] [--rounds 5]`` prints the README
+- ``python benchmarks/bench_replay.py [--requests 50000] [--rounds 5]`` prints the docs/benchmarks.md
   figures: requests per second of wall-clock time (median and best of the rounds), and per
   CPU-second of all the processes (the replaying one and its readers), which is what one
   free core would give; on a loaded machine the wall clock says more about the load.

@@ -9,7 +9,7 @@ A GitHub ``addComment(subjectId:)`` names its pull request by node id. Rows:
 - ``paused-cached``: ``[run_state] paused`` names another repository, so the node must be
   resolved, and the answer is in the cache (the steady state: one lookup per node per TTL).
 
-Run: ``pytest benchmarks/bench_targets.py --benchmark-only`` (figures in the README). The
+Run: ``pytest benchmarks/bench_targets.py --benchmark-only`` (figures in docs/benchmarks.md). The
 store is SQLite, as the proxy's default. CI runs it with ``--benchmark-disable``.
 """
 

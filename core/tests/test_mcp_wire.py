@@ -108,6 +108,11 @@ def test_the_stream_and_the_session_end_are_read(method: str) -> None:
         (_call("issue_write", method="lock"), ""),
         ([{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(jsonrpc.MAX_BATCH + 1)], "batch of more"),
         (b" " * (jsonrpc.MAX_BODY + 1), "larger"),
+        # parsers differ on which of two equal keys wins: never judged
+        (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_issue","name":"merge_pull_request"}}',
+         "twice"),
+        (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_issue_comment",'
+         b'"arguments":{"owner":"team","repo":"app","owner":"victim"}}}', "twice in one object (owner)"),
     ],
 )
 def test_what_cannot_be_read_or_matched_is_unknown(body: object, why: str) -> None:
@@ -121,6 +126,14 @@ def test_unknown_http_methods_compressed_bodies_and_paths_outside_the_prefix_are
     assert adapter.classify(_post(_call("get_issue"), **{"content-encoding": "gzip"})).is_unknown
     assert adapter.classify(_post(_call("get_issue"), url="https://mcp.forge.test/mcpx")).is_unknown
     assert adapter.classify(_post(_call("get_issue"), url="https://mcp.forge.test/other")).is_unknown
+
+
+def test_routing_headers_must_say_what_the_body_says() -> None:
+    adapter, body = _adapter(), _call("get_issue", owner="o", repo="r")
+    assert adapter.classify(_post(body, **{"mcp-method": "tools/call", "mcp-name": "get_issue"})).operations == ("read",)
+    assert "Mcp-Name" in adapter.classify(_post(body, **{"mcp-name": "merge_pull_request"})).note
+    assert "Mcp-Method" in adapter.classify(_post(body, **{"mcp-method": "tools/list"})).note
+    assert adapter.classify(_post([body], **{"mcp-method": "tools/call"})).is_unknown
 
 
 def test_a_batch_carries_every_operation_and_repository() -> None:

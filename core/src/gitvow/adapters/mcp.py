@@ -40,14 +40,20 @@ from gitvow.vocabulary import READ, UNKNOWN
 #: an ``[mcp.NAME]`` of the same name replaces one.
 BUILTIN: Mapping[str, tuple[str, str]] = {"github": ("https://api.githubcopilot.com/mcp/", "github")}
 
-#: Client-to-server methods of the MCP specification that act on nothing but the session.
+#: Client-to-server methods of the MCP specification (2024-11-05 to 2026-07-28) other than
+#: ``tools/call``: they read, or act on nothing but the session and calls already judged.
 READ_METHODS = frozenset({
-    "initialize", "ping", "tools/list", "resources/list", "resources/templates/list", "resources/read",
-    "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete",
-    "logging/setLevel",
+    "initialize", "ping", "server/discover", "tools/list", "resources/list", "resources/templates/list",
+    "resources/read", "resources/subscribe", "resources/unsubscribe", "subscriptions/listen", "prompts/list",
+    "prompts/get", "completion/complete", "logging/setLevel", "tasks/get", "tasks/list", "tasks/result",
+    "tasks/cancel",
     "notifications/initialized", "notifications/cancelled", "notifications/progress",
     "notifications/roots/list_changed",
 })
+#: The routing headers of 2026-07-28 that mirror a request's method and its tool's name: a
+#: server or gateway may route by them, so they must say what the judged body says.
+METHOD_HEADER = "mcp-method"
+NAME_HEADER = "mcp-name"
 TOOLS_CALL = "tools/call"
 TOOLS_LIST = "tools/list"
 #: The header a Streamable HTTP server names its session by.
@@ -120,9 +126,12 @@ class McpAdapter(Adapter):
         if request.header("content-encoding").strip().lower() not in ("", "identity"):
             return Classification.unknown("the JSON-RPC body is compressed and cannot be read")
         try:
-            messages, _ = jsonrpc.read_body(request.body)
+            messages, batch = jsonrpc.read_body(request.body)
         except jsonrpc.Unreadable as exc:
             return Classification.unknown(str(exc))
+        mismatch = _routing_mismatch(request, messages, batch)
+        if mismatch:
+            return Classification.unknown(mismatch)
         return self.classify_messages(messages)
 
     def classify_messages(self, messages: Sequence[jsonrpc.Message]) -> Classification:
@@ -170,22 +179,37 @@ class McpAdapter(Adapter):
         return {}
 
 
-def refusal(body: bytes, message: str, code: str) -> bytes:
+def _routing_mismatch(request: Request, messages: Sequence[jsonrpc.Message], batch: bool) -> str:
+    """Why the ``Mcp-Method``/``Mcp-Name`` headers disagree with the body ('' when they do not)."""
+    method, name = request.header(METHOD_HEADER), request.header(NAME_HEADER)
+    if not method and not name:
+        return ""
+    if batch or messages[0].method is None:
+        return "Mcp-Method or Mcp-Name headers on a body that is not one request"
+    message = messages[0]
+    if method and method != message.method:
+        return "the Mcp-Method header names another method than the body"
+    if name and message.method == TOOLS_CALL and name != message.params.get("name"):
+        return "the Mcp-Name header names another tool than the body"
+    return ""
+
+
+def refusal(body: bytes, message: str, code: str, *, tool_results: bool = True) -> bytes:
     """The denial as the client reads it: per request, a tool result with ``isError`` for a
-    ``tools/call`` and a JSON-RPC error for anything else (a batch answered as a batch);
-    an error with a null id when no request can be read."""
+    ``tools/call`` (unless ``tool_results`` is False) and a JSON-RPC error for anything else
+    (a batch answered as a batch); an error with a null id when no request can be read."""
     try:
         messages, batch = jsonrpc.read_body(body)
     except jsonrpc.Unreadable:
         messages, batch = (), False
-    answers = [_refused(m, message, code) for m in messages if m.is_request]
+    answers = [_refused(m, message, code, tool_results) for m in messages if m.is_request]
     if not answers:
         return jsonrpc.dumps(jsonrpc.error(None, message, data={"reason": code}))
     return jsonrpc.dumps(answers if batch else answers[0])
 
 
-def _refused(message: jsonrpc.Message, line: str, code: str) -> dict[str, Any]:
-    if message.method == TOOLS_CALL:
+def _refused(message: jsonrpc.Message, line: str, code: str, tool_results: bool) -> dict[str, Any]:
+    if message.method == TOOLS_CALL and tool_results:
         return jsonrpc.result(message.id, {"content": [{"type": "text", "text": line}], "isError": True})
     return jsonrpc.error(message.id, line, data={"reason": code})
 

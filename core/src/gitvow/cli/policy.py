@@ -11,9 +11,10 @@ import argparse
 from pathlib import Path
 
 from gitvow.cli.common import engine, error, print_json
-from gitvow.errors import GitvowError
+from gitvow.errors import GitvowError, PolicyError
 from gitvow.plugins import installed
 from gitvow.policy.load import Policy
+from gitvow.policy.selftest import failures
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -33,9 +34,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         loaded = engine(args.file, plugins, absent="error").policy
         assert isinstance(loaded, Policy)  # a file was named: the loader's policy, sections and all
+        problems = failures(loaded, plugins)
+        if problems:
+            raise PolicyError("; ".join(problems), source=args.file)
     except GitvowError as exc:
         return error(exc)
     print(f"{args.file}: ok")
+    if loaded.model.tests:
+        print(f"{len(loaded.model.tests)} tests passed")
     for section in plugins.sections:
         for note in section.notes(loaded) if section.notes is not None else ():
             print(f"note: {note}")

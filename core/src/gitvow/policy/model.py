@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from gitvow.policy.sections import PolicySection
+from gitvow.policy.selftest import PolicyTest
 
 if TYPE_CHECKING:
     from gitvow.adapter import Adapter
@@ -96,6 +97,8 @@ class CorePolicy(StrictModel):
     adapters: dict[str, dict[str, Any]] = Field(default_factory=dict)
     agents: dict[str, AgentRule] = Field(default_factory=dict)
     comment_commands: dict[str, CommentCommandRule] = Field(default_factory=dict)
+    #: ``[[tests]]``: what the file must allow and refuse, checked where it is enforced.
+    tests: list[PolicyTest] = Field(default_factory=list)
     mcp: dict[str, McpRule] = Field(default_factory=dict)
 
 

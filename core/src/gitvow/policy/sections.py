@@ -12,7 +12,7 @@ Kept free of pydantic at import time: plugin discovery on the agent hook's path 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,10 +20,14 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from gitvow.policy.load import Policy
+    from gitvow.policy.selftest import PolicyTest
 
 #: A section's cross-reference check: given the whole validated policy, one line per problem,
 #: each ``key.path: what is wrong; what was expected``. Empty when the section is consistent.
 Check = Callable[["Policy"], list[str]]
+
+#: How a section's enforcement point judges a ``[[tests]]`` tool call: (verdict, reason).
+ToolTest = Callable[["Policy", "PolicyTest"], tuple[str, str | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,39 +48,24 @@ class PolicySection:
     check: Check | None = None
     #: Lines ``gitvow policy check`` prints about a valid file (a protection switched off).
     notes: Check | None = None
+    #: The judge of ``[[tests]]`` tool calls (command, path, mcp): the agent gate registers one.
+    tool_tests: ToolTest | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
         return tuple(self.model.model_fields)
 
 
-#: Top-level keys of the enforcement points this project ships, by distribution: a file that
-#: names one while its distribution is not installed is told which distribution reads it,
-#: instead of being told the key is a typo.
-SHIPPED_KEYS: Mapping[str, tuple[str, ...]] = {
-    "gitvow-proxy": (
-        "proxy", "credentials", "internal", "run_state", "write_surface", "budget", "canary", "issue_shape", "audit",
-        "approvals", "admin",
-    ),
-    "gitvow-gate": (
-        "builtin_rules", "bash_deny", "bash_confirm", "path_confirm", "mcp_allow", "mcp_deny", "providers", "llm_classifier",
-        "decisions", "intent", "outcomes", "sync", "runtime", "snapshots", "pricing",
-    ),
-}
-
-#: Extras of the core that pull in each shipped distribution (``pip install "gitvow[proxy]"``).
-EXTRAS: Mapping[str, str] = {"gitvow-proxy": "proxy", "gitvow-gate": "gate"}
-
-
 def owner_of(key: str) -> str | None:
-    """The shipped distribution that reads top-level ``key``, if any."""
-    for distribution, keys in SHIPPED_KEYS.items():
-        if key in keys:
-            return distribution
-    return None
+    """The distribution of this project that reads top-level ``key`` when installed, if any
+    (:mod:`gitvow.first_party`: consulted only for keys no installed plugin registered)."""
+    from gitvow.first_party import owner_of_key
+
+    return owner_of_key(key)
 
 
 def install_hint(distribution: str) -> str:
-    extra = EXTRAS.get(distribution)
-    hint = f"pip install {distribution}"
-    return f'{hint} (or pip install "gitvow[{extra}]")' if extra else hint
+    """How to install ``distribution`` (never PyPI's unrelated gitvow 0.42)."""
+    from gitvow.first_party import install_hint as hint
+
+    return hint(distribution)

@@ -4,7 +4,7 @@ The proxy alone holds the forge credential, so it, not the CLI or the desk, send
 approved. Every ``[approvals] poll_interval`` it expires pending approvals past their ``ttl``
 and claims approved ones from the store (``approved → sending``, atomic: with several proxies
 on one store, one of them gets each). Each claimed request is replayed through mitmproxy's own
-client-replay machinery, so it passes the same addon: the gates that still apply run (a paused
+client-replay machinery, so it passes the same addons: the gates that still apply run (a paused
 repository is not written, the budget counts it, the canary scan runs), the credential is
 injected, the response is scrubbed; only the policy stage is satisfied by the approval. The
 upstream's status and body are recorded (``sent``); a gate's refusal or an unreachable upstream
@@ -18,33 +18,27 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING
 
 from mitmproxy import connection, ctx, http
 
 from gitvow.denial import REASON_HEADER
 from gitvow_proxy.approvals import SENDING, Approval
 from gitvow_proxy.audit import audit_approval
+from gitvow_proxy.flow_metadata import APPROVAL_KEY, REFUSED_KEY
 from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.shared import Shared
 from gitvow_proxy.store import StoreUnavailable
-
-if TYPE_CHECKING:
-    from gitvow_proxy.addon import GitvowAddon
 
 log = logging.getLogger("gitvow_proxy")
 
-#: Flow metadata of a replayed approval: ``(approval id, agent)``.
-APPROVAL_KEY = "gitvow.approval"
-#: Flow metadata set when a gate refused the replayed approval: the denial line.
-REFUSED_KEY = "gitvow.refused"
 SEND_TIMEOUT = 120.0
 
 
 class Sender:
     """The proxy's loop over approved approvals."""
 
-    def __init__(self, addon: GitvowAddon) -> None:
-        self.addon = addon
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
 
@@ -66,7 +60,7 @@ class Sender:
 
     async def _loop(self) -> None:
         while True:
-            runtime = self.addon.runtime
+            runtime = self.shared.runtime
             interval = runtime.policy.section(ProxyPolicy).approvals.poll_interval if runtime else 1.0
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=interval)
@@ -79,8 +73,8 @@ class Sender:
                 log.error("gitvow: the approval sender failed: %s: %s", type(exc).__name__, exc)
 
     async def sweep(self) -> None:
-        store, audit = self.addon.store, self.addon.audit
-        if store is None or self.addon.runtime is None:
+        store, audit = self.shared.store, self.shared.audit
+        if store is None or self.shared.runtime is None:
             return
         for expired in store.expire(time.time()):
             if audit is not None:
@@ -96,7 +90,7 @@ class Sender:
             await asyncio.wait_for(ReplayHandler(flow, ctx.options).replay(), timeout=SEND_TIMEOUT)
         except Exception as exc:
             log.error("gitvow: sending approval %s failed: %s: %s", approval.id, type(exc).__name__, exc)
-        store = self.addon.store
+        store = self.shared.store
         if store is not None:
             current = store.approval(approval.id)
             if current is not None and current.status == SENDING:  # no hook recorded an answer
@@ -106,7 +100,7 @@ class Sender:
     def answered(self, flow: http.HTTPFlow) -> None:
         """The replayed approval's response (or error) hook: record what happened, once."""
         approval_id, _agent = flow.metadata[APPROVAL_KEY]
-        store = self.addon.store
+        store = self.shared.store
         approval = store.approval(approval_id) if store is not None else None
         if approval is None or approval.status != SENDING:
             return
@@ -126,7 +120,7 @@ class Sender:
 
     def _finish(self, approval: Approval, *, sent: bool, status: int | None, content_type: str | None, body: bytes,
                 reason: str | None = None, code: str | None = None) -> None:
-        store, audit = self.addon.store, self.addon.audit
+        store, audit = self.shared.store, self.shared.audit
         if store is None:
             return
         done = store.finish(approval.id, sent=sent, status=status, content_type=content_type, body=body,
@@ -155,5 +149,5 @@ def _flow(approval: Approval) -> http.HTTPFlow:
     return flow
 
 
-__all__ = ["APPROVAL_KEY", "REFUSED_KEY", "Sender"]
+__all__ = ["Sender"]
 

@@ -1,0 +1,1 @@
+"""Decision telemetry beyond the audit file: OpenTelemetry export."""

@@ -1,0 +1,1 @@
+"""The sandbox's commands: ``gitvow run``."""

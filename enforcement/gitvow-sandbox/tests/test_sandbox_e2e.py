@@ -1,0 +1,511 @@
+"""``gitvow run`` with real bubblewrap, socat, git, gh and sshd, all on loopback.
+
+Every target is a loopback port of this machine, so a broken sandbox still reaches nothing
+else: the forge stand-in, a plain TCP listener, an ``sshd`` and the proxy's admin listener
+all listen on 127.0.0.1 outside the sandbox, and each test first shows it is reachable from
+outside before showing it is not from inside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trustme
+from sandbox_support import GITVOW, PYTHON, gitvow_run, python_inside
+
+pytest.importorskip("gitvow_proxy", reason="the sandbox's end-to-end tests go through gitvow-proxy")
+pytest.importorskip("gitvow_github", reason="the forge stand-in is mapped to the GitHub adapter")
+
+import contextlib
+
+from proxy_support import (
+    GIT_TOKEN,
+    RESOLVE_ADDON,
+    ProxyProcess,
+    Upstream,
+    api_reply,
+    free_port,
+    git,
+    make_bare_repo,
+    start_proxy,
+    start_upstream,
+)
+
+pytestmark = pytest.mark.e2e
+
+HOST = "ghes.test"
+CODER_SECRET = "coder-sandbox-secret-7"
+OPERATOR_TOKEN = "ghp_operatorsowntoken0123456789"
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+@pytest.fixture(scope="module")
+def ca_file(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ca") / "upstream-ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def forge(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    root = tmp_path_factory.mktemp("forge-root")
+    make_bare_repo(root, "team/app", tmp_path_factory.mktemp("seed"))
+    server = start_upstream(ca, root, names=(HOST,))
+    server.routes["/api/"] = api_reply
+    yield server
+    server.server.shutdown()
+
+
+def policy_text(workdir: Path, forge: Upstream, ca_file: Path, extra: str = "", listen_port: int = 8080) -> str:
+    return textwrap.dedent(f"""
+        [hosts]
+        "{HOST}:{forge.port}" = "github"
+        "127.0.0.1:{forge.port}" = "github"
+
+        [credentials.github]
+        token_file = "{workdir / 'github-token'}"
+
+        [proxy]
+        upstream_ca = "{ca_file}"
+        state = "{workdir / 'state.sqlite'}"
+        confdir = "{workdir / 'confdir'}"
+        listen_port = {listen_port}
+
+        [audit]
+        path = "{workdir / 'audit.jsonl'}"
+
+        [agents.coder]
+        mode = "issues_and_prs"
+        secret_env = "GITVOW_TEST_CODER"
+    """) + textwrap.dedent(extra)
+
+
+@pytest.fixture(scope="module")
+def admin_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def proxy(forge: Upstream, ca_file: Path, admin_port: int, tmp_path_factory: pytest.TempPathFactory
+          ) -> Iterator[ProxyProcess]:
+    workdir = tmp_path_factory.mktemp("proxy")
+    (workdir / "github-token").write_text(GIT_TOKEN)
+    resolve = workdir / "resolve.py"
+    resolve.write_text(RESOLVE_ADDON)
+    policy = workdir / "policy.toml"
+    policy.write_text(policy_text(workdir, forge, ca_file, f'[admin]\nlisten = "127.0.0.1:{admin_port}"\n'))
+    running = start_proxy(policy, workdir, {"GITVOW_TEST_CODER": CODER_SECRET, "GITVOW_TEST_RESOLVE": HOST},
+                          extra=[f"scripts={resolve}"])
+    yield running
+    assert running.stop() == 0, running.log_text()
+
+
+@pytest.fixture
+def operator(tmp_path: Path) -> Path:
+    """The operator's home: an SSH key, gh's login, git credentials; the project lives under it."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("OPERATOR-SSH-KEY\n")
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text(f"github.com:\n  oauth_token: {OPERATOR_TOKEN}\n")
+    (home / ".git-credentials").write_text(f"https://me:{OPERATOR_TOKEN}@github.com\n")
+    project = home / "src" / "project"
+    project.mkdir(parents=True)
+    git("init", "-q", "-b", "main", str(project), cwd=project)
+    return home
+
+
+def run_in(proxy: ProxyProcess, operator: Path, command: list[str], *extra: str,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return gitvow_run(["--agent", "coder", "--policy", str(proxy.policy), "--proxy", proxy.url(), *extra, "--",
+                       *command], home=operator, cwd=operator / "src" / "project",
+                      env={"GITVOW_TEST_CODER": CODER_SECRET, "GITHUB_TOKEN": OPERATOR_TOKEN, **(env or {})})
+
+
+def outside_connects(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            return True
+    except OSError:
+        return False
+
+
+CONNECT = """
+import socket, sys
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).close()
+    print("connected")
+except OSError as exc:
+    print(type(exc).__name__)
+"""
+
+
+def connect_inside(proxy: ProxyProcess, operator: Path, port: int) -> str:
+    result = run_in(proxy, operator, [*python_inside(CONNECT), str(port)])
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+# -- the way out: the proxy, with the token injected ------------------------------------------
+
+def test_gh_api_reaches_the_forge_through_the_proxy_with_the_injected_token(
+        proxy: ProxyProcess, forge: Upstream, operator: Path) -> None:
+    forge.clear()
+    result = run_in(proxy, operator, ["gh", "api", "repos/team/app"], "--pass-env", "GH_HOST",
+                    env={"GH_HOST": f"{HOST}:{forge.port}", "GH_PROMPT_DISABLED": "1"})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"path": "/api/v3/repos/team/app"}
+    (seen,) = [s for s in forge.seen if s.route == "/api/v3/repos/team/app"]
+    assert GIT_TOKEN in seen.headers["authorization"]
+
+
+def test_git_push_reaches_the_forge_through_the_proxy(proxy: ProxyProcess, forge: Upstream, operator: Path) -> None:
+    forge.clear()
+    script = f"""
+        set -e
+        git clone -q https://{HOST}:{forge.port}/team/app.git app
+        cd app
+        git -c user.name=agent -c user.email=agent@example.test commit -q --allow-empty -m "from the sandbox"
+        git push -q origin HEAD:refs/heads/from-sandbox
+    """
+    result = run_in(proxy, operator, ["/bin/sh", "-c", textwrap.dedent(script)])
+    assert result.returncode == 0, result.stderr
+    pushes = [s for s in forge.seen if s.route.endswith("/git-receive-pack")]
+    assert pushes and all(GIT_TOKEN in s.headers.get("authorization", "") or "basic" in
+                          s.headers.get("authorization", "").lower() for s in pushes)
+    refs = git("ls-remote", str(forge.git_root / "team" / "app.git"), cwd=operator).stdout
+    assert "refs/heads/from-sandbox" in refs
+    # the clone landed in the working tree, which is writable
+    assert (operator / "src" / "project" / "app" / ".git").is_dir()
+
+
+def test_the_environment_is_the_agents_and_none_of_the_operators(proxy: ProxyProcess, operator: Path) -> None:
+    result = run_in(proxy, operator, [*python_inside("import os, json; print(json.dumps(dict(os.environ)))")])
+    assert result.returncode == 0, result.stderr
+    env = json.loads(result.stdout)
+    assert env["HTTPS_PROXY"] == f"http://coder:{CODER_SECRET}@127.0.0.1:3128"
+    assert env["SSL_CERT_FILE"] == "/run/gitvow/ca-bundle.pem"
+    assert env["GH_TOKEN"] != OPERATOR_TOKEN and env["GITHUB_TOKEN"] == env["GH_TOKEN"]  # the canary
+    assert OPERATOR_TOKEN not in result.stdout and GIT_TOKEN not in result.stdout
+    assert env["HOME"] == str(operator)
+
+
+# -- every other way out fails ---------------------------------------------------------------
+
+def test_a_direct_connection_to_the_forges_port_fails(proxy: ProxyProcess, forge: Upstream, operator: Path) -> None:
+    assert outside_connects(forge.port)
+    assert connect_inside(proxy, operator, forge.port) == "ConnectionRefusedError"
+
+
+def test_a_raw_tcp_connection_to_another_loopback_port_fails(proxy: ProxyProcess, operator: Path) -> None:
+    accepted: list[object] = []
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+
+        def accept() -> None:
+            listener.settimeout(10)
+            with contextlib.suppress(OSError):
+                accepted.append(listener.accept())
+
+        assert outside_connects(port)
+        listener.accept()[0].close()  # that one was ours, from outside
+        thread = threading.Thread(target=accept)
+        thread.start()
+        outcome = connect_inside(proxy, operator, port)
+        listener.close()
+        thread.join()
+    assert outcome == "ConnectionRefusedError"
+    assert accepted == []
+
+
+@pytest.fixture
+def sshd(tmp_path: Path) -> Iterator[int]:
+    """A real sshd on loopback, outside the sandbox (config, key and pid file in the test's dir)."""
+    if not (os.path.exists("/usr/sbin/sshd") and os.geteuid() == 0):
+        pytest.skip("needs root and openssh-server (Debian package openssh-server)")
+    port = free_port()
+    key = tmp_path / "host_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    config = tmp_path / "sshd_config"
+    config.write_text(f"Port {port}\nListenAddress 127.0.0.1\nHostKey {key}\nPidFile {tmp_path / 'sshd.pid'}\n"
+                      "UsePAM no\nPasswordAuthentication no\n")
+    # sshd wants its privilege-separation directory /run/sshd: give it one in a mount namespace
+    # of its own (same network), so the test writes nothing outside its directory.
+    proc = subprocess.Popen(["bwrap", "--dev-bind", "/", "/", "--tmpfs", "/run", "--dir", "/run/sshd", "--",
+                             "/usr/sbin/sshd", "-f", str(config), "-D", "-e"], stderr=subprocess.DEVNULL)
+    from gitvow.testing import wait_for_port
+
+    wait_for_port(port, proc)  # type: ignore[arg-type]
+    yield port
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_an_ssh_connection_to_a_loopback_sshd_fails(proxy: ProxyProcess, operator: Path, sshd: int) -> None:
+    with socket.create_connection(("127.0.0.1", sshd), timeout=5) as conn:
+        assert conn.recv(64).startswith(b"SSH-2.0-")  # it answers outside
+    result = run_in(proxy, operator, ["ssh", "-p", str(sshd), "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+                                      "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                                      "root@127.0.0.1", "true"])
+    assert result.returncode == 255
+    assert "Connection refused" in result.stderr
+
+
+RESOLVE = """
+import socket, sys
+resolv = open("/etc/resolv.conf").read()
+if "nameserver" in resolv:
+    sys.exit("a name server is configured inside: " + resolv)
+interfaces = [line.split(":")[0].strip() for line in open("/proc/net/dev").read().splitlines()[2:]]
+if interfaces != ["lo"]:
+    sys.exit(f"interfaces besides loopback: {interfaces}")
+# Only now: no name server and no interface but loopback, so no query can leave the machine.
+try:
+    print(socket.getaddrinfo("github.com", 443))
+except socket.gaierror as exc:
+    print("unresolved", exc.errno)
+"""
+
+
+def test_names_cannot_be_resolved(proxy: ProxyProcess, operator: Path) -> None:
+    result = run_in(proxy, operator, python_inside(RESOLVE))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("unresolved")
+
+
+def test_the_admin_listener_is_unreachable(proxy: ProxyProcess, operator: Path, admin_port: int) -> None:
+    assert outside_connects(admin_port)
+    assert connect_inside(proxy, operator, admin_port) == "ConnectionRefusedError"
+
+
+# -- files -------------------------------------------------------------------------------------
+
+READ = """
+import sys
+for path in sys.argv[1:]:
+    try:
+        with open(path, "rb") as f:
+            print(path, "read", f.read().decode(errors="replace").strip() or "(empty)")
+    except OSError as exc:
+        print(path, type(exc).__name__)
+"""
+
+
+def test_the_operators_credentials_and_the_proxys_files_are_unreadable(proxy: ProxyProcess, operator: Path) -> None:
+    secrets = [operator / ".ssh" / "id_ed25519", operator / ".config" / "gh" / "hosts.yml",
+               operator / ".git-credentials", proxy.policy.parent / "github-token", proxy.policy,
+               proxy.policy.parent / "state.sqlite", proxy.confdir / "mitmproxy-ca.pem"]
+    assert all(p.exists() for p in secrets)
+    result = run_in(proxy, operator, [*python_inside(READ), *map(str, secrets)])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(secrets)
+    for line in lines:
+        assert line.endswith(("FileNotFoundError", "PermissionError", "(empty)")), line
+    for needle in ("OPERATOR-SSH-KEY", OPERATOR_TOKEN, GIT_TOKEN, "PRIVATE KEY", "[agents.coder]"):
+        assert needle not in result.stdout
+
+
+WRITE = """
+import sys
+for path in sys.argv[1:]:
+    try:
+        with open(path, "w") as f:
+            f.write("written")
+        print(path, "written")
+    except OSError as exc:
+        print(path, type(exc).__name__)
+"""
+
+
+def test_the_working_tree_is_writable_and_the_rest_is_not(proxy: ProxyProcess, operator: Path, tmp_path: Path
+                                                          ) -> None:
+    tree = operator / "src" / "project"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    targets = [tree / "new.txt", tree / ".git" / "hooks" / "post-checkout", tree / ".git" / "config",
+               elsewhere / "x.txt", Path(PYTHON).parent / "planted", operator / "planted"]
+    result = run_in(proxy, operator, [*python_inside(WRITE), *map(str, targets)])
+    assert result.returncode == 0, result.stderr
+    outcome = dict(line.rsplit(" ", 1) for line in result.stdout.splitlines())
+    assert outcome[str(tree / "new.txt")] == "written"
+    assert (tree / "new.txt").read_text() == "written"
+    for path in targets[1:3]:  # git outside would run these: the agent must not plant them
+        assert outcome[str(path)] != "written"
+    assert not (elsewhere / "x.txt").exists()  # /tmp inside is the sandbox's own
+    assert not (Path(PYTHON).parent / "planted").exists()
+    assert not (operator / "planted").exists()  # the home inside is the sandbox's own
+
+
+def test_the_working_tree_may_not_be_the_home(proxy: ProxyProcess, operator: Path) -> None:
+    marker = operator / "ran"
+    result = gitvow_run(["--agent", "coder", "--policy", str(proxy.policy), "--proxy", proxy.url(), "--",
+                         "touch", str(marker)], home=operator, cwd=operator,
+                        env={"GITVOW_TEST_CODER": CODER_SECRET})
+    assert result.returncode == 125
+    assert "holds your home directory" in result.stderr
+    assert not marker.exists()
+
+
+# -- set-up: the proxy for the run, and never unsandboxed ---------------------------------------
+
+def _processes_naming(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_without_a_running_proxy_one_is_started_for_the_run_and_stopped(
+        forge: Upstream, ca_file: Path, proxy: ProxyProcess, operator: Path, tmp_path: Path) -> None:
+    import shutil
+
+    workdir = tmp_path / "own-proxy"
+    workdir.mkdir()
+    shutil.copytree(proxy.confdir, workdir / "confdir")  # the test CA: generating one costs a second
+    (workdir / "github-token").write_text(GIT_TOKEN)
+    policy = workdir / "policy.toml"
+    policy.write_text(policy_text(workdir, forge, ca_file, listen_port=free_port()))
+    fetch = f"""
+import os, ssl, urllib.request
+ctx = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+print(urllib.request.urlopen("https://127.0.0.1:{forge.port}/api/v3/repos/team/app", context=ctx).read().decode())
+"""
+    forge.clear()
+    result = gitvow_run(["--agent", "coder", "--policy", str(policy), "--", *python_inside(fetch)], home=operator,
+                        cwd=operator / "src" / "project", env={"GITVOW_TEST_CODER": CODER_SECRET})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"path": "/api/v3/repos/team/app"}
+    assert any(GIT_TOKEN in s.headers.get("authorization", "") for s in forge.seen)
+    assert _processes_naming(str(policy)) == []  # stopped with the run
+
+
+def test_missing_bubblewrap_is_one_line_and_the_command_never_runs(proxy: ProxyProcess, operator: Path,
+                                                                   tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "socat").symlink_to("/usr/bin/socat")
+    marker = tmp_path / "ran"
+    result = gitvow_run(["--agent", "coder", "--policy", str(proxy.policy), "--proxy", proxy.url(), "--",
+                         "/usr/bin/touch", str(marker)], home=operator, cwd=operator / "src" / "project",
+                        env={"GITVOW_TEST_CODER": CODER_SECRET, "PATH": str(bin_dir)})
+    assert result.returncode == 125
+    assert result.stderr.strip() == ("gitvow run: bubblewrap not installed: apt-get install bubblewrap "
+                                     "(dnf install bubblewrap); the command was not run")
+    assert not marker.exists()
+
+
+@pytest.fixture
+def nobody_dir() -> Iterator[Path]:
+    """A directory the unprivileged user can use (pytest's are root's alone)."""
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("switches to an unprivileged user: needs root")
+    path = Path(tempfile.mkdtemp(prefix="gitvow-nobody-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)
+
+
+def _as_nobody(nobody_dir: Path, proxy: ProxyProcess, command: list[str], *, userns: bool) -> subprocess.CompletedProcess[str]:
+    """``gitvow run`` as user nobody (uid 65534); ``userns=False``: where it may create no user namespace."""
+    home = nobody_dir / "home"
+    tree = nobody_dir / "tree"
+    for path in (home, tree):
+        path.mkdir(exist_ok=True)
+        os.chown(path, 65534, 65534)
+    policy = nobody_dir / "policy.toml"
+    policy.write_text('[agents.coder]\nmode = "issues_and_prs"\nsecret_env = "GITVOW_TEST_CODER"\n')
+    env_json = nobody_dir / "env.json"
+    env_json.write_text(json.dumps({"HTTPS_PROXY": proxy.url("coder", CODER_SECRET)}))
+    interpreter = Path(PYTHON).resolve()
+    prefix = interpreter.parents[1]  # the interpreter's installation, wherever it lives
+    # root's part: /root is root's alone; show nobody the interpreter's installation only
+    outer = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", "/root"]
+    for parent in reversed(prefix.parents):
+        if parent.is_relative_to("/root") and parent != Path("/root"):
+            outer += ["--perms", "0755", "--dir", str(parent)]
+    outer += ["--ro-bind", str(prefix), str(prefix), "--"]
+    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    no_userns = ["bwrap", "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--"] if not userns else []
+    run = [GITVOW, "run", "--agent", "coder", "--policy", str(policy), "--proxy", proxy.url(), "--env-json",
+           str(env_json), "--", *command]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "GITVOW_TEST_CODER": CODER_SECRET}
+    return subprocess.run([*outer, *drop, *no_userns, *run], cwd=tree, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_runs_unprivileged(proxy: ProxyProcess, nobody_dir: Path) -> None:
+    result = _as_nobody(nobody_dir, proxy, ["/bin/sh", "-c", "id -u > made-inside; echo $HTTPS_PROXY"], userns=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"http://coder:{CODER_SECRET}@127.0.0.1:3128"
+    assert (nobody_dir / "tree" / "made-inside").read_text().strip() == "65534"
+
+
+def test_without_user_namespaces_it_says_how_to_fix_it_and_never_runs_the_command(
+        proxy: ProxyProcess, nobody_dir: Path) -> None:
+    result = _as_nobody(nobody_dir, proxy, ["/bin/sh", "-c", "touch made-inside"], userns=False)
+    assert result.returncode == 125
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("gitvow run: bubblewrap cannot create the sandbox's namespaces")
+    assert "kernel.unprivileged_userns_clone=1" in last and last.endswith("the command was not run")
+    assert not (nobody_dir / "tree" / "made-inside").exists()
+
+
+# -- both points in force ------------------------------------------------------------------------
+
+HOOK = """
+import json, os, subprocess, sys
+settings = json.load(open(os.path.expanduser("~/.claude/settings.json")))
+(entry,) = settings["hooks"]["PreToolUse"]
+command = entry["hooks"][0]["command"]
+policy = open(os.environ["GITVOW_POLICY"]).read()
+payload = json.dumps({"cwd": os.getcwd(), "permission_mode": "default", "tool_name": "Bash",
+                      "tool_input": {"command": sys.argv[1]}})
+done = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True)
+print(json.dumps({"policy": json.loads(policy), "code": done.returncode, "out": done.stdout, "err": done.stderr}))
+"""
+
+
+def test_the_gates_hook_is_installed_for_the_agent_it_starts(proxy: ProxyProcess, operator: Path) -> None:
+    pytest.importorskip("gitvow_gate", reason="--hook installs gitvow-gate's hook")
+    policy = proxy.policy.parent / "gate-policy.toml"
+    policy.write_text(proxy.policy.read_text() + textwrap.dedent("""
+        [[bash_deny]]
+        pattern = "rm -rf /srv"
+        reason = "not the server's files"
+    """))
+    result = gitvow_run(["--agent", "coder", "--policy", str(policy), "--proxy", proxy.url(), "--hook", "claude",
+                         "--", *python_inside(HOOK), "rm -rf /srv/app"], home=operator,
+                        cwd=operator / "src" / "project", env={"GITVOW_TEST_CODER": CODER_SECRET})
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    decision = json.loads(seen["out"])["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny", seen
+    assert "not the server's files" in decision["permissionDecisionReason"]
+    # the gate's copy of the policy: its keys and the core's, no word of the proxy's sections or secrets
+    assert "bash_deny" in seen["policy"] and "agents" in seen["policy"]
+    assert not {"credentials", "proxy", "audit", "admin"} & set(seen["policy"])
+    assert "secret_env" not in json.dumps(seen["policy"])
+    assert not (operator / ".claude").exists()  # the operator's own home is untouched
