@@ -17,6 +17,8 @@ from gitvow.vocabulary import UNKNOWN
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 ZERO_OID = "0" * 40
+#: A :class:`Fixture`'s ``repo`` that asserts the request names no repository (None: not checked).
+NO_REPO = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +202,8 @@ class Fixture:
 
     ``operations`` is what the request must classify to. A ``near_miss`` fixture looks like a
     known operation but is not (GitLab ``POST /projects/:id/labels`` is not ``label.add``).
+    ``repo`` is the repository it must name; None leaves it unchecked and :data:`NO_REPO`
+    (``""``) asserts it names none.
     """
 
     method: str

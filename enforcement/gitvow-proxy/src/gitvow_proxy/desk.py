@@ -424,6 +424,7 @@ class _Handler(BaseHTTPRequestHandler):
             f"action='{base}logout'><input type='hidden' name='csrf' value='{_e(session.csrf)}'>"
             "<button>Sign out</button></form></p>",
             f"<p class='flash' role='status'>{_e(done)}</p>" if done else "",
+            _shadow_banner(data["shadow"]),
             f"<h2>Pending approvals ({len(pending)})</h2>",
             "".join(_approval_card(a, session, self.desk.context(a), deliveries=self.desk.deliveries(a))
                     for a in pending) or "<p class='empty'>Nothing is waiting.</p>",
@@ -445,7 +446,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:60rem;padding:1rem 1.5rem;color:#1b1b1b}
-h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd}
+h1{font-size:1.4rem}.shadow{background:#b71c1c;color:#fff;padding:.6rem .8rem;border-radius:4px}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd}
 .card{border:1px solid #ccc;border-radius:6px;padding:.75rem 1rem;margin:.75rem 0}
 .card h3{margin:.1rem 0 .5rem;font-size:1rem}
 dl{display:grid;grid-template-columns:9rem 1fr;gap:.15rem .75rem;margin:.25rem 0}dt{color:#555}dd{margin:0}
@@ -461,6 +462,14 @@ table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .
 .failed-send{color:#8a1c1c}.context{border-top:1px dashed #ccc;margin-top:.5rem}.context-error{color:#8a1c1c}
 pre.diff{max-height:28rem;font-size:.85rem}table.files td{font-size:.9rem}.flash{background:#e8f0fe;padding:.5rem .75rem;border-radius:4px}.empty{color:#666}.who{float:right;margin:0}
 """
+
+
+def _shadow_banner(agents: list[str]) -> str:
+    """Shadow mode, said loudly: these agents' refusals are recorded, not enforced."""
+    if not agents:
+        return ""
+    return ("<p class='shadow' role='alert'><b>Shadow mode</b>: not enforcing for "
+            f"{_e(', '.join(agents))}. What the policy refuses is forwarded and recorded as would_refuse.</p>")
 
 
 def _page(title: str, body: str) -> str:
@@ -547,6 +556,30 @@ def _context(c: Context | None, *, full: bool) -> str:
     return out + "</div>"
 
 
+def _texts(a: Approval, summary: dict[str, Any], context: Context | None, *, full: bool) -> str:
+    """The pull request's body, the forge's context, and on the detail page the raw request and answer."""
+    body = summary.get("body")
+    text = f"<p>Body:</p><pre>{_e(body)}</pre>" if isinstance(body, str) and body else ""
+    text += _context(context, full=full)
+    if full:
+        text += f"<p>Request body as sent:</p><pre>{_e(a.body.decode('utf-8', 'replace'))}</pre>"
+        if a.response_body:
+            text += f"<p>Upstream answer:</p><pre>{_e(a.response_body.decode('utf-8', 'replace'))}</pre>"
+    return text
+
+
+def _actions(a: Approval, session: Session) -> str:
+    hidden = f"<input type='hidden' name='csrf' value='{_e(session.csrf)}'>"
+    return (
+        "<div class='actions'>"
+        f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/approve'>{hidden}"
+        f"<button class='approve' name='approve' value='{_e(a.id)}'>Approve {_e(a.id)}</button></form>"
+        f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/reject'>{hidden}"
+        f"<label>Reason <input name='reason' required placeholder='why not'></label> "
+        f"<button class='reject'>Reject {_e(a.id)}</button></form></div>"
+    )
+
+
 def _approval_card(a: Approval, session: Session, context: Context | None = None, *, full: bool = False,
                    deliveries: dict[str, str] | None = None) -> str:
     summary = a.summary()
@@ -572,24 +605,8 @@ def _approval_card(a: Approval, session: Session, context: Context | None = None
         details += "".join(
             f"<dt>write {n}</dt><dd>" + "; ".join(f"{_e(k)}: {_e(v)}" for k, v in w.items() if k != "body") + "</dd>"
             for n, w in enumerate(writes, 1))
-    body = summary.get("body")
-    text = f"<p>Body:</p><pre>{_e(body)}</pre>" if isinstance(body, str) and body else ""
-    text += _context(context, full=full)
-    if full:
-        text += f"<p>Request body as sent:</p><pre>{_e(a.body.decode('utf-8', 'replace'))}</pre>"
-        if a.response_body:
-            text += f"<p>Upstream answer:</p><pre>{_e(a.response_body.decode('utf-8', 'replace'))}</pre>"
-    actions = ""
-    if a.status == PENDING:
-        hidden = f"<input type='hidden' name='csrf' value='{_e(session.csrf)}'>"
-        actions = (
-            "<div class='actions'>"
-            f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/approve'>{hidden}"
-            f"<button class='approve' name='approve' value='{_e(a.id)}'>Approve {_e(a.id)}</button></form>"
-            f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/reject'>{hidden}"
-            f"<label>Reason <input name='reason' required placeholder='why not'></label> "
-            f"<button class='reject'>Reject {_e(a.id)}</button></form></div>"
-        )
+    text = _texts(a, summary, context, full=full)
+    actions = _actions(a, session) if a.status == PENDING else ""
     link = "" if full else f" <a href='{session.base}approvals/{_e(a.id)}'>details</a>"
     return (f"<section class='card' id='approval-{_e(a.id)}'><h3>Approval {_e(a.id)} "
             f"<span class='status {_e(a.status)}'>{_e(a.status)}</span>{link}</h3>"

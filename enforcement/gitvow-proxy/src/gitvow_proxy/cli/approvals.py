@@ -121,6 +121,21 @@ def _print_context(c: Context | None) -> None:
         print(f"  note        {note}")
 
 
+def _print_summary(a: Approval) -> None:
+    """What it will do: the one write's fields, or each write of several under its number."""
+    summary = a.summary()
+    writes = summary.pop("writes", [])
+    if len(writes) > 1:
+        print(f"  writes      {len(writes)}, each its own operation:")
+        for n, write in enumerate(writes, 1):
+            print(f"  [{n}]")
+            for key, value in write.items():
+                print(f"    {key:<11} {value}")
+    else:
+        for key, value in summary.items():
+            print(f"  {key:<11} {value}")
+
+
 def _show(state: State, args: argparse.Namespace) -> int:
     a = _get(state, args.id)
     context = stored_context(state.store, a.id)
@@ -137,17 +152,7 @@ def _show(state: State, args: argparse.Namespace) -> int:
     print(f"  repository  {a.repo or (context.repo if context is not None else None) or '-'}")
     print(f"  request     {a.target} on {a.url.split('://', 1)[-1].partition('/')[0]}")
     print(f"  staged      {_when(a.created)} (expires {_when(a.expires)})")
-    summary = a.summary()
-    writes = summary.pop("writes", [])
-    if len(writes) > 1:
-        print(f"  writes      {len(writes)}, each its own operation:")
-        for n, write in enumerate(writes, 1):
-            print(f"  [{n}]")
-            for key, value in write.items():
-                print(f"    {key:<11} {value}")
-    else:
-        for key, value in summary.items():
-            print(f"  {key:<11} {value}")
+    _print_summary(a)
     if a.decided_by:
         verb = "rejected" if a.status == REJECTED else "approved"
         print(f"  decided     {_when(a.decided_at)} {verb} by {a.decided_by}"
