@@ -434,6 +434,9 @@ def nobody_dir() -> Iterator[Path]:
 
     if os.geteuid() != 0:
         pytest.skip("switches to an unprivileged user: needs root")
+    script = Path(GITVOW)
+    if script.is_relative_to("/root") or any(not parent.stat().st_mode & 0o001 for parent in script.parents):
+        pytest.skip(f"{GITVOW} is not reachable by an unprivileged user")
     path = Path(tempfile.mkdtemp(prefix="gitvow-nobody-"))
     path.chmod(0o755)
     yield path
