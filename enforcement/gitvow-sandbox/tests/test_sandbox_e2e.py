@@ -434,6 +434,9 @@ def nobody_dir() -> Iterator[Path]:
 
     if os.geteuid() != 0:
         pytest.skip("switches to an unprivileged user: needs root")
+    script = Path(GITVOW)
+    if script.is_relative_to("/root") or any(not parent.stat().st_mode & 0o001 for parent in script.parents):
+        pytest.skip(f"{GITVOW} is not reachable by an unprivileged user")
     path = Path(tempfile.mkdtemp(prefix="gitvow-nobody-"))
     path.chmod(0o755)
     yield path
@@ -604,3 +607,8 @@ def test_the_admin_listener_is_not_reachable_through_the_proxy_either(proxy: Pro
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("HTTP/1.1 403")
     assert "reason=egress_" in result.stdout
+
+
+def test_the_commands_exit_status_and_output_pass_through(proxy: ProxyProcess, operator: Path) -> None:
+    result = run_in(proxy, operator, ["/bin/sh", "-c", "echo out; echo err >&2; exit 7"])
+    assert (result.returncode, result.stdout, result.stderr) == (7, "out\n", "err\n")
