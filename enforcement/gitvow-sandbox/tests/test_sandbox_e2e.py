@@ -612,3 +612,18 @@ def test_the_admin_listener_is_not_reachable_through_the_proxy_either(proxy: Pro
 def test_the_commands_exit_status_and_output_pass_through(proxy: ProxyProcess, operator: Path) -> None:
     result = run_in(proxy, operator, ["/bin/sh", "-c", "echo out; echo err >&2; exit 7"])
     assert (result.returncode, result.stdout, result.stderr) == (7, "out\n", "err\n")
+
+
+def test_nothing_inside_can_make_a_user_namespace_of_its_own(proxy: ProxyProcess, operator: Path) -> None:
+    import shutil
+
+    from gitvow_sandbox.bwrap import no_nested_userns
+
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    if not no_nested_userns(bwrap):
+        pytest.skip("bubblewrap < 0.8 (no --disable-userns) or no user namespaces here")
+    outside = subprocess.run(["unshare", "--user", "true"], capture_output=True)
+    assert outside.returncode == 0  # the kernel allows it outside
+    result = run_in(proxy, operator, ["unshare", "--user", "true"])
+    assert result.returncode != 0 and "unshare" in result.stderr
