@@ -8,19 +8,11 @@ from gitvow.adapter import Adapter
 from gitvow.contract import AdapterContract
 from gitvow.plugins import installed
 
-#: The self-hosted instances first-party fixtures use, as a policy's [hosts] maps them.
-MAPPED_HOSTS = {"github": ("ghe.example.test",), "gitsmart": ("git.example.test",),
-                "bitbucket": ("bitbucket.example.test",)}
-
 
 class TestInstalledAdapter(AdapterContract):
     @pytest.fixture
     def adapter(self, installed_adapter: Adapter) -> Adapter:
         return installed_adapter
-
-    @pytest.fixture
-    def mapped_hosts(self, adapter: Adapter) -> tuple[str, ...]:
-        return MAPPED_HOSTS.get(adapter.name, ())
 
 
 def test_every_installed_plugin_loads() -> None:

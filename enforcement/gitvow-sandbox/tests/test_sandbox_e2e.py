@@ -329,9 +329,10 @@ def test_the_operators_credentials_and_the_proxys_files_are_unreadable(proxy: Pr
 
 
 WRITE = """
-import sys
+import os, sys
 for path in sys.argv[1:]:
     try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # as an agent planting a hook would
         with open(path, "w") as f:
             f.write("written")
         print(path, "written")
@@ -343,6 +344,9 @@ for path in sys.argv[1:]:
 def test_the_working_tree_is_writable_and_the_rest_is_not(proxy: ProxyProcess, operator: Path, tmp_path: Path
                                                           ) -> None:
     tree = operator / "src" / "project"
+    import shutil
+
+    shutil.rmtree(tree / ".git" / "hooks")  # absent: the agent must not be the one to make it
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     targets = [tree / "new.txt", tree / ".git" / "hooks" / "post-checkout", tree / ".git" / "config",
@@ -430,6 +434,9 @@ def nobody_dir() -> Iterator[Path]:
 
     if os.geteuid() != 0:
         pytest.skip("switches to an unprivileged user: needs root")
+    script = Path(GITVOW)
+    if script.is_relative_to("/root") or any(not parent.stat().st_mode & 0o001 for parent in script.parents):
+        pytest.skip(f"{GITVOW} is not reachable by an unprivileged user")
     path = Path(tempfile.mkdtemp(prefix="gitvow-nobody-"))
     path.chmod(0o755)
     yield path
@@ -600,3 +607,23 @@ def test_the_admin_listener_is_not_reachable_through_the_proxy_either(proxy: Pro
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("HTTP/1.1 403")
     assert "reason=egress_" in result.stdout
+
+
+def test_the_commands_exit_status_and_output_pass_through(proxy: ProxyProcess, operator: Path) -> None:
+    result = run_in(proxy, operator, ["/bin/sh", "-c", "echo out; echo err >&2; exit 7"])
+    assert (result.returncode, result.stdout, result.stderr) == (7, "out\n", "err\n")
+
+
+def test_nothing_inside_can_make_a_user_namespace_of_its_own(proxy: ProxyProcess, operator: Path) -> None:
+    import shutil
+
+    from gitvow_sandbox.bwrap import no_nested_userns
+
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    if not no_nested_userns(bwrap):
+        pytest.skip("bubblewrap < 0.8 (no --disable-userns) or no user namespaces here")
+    outside = subprocess.run(["unshare", "--user", "true"], capture_output=True)
+    assert outside.returncode == 0  # the kernel allows it outside
+    result = run_in(proxy, operator, ["unshare", "--user", "true"])
+    assert result.returncode != 0 and "unshare" in result.stderr

@@ -45,11 +45,6 @@ def inventory_of_both() -> Inventory:
 
 class TestBitbucketContract(AdapterContract):
     @pytest.fixture
-    def mapped_hosts(self) -> tuple[str, ...]:
-        """The Data Center instance the fixtures use, mapped in [hosts] by a policy."""
-        return (DC_HOST,)
-
-    @pytest.fixture
     def inventory(self) -> Inventory:
         return inventory_of_both()
 

@@ -29,11 +29,6 @@ def github_inventory() -> Inventory:
 
 class TestGitHubContract(AdapterContract):
     @pytest.fixture
-    def mapped_hosts(self) -> tuple[str, ...]:
-        """The self-hosted instance the fixtures use, mapped in [hosts] by a policy."""
-        return ("ghe.example.test",)
-
-    @pytest.fixture
     def inventory(self) -> Inventory:
         return github_inventory()
 

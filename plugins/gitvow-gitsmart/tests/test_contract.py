@@ -10,10 +10,5 @@ from gitvow_gitsmart.adapter import GitSmartAdapter
 
 class TestGitSmartContract(AdapterContract):
     @pytest.fixture
-    def mapped_hosts(self) -> tuple[str, ...]:
-        """The self-hosted instance the fixtures use, mapped in [hosts] by a policy."""
-        return ("git.example.test",)
-
-    @pytest.fixture
     def adapter(self) -> GitSmartAdapter:
         return GitSmartAdapter()

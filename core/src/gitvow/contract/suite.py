@@ -378,15 +378,16 @@ class AdapterContract:
         _fail(problems[:30], "repositories")
 
     def test_hosts(self, adapter: Adapter, fixtures: list[Fixture], mapped_hosts: Sequence[str]) -> None:
-        """Every host a fixture uses is served: in ``default_hosts``, or mapped by the policy
-        (``mapped_hosts``). A host dropped from ``default_hosts`` would be tunnelled untouched."""
-        declared = set(adapter.default_hosts) | set(mapped_hosts)
+        """Every host a fixture uses is served: in ``default_hosts``, or a self-hosted instance's
+        a policy maps (``example_hosts``, or the test's ``mapped_hosts``). A host dropped from
+        ``default_hosts`` would be tunnelled untouched."""
+        declared = set(adapter.default_hosts) | set(adapter.example_hosts) | set(mapped_hosts)
         used: dict[str, int] = {}
         for fixture in [*fixtures, *adapter.fail_closed_fixtures()]:
             host = _host_key(fixture.request())
             used[host] = used.get(host, 0) + 1
         problems = [f"{host}: used by {n} fixture(s) but neither in default_hosts {sorted(adapter.default_hosts)} nor "
-                    "in mapped_hosts (the hosts your test's policy maps to the adapter)"
+                    "in example_hosts nor in mapped_hosts (a self-hosted instance's, which a policy maps)"
                     for host, n in sorted(used.items()) if host not in declared]
         _fail(problems, "hosts")
 

@@ -42,7 +42,7 @@ def check(options: ProxyOptions) -> None:
     from gitvow_proxy.runtime import build_runtime
     from gitvow_proxy.store import MemoryStore
 
-    build_runtime(options.policy, MemoryStore())
+    build_runtime(options.policy, MemoryStore(), confdir=options.confdir)
 
 
 def _skip_the_addon_catalogue() -> None:

@@ -79,6 +79,7 @@ class BitbucketAdapter(Adapter):
 
     name = "bitbucket"
     default_hosts = (CLOUD_API, CLOUD_GIT)
+    example_hosts = ("bitbucket.example.test",)  # a Data Center instance the fixtures use
     #: There is no official Bitbucket CLI (no ``bb``): the gate reads ``curl`` to Bitbucket Cloud.
     commands = ("curl",)
 
