@@ -62,6 +62,8 @@ class Forge:
             types = re.findall(r'(\w+): __type\(name: "(\w+)"\)', query)
             return {"data": {alias: {"fields": [{"name": n} for n in FEATURE_FIELDS]} for alias, _ in types}}
         if "node(id:" in query:
+            if str((payload.get("variables") or {}).get("id", "")).startswith("R_"):
+                return {"data": {"node": {"__typename": "Repository", "nameWithOwner": "team/app"}}}
             return {"data": {"node": {"__typename": "PullRequest", "number": 7, "repository": {"nameWithOwner": "team/app"}}}}
         if "mergePullRequest" in query:
             return {"data": {"mergePullRequest": {"clientMutationId": None}}}
@@ -236,18 +238,13 @@ def test_gh_graphql_merge_shows_the_forges_context_and_is_sent_pinned(
 def test_a_merge_whose_head_moved_is_refused_and_staged_again(
     proxy: ProxyProcess, forge: tuple[Upstream, Forge], tmp_path: Path
 ) -> None:
-    import httpx
-
     upstream, answers = forge
     answers.head = SHA
     upstream.clear()
-    env = agent_env(proxy, "coder", tmp_path)
-    url = f"https://{HOST}:{upstream.port}/api/v3/repos/team/app/pulls/7/merge"
-    context = ssl.create_default_context(cafile=env["SSL_CERT_FILE"])
-    with httpx.Client(proxy=env["HTTPS_PROXY"], verify=context, timeout=30) as client:
-        first = client.put(url, json={"merge_method": "merge"}, headers={"Authorization": f"Bearer {env['GH_TOKEN']}"})
-    assert first.status_code == 403
-    ident = first.headers["x-gitvow-approval"]
+    first = gh(proxy, upstream, "coder", tmp_path, "api", "-X", "PUT", "repos/team/app/pulls/7/merge",
+               "-f", "merge_method=merge")  # gh over REST
+    assert first.returncode != 0 and "reason=hard_deny" in first.stderr + first.stdout
+    ident = approval_id(first.stderr + first.stdout)
     assert shown(proxy, ident)["context"]["head_sha"] == SHA
     answers.head = MOVED  # a push after the human looked
     assert gitvow(proxy, "approvals", "approve", ident).returncode == 0
@@ -490,3 +487,18 @@ def test_one_hung_upstream_delays_no_other_approval(
     finally:
         answers.hung.set()
     assert gitvow(proxy, "approvals", "wait", hung, "--timeout", "40").returncode == 0
+
+
+def test_gh_graphql_creation_shows_the_comparison(proxy: ProxyProcess, forge: tuple[Upstream, Forge],
+                                                  tmp_path: Path) -> None:
+    """``gh pr create`` names the repository by node id only: the forge names it, and the diff."""
+    upstream, answers = forge
+    answers.head = SHA
+    refused = gh(proxy, upstream, "coder", tmp_path, "pr", "create", "-R", f"{HOST}:{upstream.port}/team/app",
+                 "--head", "feature", "--base", "main", "--title", "Document the feature", "--body", "Why: it lacked docs.")
+    assert refused.returncode != 0 and "reason=hard_deny" in refused.stderr, refused.stderr
+    ident = approval_id(refused.stderr)
+    data = shown(proxy, ident)
+    assert data["repo"] == "team/app" and data["context"]["kind"] == "create" and data["context"]["head_sha"] == SHA
+    assert "+The feature, documented." in data["context"]["changes"]["diff"]
+    assert gitvow(proxy, "approvals", "reject", ident, "--reason", "not now").returncode == 0
