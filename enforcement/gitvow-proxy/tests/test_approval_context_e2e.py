@@ -121,6 +121,11 @@ class Forge:
             return 200, {"approved_by": [{"user": {"username": "bob"}}]}
         if path == f"{mr}/diffs?per_page=100":
             return 200, [{"old_path": "queue.rb", "new_path": "queue.rb", "diff": "@@ -1 +1 @@\n-old\n+new\n"}]
+        if path == "/api/v4/projects/team%2Fapp":
+            return 200, {"id": 1, "path_with_namespace": "team/app"}
+        if path == "/api/v4/projects/team%2Fapp/repository/compare?from=main&to=tidy&straight=false":
+            return 200, {"commit": {"id": self.head}, "commits": [{"id": self.head}],
+                         "diffs": [{"old_path": "queue.rb", "new_path": "queue.rb", "diff": "@@ -1 +1 @@\n-old\n+tidy\n"}]}
         if path.startswith(f"{mr}/merge"):
             return 200, {"iid": 3, "state": "merged", "project_id": 1, "id": 33}
         return 404, {"message": "404 Not found"}
@@ -502,3 +507,25 @@ def test_gh_graphql_creation_shows_the_comparison(proxy: ProxyProcess, forge: tu
     assert data["repo"] == "team/app" and data["context"]["kind"] == "create" and data["context"]["head_sha"] == SHA
     assert "+The feature, documented." in data["context"]["changes"]["diff"]
     assert gitvow(proxy, "approvals", "reject", ident, "--reason", "not now").returncode == 0
+
+
+def test_python_gitlab_merge_request_creation_shows_the_comparison(
+    proxy: ProxyProcess, forge: tuple[Upstream, Forge], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("gitvow_gitlab", reason="the GitLab adapter plugin is not installed")
+    gitlab = pytest.importorskip("gitlab")
+    upstream, answers = forge
+    answers.head = SHA
+    env = agent_env(proxy, "coder", tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    gl = gitlab.Gitlab(f"https://{GITLAB}:{upstream.port}", private_token=env["GITLAB_TOKEN"], retry_transient_errors=False)
+    with pytest.raises(gitlab.exceptions.GitlabCreateError) as refused:
+        gl.projects.get("team/app", lazy=True).mergerequests.create(
+            {"source_branch": "tidy", "target_branch": "main", "title": "Tidy the queue"})
+    ident = re.search(r"approval ([0-9A-Z]{6})", refused.value.error_message)
+    assert refused.value.response_code == 403 and ident, refused.value.error_message
+    data = shown(proxy, ident.group(1))
+    assert data["repo"] == "team/app" and data["summary"]["head"] == "tidy" and data["context"]["head_sha"] == SHA
+    assert "+tidy" in data["context"]["changes"]["diff"]
+    assert gitvow(proxy, "approvals", "reject", ident.group(1), "--reason", "not now").returncode == 0
