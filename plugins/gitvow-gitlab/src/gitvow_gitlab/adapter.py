@@ -199,14 +199,13 @@ class GitLabAdapter(Adapter):
     def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
         return classify_mcp(tool, arguments, self._graphql_document)
 
-    def _graphql_document(self, query: str, variables: object) -> tuple[tuple[str, ...], str | None]:
+    def _graphql_document(self, query: str, variables: object) -> Classification:
         payload: dict[str, object] = {"query": query}
         if variables is not None:
             payload["variables"] = variables
         request = Request(method="POST", host=self.default_hosts[0], path="/api/graphql",
                           body=json.dumps(payload).encode(), headers={"content-type": "application/json"})
-        result = classify_graphql(request, self.reader)
-        return result.operations, result.repo
+        return classify_graphql(request, self.reader)
 
     # -- the contract kit ----------------------------------------------------------------------
 
