@@ -5,7 +5,7 @@ Lookup order (the old tool's): ``<repo>/.gitvow/policy.json`` (or ``policy.toml`
 names a file explicitly and wins over all of them.
 
 The hook runs on every tool call, so validation must not: a file is validated with the full
-pydantic models (the core's and :mod:`gitvow_gate.schema`, through :func:`gitvow.policy.load.parse_policy`)
+pydantic models (the core's and :mod:`gitvow_gate.gate_sections`, through :func:`gitvow.policy.load.parse_policy`)
 the first time its *content* is seen, and the gate's part is written to a cache keyed by a
 hash of that content. Every later call reads the file, hashes it, and builds plain frozen
 dataclasses from the cached JSON: no pydantic, no plugin discovery. Editing the file changes
@@ -336,7 +336,7 @@ def validate(path: str, content: bytes) -> GatePolicy:
     """
     from gitvow.plugins import installed
     from gitvow.policy.load import parse_policy
-    from gitvow_gate.schema import GateSections, ignored_keys
+    from gitvow_gate.gate_sections import GateSections, ignored_keys
 
     data = parse_document(path, content)
     plugins = installed()
@@ -361,7 +361,7 @@ def replace(policy: GatePolicy, **changes: Any) -> GatePolicy:
 
 def builtin_rules() -> GatePolicy:
     """The packaged default's rules, validated (only ever on the validation path)."""
-    from gitvow_gate.schema import GateSections
+    from gitvow_gate.gate_sections import GateSections
 
     with open(DEFAULT_POLICY, "rb") as fh:
         data = parse_document(DEFAULT_POLICY, fh.read())
@@ -395,7 +395,7 @@ def compile_gate(
     ignored: list[str] | None = None,
     core: Mapping[str, Any] | None = None,
 ) -> GatePolicy:
-    """Build the gate's plain form from validated :class:`~gitvow_gate.schema.GateSections` and agents."""
+    """Build the gate's plain form from validated :class:`~gitvow_gate.gate_sections.GateSections` and agents."""
     import shlex
 
     def command_rule(rule: Any, default_reason: str) -> CommandRule:
