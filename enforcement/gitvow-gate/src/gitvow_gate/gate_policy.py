@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gitvow.policy.compile import CompiledPolicy
+    from gitvow.policy.load import Policy
 
 QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
 WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
@@ -336,16 +337,24 @@ def validate(path: str, content: bytes) -> GatePolicy:
     """
     from gitvow.plugins import installed
     from gitvow.policy.load import parse_policy
-    from gitvow_gate.gate_sections import GateSections, ignored_keys
 
     data = parse_document(path, content)
     plugins = installed()
     policy = parse_policy(data, source=path, relays=plugins.relays, sections=plugins.sections, absent="skip",
                           adapters=plugins.adapters)
+    return from_policy(policy, path, data)
+
+
+def from_policy(policy: Policy, path: str, data: Mapping[str, Any] | None = None) -> GatePolicy:
+    """The gate's plain form of a validated policy (``path`` is its file, ``data`` the document
+    as read), built-in rules layered."""
+    from gitvow_gate.gate_sections import GateSections, ignored_keys
+
     # The core's compiled policy, cached in the plain form gitvow.policy.compile builds it
     # from again: one path builds the table for the proxy and the gate.
     own = compile_gate(policy.section(GateSections), agents=policy.model.agents, source=path,
-                       ignored=ignored_keys(data), core=policy.compiled.to_plain())
+                       ignored=ignored_keys(dict(policy.data if data is None else data)),
+                       core=policy.compiled.to_plain())
     if os.path.abspath(path) == os.path.abspath(DEFAULT_POLICY):
         return replace(own, builtin_rules="builtin")
     if own.builtin_rules == "replace":

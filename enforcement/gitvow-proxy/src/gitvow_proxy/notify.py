@@ -120,6 +120,7 @@ class Notifier:
         self._tasks: set[asyncio.Task[None]] = set()
         self._tls: ssl.SSLContext | None = None
         self.since = time.time() - LOOKBACK
+        self._looked: dict[str, str] = {}
 
     def watch(self) -> None:
         """Queue a delivery of every event not queued yet (called each sender round)."""
@@ -127,9 +128,14 @@ class Notifier:
         notify, desk = self.settings()
         if store is None or notify is None or not notify.webhooks:
             return
-        for approval in store.approvals(limit=WATCH):
-            if approval.updated < self.since:
-                continue
+        recent = store.approvals(limit=WATCH)
+        if len(self._looked) > 4 * WATCH:
+            ids = {a.id for a in recent}
+            self._looked = {k: v for k, v in self._looked.items() if k in ids}
+        for approval in recent:
+            if approval.updated < self.since or self._looked.get(approval.id) == approval.status:
+                continue  # (the store is asked about an approval again only when its status changed)
+            self._looked[approval.id] = approval.status
             queued = set(json.loads(store.annotations(approval.id).get(QUEUED_NOTE, "[]")))
             new = [event for event in events_of(approval) if event not in queued]
             if not new:

@@ -32,6 +32,7 @@ from gitvow_proxy.addons.approval_relay import ApprovalRelay
 from gitvow_proxy.addons.decision_audit import DecisionAudit
 from gitvow_proxy.addons.egress import EgressControl
 from gitvow_proxy.addons.enforcement import PolicyEnforcement
+from gitvow_proxy.addons.graceful_stop import GracefulStop
 from gitvow_proxy.addons.policy_reload import PolicyReload
 from gitvow_proxy.addons.proxy_identity import ProxyIdentity
 from gitvow_proxy.addons.scrub_and_record import ScrubAndRecord
@@ -45,6 +46,7 @@ def proxy_addons(shared: Shared | None = None) -> list[object]:
     sessions = McpSessions(shared)
     return [
         PolicyReload(shared),
+        GracefulStop(shared),
         ProxyIdentity(shared),
         EgressControl(shared),
         sessions,
@@ -59,6 +61,14 @@ def proxy_addons(shared: Shared | None = None) -> list[object]:
 
 
 __all__ = [
-    "AdminListener", "ApprovalRelay", "DecisionAudit", "EgressControl", "PolicyEnforcement", "PolicyReload",
-    "ProxyIdentity", "ScrubAndRecord", "proxy_addons",
+    "AdminListener",
+    "ApprovalRelay",
+    "DecisionAudit",
+    "EgressControl",
+    "GracefulStop",
+    "PolicyEnforcement",
+    "PolicyReload",
+    "ProxyIdentity",
+    "ScrubAndRecord",
+    "proxy_addons",
 ]
