@@ -634,3 +634,37 @@ def test_nothing_inside_can_make_a_user_namespace_of_its_own(proxy: ProxyProcess
     assert outside.returncode == 0  # the kernel allows it outside
     result = run_in(proxy, operator, ["unshare", "--user", "true"])
     assert result.returncode != 0 and "unshare" in result.stderr
+
+
+def test_the_proxy_started_for_a_run_stops_when_the_run_is_terminated(
+        forge: Upstream, ca_file: Path, proxy: ProxyProcess, operator: Path, tmp_path: Path) -> None:
+    import shutil
+    import signal
+    import time
+
+    workdir = tmp_path / "own-proxy"
+    workdir.mkdir()
+    shutil.copytree(proxy.confdir, workdir / "confdir")
+    (workdir / "github-token").write_text(GIT_TOKEN)
+    policy = workdir / "policy.toml"
+    policy.write_text(policy_text(workdir, forge, ca_file, listen_port=free_port()))
+    marker = operator / "src" / "project" / "started"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(operator), "GITVOW_TEST_CODER": CODER_SECRET}
+    run = subprocess.Popen([GITVOW, "run", "--agent", "coder", "--policy", str(policy), "--", "/bin/sh", "-c",
+                            f"touch {marker}; exec sleep 300"], cwd=operator / "src" / "project", env=env)
+    try:
+        deadline = time.monotonic() + 90
+        while not marker.exists() and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.1)
+        assert marker.exists(), "the command did not start"
+        assert _processes_naming(str(policy)) != []  # the run's proxy (and gitvow run itself)
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if run.poll() is None:
+            run.kill()
+    deadline = time.monotonic() + 15
+    while _processes_naming(str(policy)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_naming(str(policy)) == []
+    assert _processes_naming("exec sleep 300") == []  # the sandbox ended with it

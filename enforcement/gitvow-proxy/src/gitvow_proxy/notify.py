@@ -70,17 +70,22 @@ def signature(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+def _slack_text(text: str) -> str:
+    """Text an agent wrote, made inert for Slack: no ``<link|label>``, mention or markup of its own."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def payload(hook: Webhook, event: str, approval: Approval, link: str | None, repo: str | None) -> bytes:
     """The body one webhook gets for one event."""
     if hook.format == "slack":
         summary = approval.summary()
         title = summary.get("title")
         what = f"{', '.join(approval.operations)} on {repo or approval.repo or 'an unknown repository'}"
-        text = f"gitvow: approval {approval.id} {event}: {approval.agent} asks for {what}"
+        text = _slack_text(f"gitvow: approval {approval.id} {event}: {approval.agent} asks for {what}")
         if isinstance(title, str) and title:
-            text += f" ({title})"
+            text += f" ({_slack_text(title)})"
         if approval.status == FAILED and approval.reason:
-            text += f". Not sent: {approval.reason}"
+            text += f". Not sent: {_slack_text(approval.reason)}"
         if link:
             text += f". <{link}|Open it on the desk>"
         return json.dumps({"text": text}).encode()
