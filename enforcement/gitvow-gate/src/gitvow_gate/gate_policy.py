@@ -5,7 +5,7 @@ Lookup order (the old tool's): ``<repo>/.gitvow/policy.json`` (or ``policy.toml`
 names a file explicitly and wins over all of them.
 
 The hook runs on every tool call, so validation must not: a file is validated with the full
-pydantic models (the core's and :mod:`gitvow_gate.schema`, through :func:`gitvow.policy.load.parse_policy`)
+pydantic models (the core's and :mod:`gitvow_gate.gate_sections`, through :func:`gitvow.policy.load.parse_policy`)
 the first time its *content* is seen, and the gate's part is written to a cache keyed by a
 hash of that content. Every later call reads the file, hashes it, and builds plain frozen
 dataclasses from the cached JSON: no pydantic, no plugin discovery. Editing the file changes
@@ -348,7 +348,7 @@ def validate(path: str, content: bytes) -> GatePolicy:
 def from_policy(policy: Policy, path: str, data: Mapping[str, Any] | None = None) -> GatePolicy:
     """The gate's plain form of a validated policy (``path`` is its file, ``data`` the document
     as read), built-in rules layered."""
-    from gitvow_gate.schema import GateSections, ignored_keys
+    from gitvow_gate.gate_sections import GateSections, ignored_keys
 
     # The core's compiled policy, cached in the plain form gitvow.policy.compile builds it
     # from again: one path builds the table for the proxy and the gate.
@@ -370,7 +370,7 @@ def replace(policy: GatePolicy, **changes: Any) -> GatePolicy:
 
 def builtin_rules() -> GatePolicy:
     """The packaged default's rules, validated (only ever on the validation path)."""
-    from gitvow_gate.schema import GateSections
+    from gitvow_gate.gate_sections import GateSections
 
     with open(DEFAULT_POLICY, "rb") as fh:
         data = parse_document(DEFAULT_POLICY, fh.read())
@@ -404,7 +404,7 @@ def compile_gate(
     ignored: list[str] | None = None,
     core: Mapping[str, Any] | None = None,
 ) -> GatePolicy:
-    """Build the gate's plain form from validated :class:`~gitvow_gate.schema.GateSections` and agents."""
+    """Build the gate's plain form from validated :class:`~gitvow_gate.gate_sections.GateSections` and agents."""
     import shlex
 
     def command_rule(rule: Any, default_reason: str) -> CommandRule:
