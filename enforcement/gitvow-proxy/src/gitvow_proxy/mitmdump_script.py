@@ -1,6 +1,6 @@
 """gitvow's addons as a mitmproxy script: ``gitvow proxy`` loads them itself, and so can mitmdump::
 
-    mitmdump -s "$(python -c 'import gitvow_proxy.addon as m; print(m.__file__)')" \\
+    mitmdump -s "$(python -c 'import gitvow_proxy.mitmdump_script as m; print(m.__file__)')" \\
         --set gitvow_policy=policy.toml
 
 Options: ``gitvow_policy`` (the policy file, required), ``gitvow_state`` (overrides
