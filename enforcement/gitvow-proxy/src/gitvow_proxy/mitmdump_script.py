@@ -11,8 +11,8 @@ is refused: the proxy never fails open. The addons themselves are in :mod:`gitvo
 
 from __future__ import annotations
 
-from gitvow_proxy.addons import proxy_addons
+from gitvow_proxy.addons import gitvow_addon
 
-addons = proxy_addons()
+addons = [gitvow_addon()]
 
 __all__ = ["addons"]

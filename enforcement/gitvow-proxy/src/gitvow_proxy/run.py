@@ -112,7 +112,7 @@ async def serve(options: ProxyOptions) -> int:
     from mitmproxy import options as mitm_options
     from mitmproxy.master import Master
 
-    from gitvow_proxy.addons import proxy_addons
+    from gitvow_proxy.addons import gitvow_addon
     from gitvow_proxy.agentenv import proxy_ca
 
     # mitmproxy prints its log to stdout; a proxy's log must reach a file as it happens.
@@ -133,7 +133,7 @@ async def serve(options: ProxyOptions) -> int:
         confdir=str(confdir),
     )
     master = Master(opts, with_termlog=True)
-    master.addons.add(*lean_addons(), *proxy_addons())  # type: ignore[no-untyped-call]
+    master.addons.add(*lean_addons(), gitvow_addon())  # type: ignore[no-untyped-call]
     updates: dict[str, object] = {
         "connection_strategy": "lazy",
         "gitvow_policy": str(options.policy),
