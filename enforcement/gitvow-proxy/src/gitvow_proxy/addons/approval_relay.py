@@ -30,6 +30,11 @@ from gitvow_proxy.shared import Shared
 
 log = logging.getLogger("gitvow_proxy")
 
+#: The reason code of a request not staged because its agent has too many approvals waiting.
+APPROVAL_CAP = "approval_cap"
+#: Approvals that count against an agent's cap: not decided yet, or approved and not sent yet.
+WAITING = (approvals.PENDING, approvals.APPROVED, approvals.SENDING)
+
 
 def candidate(flow: http.HTTPFlow, staged: StagedRefusal, now: float) -> approvals.Approval:
     """A new approval of the refused request, exactly as the agent sent it."""
@@ -96,9 +101,15 @@ class ApprovalRelay:
         assert store is not None
         decision, request = staged.decision, staged.request
         fresh = candidate(flow, staged, time.time())
+        capped = self._over_cap(fresh, staged)
+        if capped is not None:
+            self._throttle(flow, staged, *capped)
+            return
         approval = store.stage(fresh, fresh.created)
-        if approval.id == fresh.id and audit is not None:
-            audit_approval(audit, approval, "staged", reason=decision.reason)
+        if approval.id == fresh.id:
+            if audit is not None:
+                audit_approval(audit, approval, "staged", reason=decision.reason)
+            self.sender.fetch_context(approval)  # off the request path: the agent is answered now
         headers = {denial.APPROVAL_HEADER: approval.id}
         flow.metadata.pop(AUDIT_KEY, None)
         if approval.status == approvals.SENT:
@@ -125,6 +136,44 @@ class ApprovalRelay:
             decision.stage, staged.took, operations=classification.operations, repo=classification.repo,
             adapter=decision.adapter)
 
+    def _over_cap(self, fresh: approvals.Approval, staged: StagedRefusal) -> tuple[int, int, float] | None:
+        """``(waiting, cap, retry after)`` when staging ``fresh`` would put its agent over
+        ``[approvals] max_pending`` (or, without one, its ``[budget]`` writes per window); None
+        when it may be staged or is staged already (the same request again is never capped).
+        Counted over pending, approved and sending approvals; with several replicas the count
+        is read, not reserved, so two at once may each take the last place."""
+        settings = staged.runtime.policy.section(ProxyPolicy)
+        cap = settings.approvals.max_pending
+        if cap is None:
+            cap = settings.budget.limits_for(fresh.agent)[0]
+        store = self.shared.store
+        if cap is None or store is None:
+            return None
+        live = [a for a in store.approvals(WAITING, limit=10_000) if a.agent == fresh.agent]
+        if any(a.fingerprint == fresh.fingerprint for a in live):
+            return None
+        live = [a for a in live if a.status != approvals.PENDING or a.expires > fresh.created]
+        if len(live) < cap:
+            return None
+        soonest = min((a.expires for a in live if a.status == approvals.PENDING), default=fresh.created + 60)
+        return len(live), cap, max(1.0, soonest - fresh.created)
+
+    def _throttle(self, flow: http.HTTPFlow, staged: StagedRefusal, waiting: int, cap: int, retry: float) -> None:
+        """The throttling answer (429, ``Retry-After``), as a write budget gives it."""
+        decision, request, runtime = staged.decision, staged.request, staged.runtime
+        classification = decision.classification
+        assert classification is not None
+        what = ", ".join(classification.operations)
+        message = (f"gitvow refused {what} ({request.method} {request.path}): agent {staged.identity.name} has "
+                   f"{waiting} approvals waiting for a human, its cap is {cap}; wait until a human decides them. "
+                   f"reason={APPROVAL_CAP}")
+        headers = {denial.REASON_HEADER: APPROVAL_CAP, "Retry-After": str(int(retry) + 1)}
+        flow.response = shaped_refusal(runtime, request, decision.adapter, 429, message, APPROVAL_CAP, headers)
+        flow.metadata[AUDIT_KEY] = Audited(
+            request.method, f"{request.host}:{request.port}", request.path, staged.identity.name, "throttle",
+            APPROVAL_CAP, "approval", staged.took, operations=classification.operations, repo=classification.repo,
+            adapter=decision.adapter)
+
     def _verdict(self, approval: approvals.Approval, staged: StagedRefusal) -> Verdict | None:
         """What the agent is told about a staged approval that was not sent."""
         verdict = staged.decision.verdict
@@ -143,4 +192,4 @@ class ApprovalRelay:
         return verdict
 
 
-__all__ = ["ApprovalRelay"]
+__all__ = ["APPROVAL_CAP", "ApprovalRelay"]

@@ -160,6 +160,15 @@ class Store(ABC):
     def expire(self, now: float) -> list[Approval]:
         """Mark every pending approval past its expiry expired; return them."""
 
+    @abstractmethod
+    def annotate(self, approval_id: str, key: str, value: str) -> None:
+        """Keep a note on an approval under ``key`` (the forge's context, the notifications'
+        delivery state), replacing the key's last one. Never changes the approval's status."""
+
+    @abstractmethod
+    def annotations(self, approval_id: str) -> dict[str, str]:
+        """Every note kept on an approval (none: empty)."""
+
     def pending_approvals(self) -> int:
         """How many approvals wait for a human (for metrics)."""
         return len(self.approvals([PENDING], limit=1 << 30))

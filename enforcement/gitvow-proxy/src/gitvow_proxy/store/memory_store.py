@@ -28,6 +28,7 @@ class MemoryStore(Store):
         self._flags: dict[str, set[str]] = defaultdict(set)
         self._canaries: dict[str, str] = {}
         self._approvals: dict[str, Approval] = {}
+        self._notes: dict[str, dict[str, str]] = {}
 
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
              amounts: Sequence[int] | None = None) -> float | None:
@@ -127,6 +128,14 @@ class MemoryStore(Store):
                                reason=reason if reason is not None else found.reason)
             self._approvals[found.id] = done
             return done
+
+    def annotate(self, approval_id: str, key: str, value: str) -> None:
+        with self._lock:
+            self._notes.setdefault(approval_id.upper(), {})[key] = value
+
+    def annotations(self, approval_id: str) -> dict[str, str]:
+        with self._lock:
+            return dict(self._notes.get(approval_id.upper(), {}))
 
     def expire(self, now: float) -> list[Approval]:
         with self._lock:

@@ -343,6 +343,13 @@ class RedisStore(Store):
 
         return self._transaction(run, key)
 
+    def annotate(self, approval_id: str, key: str, value: str) -> None:
+        self._call(lambda: self._redis.hset(self._akey(approval_id) + ":notes", key, value))
+
+    def annotations(self, approval_id: str) -> dict[str, str]:
+        found: dict[str, str] = self._call(lambda: self._redis.hgetall(self._akey(approval_id) + ":notes"))  # type: ignore[arg-type,return-value]
+        return dict(found)
+
     def expire(self, now: float) -> list[Approval]:
         pending = f"{PREFIX}approvals:{PENDING}"
 

@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS approvals (
 );
 CREATE INDEX IF NOT EXISTS approvals_fingerprint ON approvals (fingerprint, created);
 CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created);
+CREATE TABLE IF NOT EXISTS approval_notes (id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (id, key));
 """
 
 _APPROVAL_COLUMNS = (
@@ -228,6 +230,16 @@ class SQLiteStore(Store):
                 f"SELECT {_APPROVAL_COLUMNS} FROM approvals WHERE status = ? AND expires <= ?", (PENDING, now)
             ).fetchall()
             return [self._put(_approval(r).with_(status=EXPIRED, updated=now)) for r in rows]
+
+    def annotate(self, approval_id: str, key: str, value: str) -> None:
+        with self._transaction():
+            self._db.execute("INSERT OR REPLACE INTO approval_notes (id, key, value) VALUES (?, ?, ?)",
+                             (approval_id.upper(), key, value))
+
+    def annotations(self, approval_id: str) -> dict[str, str]:
+        with self._lock:
+            rows = self._db.execute("SELECT key, value FROM approval_notes WHERE id = ?", (approval_id.upper(),))
+            return {str(k): str(v) for k, v in rows.fetchall()}
 
     def close(self) -> None:
         with self._lock:
