@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from mitmproxy import http
@@ -30,101 +30,84 @@ from gitvow_proxy.refusals import plain_refusal
 log = logging.getLogger("gitvow_proxy")
 
 #: Hooks on a request before it is sent: an exception refuses it.
-_DECIDING = ("http_connect", "requestheaders", "request")
+_DECIDING = frozenset({"http_connect", "requestheaders", "request"})
 #: Hooks on what comes back: an exception replaces the response.
-_ANSWERING = ("responseheaders", "response", "error")
-#: Hooks on raw streams and connections: an exception cuts the stream.
-_STREAMS = ("tcp_start", "udp_start", "websocket_start", "tls_clienthello", "client_disconnected")
-_LIFECYCLE = ("load", "configure", "running", "done")
+_ANSWERING = frozenset({"responseheaders", "response"})
+#: Lifecycle hooks: called as they are, exceptions go to mitmproxy, which reports them.
+_LIFECYCLE = frozenset({"load", "configure", "running", "done"})
 
 
-def _refuse(flow: Any, hook: str, exc: Exception) -> None:
-    """Fail closed on ``flow`` after an addon raised in ``hook``."""
-    if hook in _DECIDING and isinstance(flow, http.HTTPFlow):
-        flow.response = plain_refusal(403, f"gitvow refused the request: internal error ({type(exc).__name__}). "
-                                      f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
-    elif hook in ("responseheaders", "response") and isinstance(flow, http.HTTPFlow):
-        flow.response = plain_refusal(502, "gitvow could not check the upstream response", INTERNAL_ERROR)
-    elif hook in _STREAMS and getattr(flow, "killable", False):
-        flow.kill()
+def _refuse(subject: Any, hook: str, exc: Exception) -> None:
+    """Fail closed on what ``hook`` was about after an addon raised in it."""
+    if hook in _DECIDING and isinstance(subject, http.HTTPFlow):
+        subject.response = plain_refusal(403, f"gitvow refused the request: internal error "
+                                         f"({type(exc).__name__}). reason={INTERNAL_ERROR}", INTERNAL_ERROR)
+    elif hook in _ANSWERING and isinstance(subject, http.HTTPFlow):
+        subject.response = plain_refusal(502, "gitvow could not check the upstream response", INTERNAL_ERROR)
+    elif getattr(subject, "killable", False):  # a raw stream or a websocket: cut it
+        subject.kill()
+    elif hook == "server_connect" and getattr(subject, "server", None) is not None:
+        subject.server.error = f"gitvow: internal error ({type(exc).__name__})"  # the connection is not opened
+
+
+def _hook_names() -> frozenset[str]:
+    """Every hook mitmproxy defines (its layers register them as they are imported)."""
+    import mitmproxy.addonmanager
+    import mitmproxy.proxy.layers
+    import mitmproxy.proxy.server_hooks  # noqa: F401
+    from mitmproxy import hooks
+
+    return frozenset(hooks.all_hooks)
 
 
 class AddonChain:
-    """One mitmproxy addon that runs ``addons`` in order for every hook they implement."""
+    """One mitmproxy addon that runs ``addons`` in order for every hook they implement.
+
+    The hooks it answers are exactly those its addons implement, found once: a hook none of
+    them has costs mitmproxy a missing attribute, as it would for any addon."""
 
     def __init__(self, addons: Sequence[object]) -> None:
         self.chained = tuple(addons)
-        self._hooks: dict[str, tuple[Callable[..., Any], ...]] = {
-            name: tuple(getattr(a, name) for a in self.chained if callable(getattr(a, name, None)))
-            for name in (*_DECIDING, *_ANSWERING, *_STREAMS, *_LIFECYCLE)
-        }
+        for name in _hook_names():
+            implementations = tuple(getattr(a, name) for a in self.chained if callable(getattr(a, name, None)))
+            if not implementations:
+                continue
+            if name in _LIFECYCLE:
+                setattr(self, name, self._lifecycle(name, implementations))
+            else:
+                setattr(self, name, self._flow_hook(name, implementations))
 
-    # -- lifecycle: exceptions go to mitmproxy, which reports them -------------------------
+    @staticmethod
+    def _lifecycle(name: str, implementations: tuple[Callable[..., Any], ...]) -> Callable[..., None]:
+        def run(*args: Any) -> None:
+            for hook in implementations:
+                if name != "done":
+                    hook(*args)
+                    continue
+                try:
+                    hook(*args)
+                except Exception as exc:  # every addon gets to release what it holds
+                    log.error("gitvow: %s failed to stop: %s: %s", _owner(hook), type(exc).__name__, exc)
 
-    def load(self, loader: Any) -> None:
-        for hook in self._hooks["load"]:
-            hook(loader)
+        return run
 
-    def configure(self, updated: set[str]) -> None:
-        for hook in self._hooks["configure"]:
-            hook(updated)
+    @staticmethod
+    def _flow_hook(name: str, implementations: tuple[Callable[..., Any], ...]) -> Callable[[Any], Awaitable[None]]:
+        async def run(subject: Any) -> None:
+            for hook in implementations:
+                try:
+                    result = hook(subject)
+                    if inspect.isawaitable(result):
+                        await result
+                except Exception as exc:
+                    log.error("gitvow: %s raised in %s: %s: %s", _owner(hook), name, type(exc).__name__, exc)
+                    _refuse(subject, name, exc)
 
-    def running(self) -> None:
-        for hook in self._hooks["running"]:
-            hook()
+        return run
 
-    def done(self) -> None:
-        for hook in self._hooks["done"]:
-            try:
-                hook()
-            except Exception as exc:  # every addon gets to release what it holds
-                log.error("gitvow: %s failed to stop: %s: %s", hook, type(exc).__name__, exc)
 
-    # -- flows --------------------------------------------------------------------------------
-
-    async def _run(self, name: str, flow: Any) -> None:
-        for hook in self._hooks[name]:
-            try:
-                result = hook(flow)
-                if inspect.isawaitable(result):
-                    await result
-            except Exception as exc:
-                log.error("gitvow: %s raised in %s: %s: %s", getattr(hook, "__self__", hook).__class__.__name__,
-                          name, type(exc).__name__, exc)
-                _refuse(flow, name, exc)
-
-    async def http_connect(self, flow: http.HTTPFlow) -> None:
-        await self._run("http_connect", flow)
-
-    async def requestheaders(self, flow: http.HTTPFlow) -> None:
-        await self._run("requestheaders", flow)
-
-    async def request(self, flow: http.HTTPFlow) -> None:
-        await self._run("request", flow)
-
-    async def responseheaders(self, flow: http.HTTPFlow) -> None:
-        await self._run("responseheaders", flow)
-
-    async def response(self, flow: http.HTTPFlow) -> None:
-        await self._run("response", flow)
-
-    async def error(self, flow: http.HTTPFlow) -> None:
-        await self._run("error", flow)
-
-    async def tcp_start(self, flow: Any) -> None:
-        await self._run("tcp_start", flow)
-
-    async def udp_start(self, flow: Any) -> None:
-        await self._run("udp_start", flow)
-
-    async def websocket_start(self, flow: http.HTTPFlow) -> None:
-        await self._run("websocket_start", flow)
-
-    async def tls_clienthello(self, data: Any) -> None:
-        await self._run("tls_clienthello", data)
-
-    async def client_disconnected(self, client: Any) -> None:
-        await self._run("client_disconnected", client)
+def _owner(hook: Callable[..., Any]) -> str:
+    return type(getattr(hook, "__self__", hook)).__name__
 
 
 __all__ = ["AddonChain"]
