@@ -75,3 +75,29 @@ def test_without_a_policy_every_request_is_refused() -> None:
     asyncio.run(chain.requestheaders(flow))
     asyncio.run(chain.request(flow))
     assert flow.response is not None and flow.response.status_code == 503
+
+
+def test_the_chain_answers_every_hook_its_addons_implement_and_only_those() -> None:
+    """A hook the chain did not pass on (server_connect, where egress pins the address) would be
+    skipped silently: every hook of every addon is answered, and nothing else."""
+    from gitvow_proxy.addons import proxy_addons
+
+    addons = proxy_addons()
+    chain = AddonChain(addons)
+    assert "server_connect" in vars(chain) and "request" in vars(chain)
+    for addon in addons:
+        for name in ("server_connect", "tls_clienthello", "responseheaders", "client_disconnected", "load"):
+            if callable(getattr(addon, name, None)):
+                assert callable(getattr(chain, name, None)), f"{type(addon).__name__}.{name} is not passed on"
+    assert "dns_request" not in vars(chain)  # no addon implements it
+
+
+def test_a_raising_server_connect_keeps_the_connection_closed() -> None:
+    from mitmproxy import connection
+    from mitmproxy.proxy import server_hooks
+
+    client = connection.Client(peername=("127.0.0.1", 1), sockname=("127.0.0.1", 2), timestamp_start=0)
+    server = connection.Server(address=("example.test", 443))
+    data = server_hooks.ServerConnectionHookData(server, client)
+    asyncio.run(AddonChain([Raises("server_connect")]).server_connect(data))
+    assert server.error is not None and "internal error" in server.error
