@@ -35,6 +35,7 @@ from gitvow_proxy.addons.chain import AddonChain
 from gitvow_proxy.addons.decision_audit import DecisionAudit
 from gitvow_proxy.addons.egress import EgressControl
 from gitvow_proxy.addons.enforcement import PolicyEnforcement
+from gitvow_proxy.addons.graceful_stop import GracefulStop
 from gitvow_proxy.addons.policy_reload import PolicyReload
 from gitvow_proxy.addons.proxy_identity import ProxyIdentity
 from gitvow_proxy.addons.scrub_and_record import ScrubAndRecord
@@ -48,6 +49,7 @@ def proxy_addons(shared: Shared | None = None) -> list[object]:
     sessions = McpSessions(shared)
     return [
         PolicyReload(shared),
+        GracefulStop(shared),
         ProxyIdentity(shared),
         EgressControl(shared),
         sessions,
@@ -67,6 +69,6 @@ def gitvow_addon(shared: Shared | None = None) -> AddonChain:
 
 
 __all__ = [
-    "AddonChain", "AdminListener", "ApprovalRelay", "DecisionAudit", "EgressControl", "PolicyEnforcement",
-    "PolicyReload", "ProxyIdentity", "ScrubAndRecord", "gitvow_addon", "proxy_addons",
+    "AddonChain", "AdminListener", "ApprovalRelay", "DecisionAudit", "EgressControl", "GracefulStop",
+    "PolicyEnforcement", "PolicyReload", "ProxyIdentity", "ScrubAndRecord", "gitvow_addon", "proxy_addons",
 ]
