@@ -8,6 +8,7 @@ and budget rules. Reason codes are the pipeline's (docs/architecture.md).
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping
 
@@ -67,6 +68,15 @@ def counts_as_write(ctx: Context) -> bool:
     return ctx.request.method not in _BODYLESS and bool(_writes(ctx))
 
 
+class _DecisionState(threading.local):
+    """One thread's decision in progress: flags read once, a lost count, the write-surface note."""
+
+    memo: tuple[Request, dict[str, frozenset[str]]] | None = None
+    #: A write's counters could not reach the store (set by record, read by budget).
+    lost: bool = False
+    note: str | None = None
+
+
 class ProxyGates(Gates):
     """Gates over one policy, one store, the issued canaries and the configured credentials."""
 
@@ -85,16 +95,15 @@ class ProxyGates(Gates):
         self.store = store
         self.credentials = dict(credentials)
         self.clock = clock
-        self.note: str | None = None
-        #: A write's counters could not reach the store (set by record, read by budget).
-        self.lost = False
+        #: What one decision carries from gate to gate, per thread: the proxy decides reads on
+        #: its event loop and writes (which reach the store) on a worker thread, at once.
+        self._decision = _DecisionState()
         self._paused = RepoPatterns(settings.run_state.paused)
         self._auto_merge_off = RepoPatterns(settings.run_state.auto_merge_off)
         tokens = dict(canaries) if settings.canary.enabled else {}
         for token in settings.canary.tokens:
             tokens.setdefault(token, "(policy)")
         self.scanner = CanaryScanner(tokens, limit=settings.canary.scan_limit)
-        self._memo: tuple[Request, dict[str, frozenset[str]]] | None = None
         proxy = settings.proxy
         self.resolutions = resolutions if resolutions is not None else ResolutionCache(
             size=proxy.resolve_cache_size, ttl=proxy.resolve_ttl)
@@ -124,9 +133,9 @@ class ProxyGates(Gates):
 
         Decisions run one at a time on the proxy's event loop; the memo holds the request
         it was read for and is dropped when the decision is recorded."""
-        memo = self._memo
+        memo = self._decision.memo
         if memo is None or memo[0] is not ctx.request:
-            memo = self._memo = (ctx.request, {})
+            memo = self._decision.memo = (ctx.request, {})
         found = memo[1].get(kind)
         if found is None:
             found = memo[1][kind] = self.store.flags(kind)
@@ -140,7 +149,7 @@ class ProxyGates(Gates):
         scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
         found, missing = self.resolutions.lookup(scope, wanted)
         if missing:
-            self._memo = None  # the decision starts over after the lookup: read the flags afresh
+            self._decision.memo = None  # the decision starts over after the lookup: read the flags afresh
             raise Pending(scope, missing)
         return settle(classification, found)
 
@@ -225,7 +234,7 @@ class ProxyGates(Gates):
             return None
         why = f"{outside[0]} is outside this agent's write surface (lane {lane})"
         if not surface.enforce:
-            self.note = f"write_surface would refuse: {why}"
+            self._decision.note = f"write_surface would refuse: {why}"
             return None
         return Verdict.deny("write_surface_enforce", why, operation=outside[0],
                             instead="stay within your lane or ask a human")
@@ -276,8 +285,8 @@ class ProxyGates(Gates):
     # -- write counters, budget, credentials ------------------------------------------------
 
     def record(self, ctx: Context, verdict: Verdict) -> None:
-        self.lost = False
-        self._memo = None
+        self._decision.lost = False
+        self._decision.memo = None
         if not counts_as_write(ctx):
             return
         outcome = "allowed" if verdict.allowed else "refused"
@@ -288,12 +297,12 @@ class ProxyGates(Gates):
         except StoreUnavailable:
             # The count is lost; the write itself is refused by the budget stage (which
             # reaches the store for every allowed write) or was refused already.
-            self.lost = True
+            self._decision.lost = True
 
     def budget(self, ctx: Context) -> Throttle | None:
         if ctx.caller.name is None or not counts_as_write(ctx):
             return None
-        lost, self.lost = self.lost, False
+        lost, self._decision.lost = self._decision.lost, False
         budget = self.settings.budget
         total, per_op = budget.limits_for(ctx.caller.name)
         # Each action counts, not each request: two aliased createIssue fields are two issues.
@@ -322,7 +331,7 @@ class ProxyGates(Gates):
         return self.credentials.get(credential_name(ctx.adapter))
 
     def take_note(self) -> str | None:
-        note, self.note = self.note, None
+        note, self._decision.note = self._decision.note, None
         return note
 
 

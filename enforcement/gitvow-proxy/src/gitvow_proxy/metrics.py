@@ -26,6 +26,7 @@ import time
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from gitvow_proxy.settings import ProxyPolicy
@@ -73,12 +74,28 @@ class Timings:
         return out
 
 
+#: Seconds a scrape waits for the store's values before it reports the store down.
+STORE_READ_TIMEOUT = 0.25
+
+
+def _store_values(runtime: Runtime | None, store: Store) -> tuple[list[tuple[str, int]], int]:
+    budgets: list[tuple[str, int]] = []
+    if runtime is not None:
+        budget = runtime.policy.section(ProxyPolicy).budget
+        now = time.time()
+        for agent in sorted(runtime.policy.model.agents):
+            if budget.limits_for(agent)[0] is not None:
+                budgets.append((agent, store.usage(f"budget:{agent}:writes", now, float(budget.window_seconds))))
+    return budgets, store.pending_approvals()
+
+
 class Metrics:
     """What one proxy process counted; rendered on demand."""
 
     def __init__(self, state: State, audit: CurrentAudit = _no_audit) -> None:
         self._state = state
         self._audit = audit
+        self._reader = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gitvow-metrics")
         self.decisions: defaultdict[tuple[str, str, str, str], int] = defaultdict(int)
         self.decision_seconds = Timings(DECISION_BUCKETS)
         self.upstream_seconds: dict[str, Timings] = {}
@@ -132,17 +149,18 @@ class Metrics:
             return
         up = gauge("gitvow_store_up", "1 while the state store answers, 0 while it cannot be reached.")
         used = gauge("gitvow_budget_used", "Writes inside the agent's current budget window.", labels=["agent"])
+        # A scrape never waits on a hung store: what the store says is read in a thread of its
+        # own, for at most STORE_READ_TIMEOUT; past that the store is reported down.
+        future = self._reader.submit(_store_values, runtime, store)
         try:
-            if runtime is not None:
-                budget = runtime.policy.section(ProxyPolicy).budget
-                now = time.time()
-                for agent in sorted(runtime.policy.model.agents):
-                    if budget.limits_for(agent)[0] is not None:
-                        used.add_metric([agent], store.usage(f"budget:{agent}:writes", now, float(budget.window_seconds)))
-            yield gauge("gitvow_approvals_pending", "Approvals waiting for a human.", value=store.pending_approvals())
-            up.add_metric([], 1)
+            budgets, pending = future.result(timeout=STORE_READ_TIMEOUT)
         except Exception:
             up.add_metric([], 0)
+        else:
+            for agent, value in budgets:
+                used.add_metric([agent], value)
+            yield gauge("gitvow_approvals_pending", "Approvals waiting for a human.", value=pending)
+            up.add_metric([], 1)
         yield up
         yield used
 
