@@ -162,50 +162,70 @@ class ProxyGates(Gates):
     # -- 2: run-state ---------------------------------------------------------------------
 
     def run_state(self, ctx: Context) -> Verdict | None:
+        """Paused repositories, then the agent's repository scope, then merges switched off:
+        every repository the request names, and a write whose repository is not established
+        refused wherever one of them could have caught it (``repo_unresolved``)."""
         classification = ctx.classification
-        written = _writes(ctx)
         if needs_type(classification):
             # The operation depends on what the forge says the object is, and it did not say.
             return _unresolved(ctx.operations[0], "what this request does depends on it")
+        written = _writes(ctx)
         repos = [repo.lower() for repo in classification.repos]
         # ``unknown`` is denied at every mode by the policy stage, with a better reason.
         unresolved = not classification.repo_established and any(op != UNKNOWN for op in written)
-        gated = ctx.adapter.has_repositories
-        if written:
-            # Every write reads the run-time pauses, so a store that cannot be reached refuses
-            # every write here (state_unavailable); reads never touch the store.
-            try:
-                flagged = self._flags(ctx, PAUSED)
-            except StoreUnavailable as exc:
-                return _unavailable(exc, written[0])
-            if self._paused or flagged:
-                hit = next((repo for repo in repos if self._paused.matches(repo) or matches_any(repo, flagged)), None)
-                if hit is not None:
-                    return Verdict.deny("repo_paused", f"{hit} is paused", operation=written[0],
-                                        instead="wait until a human resumes the repository")
-                if unresolved and gated:
-                    return _unresolved(written[0], "some repositories are paused")
+        return (self._paused_gate(ctx, written, repos, unresolved)
+                or self._scope_gate(ctx, written, repos, unresolved)
+                or self._merge_gate(ctx, repos, unresolved))
+
+    def _flagged_hit(self, ctx: Context, kind: str, patterns: RepoPatterns, repos: list[str]) -> str | None:
+        """The first of ``repos`` the policy (``patterns``) or the store's run-time flags mark;
+        ``""`` when none is but some repository is marked; None when nothing is marked at all.
+        Raises StoreUnavailable."""
+        flagged = self._flags(ctx, kind)
+        if not patterns and not flagged:
+            return None
+        return next((repo for repo in repos if patterns.matches(repo) or matches_any(repo, flagged)), "")
+
+    def _paused_gate(self, ctx: Context, written: list[str], repos: list[str], unresolved: bool) -> Verdict | None:
+        if not written:
+            return None  # reads never touch the store
+        # Every write reads the run-time pauses, so a store that cannot be reached refuses
+        # every write here (state_unavailable).
+        try:
+            hit = self._flagged_hit(ctx, PAUSED, self._paused, repos)
+        except StoreUnavailable as exc:
+            return _unavailable(exc, written[0])
+        if hit:
+            return Verdict.deny("repo_paused", f"{hit} is paused", operation=written[0],
+                                instead="wait until a human resumes the repository")
+        if hit == "" and unresolved and ctx.adapter.has_repositories:
+            return _unresolved(written[0], "some repositories are paused")
+        return None
+
+    def _scope_gate(self, ctx: Context, written: list[str], repos: list[str], unresolved: bool) -> Verdict | None:
         agent = self.agents.get(ctx.caller.name or "")
-        if agent is not None and agent.repos is not None:
-            outside = next((repo for repo in repos if not _matches(repo, agent.repos)), None)
-            if outside is not None:
-                return Verdict.deny("agent_repo_scope", f"this agent may not touch {outside}",
-                                    operation=ctx.operations[0], instead="work only on the repositories assigned to you")
-            if unresolved:
-                return _unresolved(written[0], "this agent is limited to some repositories")
-        if "pr.merge" in ctx.operations:
-            try:
-                flagged = self._flags(ctx, AUTO_MERGE_OFF)
-            except StoreUnavailable as exc:
-                return _unavailable(exc, "pr.merge")
-            if self._auto_merge_off or flagged:
-                hit = next((repo for repo in repos
-                            if self._auto_merge_off.matches(repo) or matches_any(repo, flagged)), None)
-                if hit is not None:
-                    return Verdict.deny("repo_auto_merge_disabled", f"merging on {hit} is switched off",
-                                        operation="pr.merge", instead="leave the merge to a human")
-                if unresolved and gated:
-                    return _unresolved("pr.merge", "merging is switched off on some repositories")
+        if agent is None or agent.repos is None:
+            return None
+        outside = next((repo for repo in repos if not _matches(repo, agent.repos)), None)
+        if outside is not None:
+            return Verdict.deny("agent_repo_scope", f"this agent may not touch {outside}",
+                                operation=ctx.operations[0], instead="work only on the repositories assigned to you")
+        if unresolved:
+            return _unresolved(written[0], "this agent is limited to some repositories")
+        return None
+
+    def _merge_gate(self, ctx: Context, repos: list[str], unresolved: bool) -> Verdict | None:
+        if "pr.merge" not in ctx.operations:
+            return None
+        try:
+            hit = self._flagged_hit(ctx, AUTO_MERGE_OFF, self._auto_merge_off, repos)
+        except StoreUnavailable as exc:
+            return _unavailable(exc, "pr.merge")
+        if hit:
+            return Verdict.deny("repo_auto_merge_disabled", f"merging on {hit} is switched off",
+                                operation="pr.merge", instead="leave the merge to a human")
+        if hit == "" and unresolved and ctx.adapter.has_repositories:
+            return _unresolved("pr.merge", "merging is switched off on some repositories")
         return None
 
     # -- 3: write surface -----------------------------------------------------------------
