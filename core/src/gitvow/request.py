@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from urllib.parse import urlsplit
 
 from gitvow.change import Change
 from gitvow.paths import split_path
@@ -40,6 +39,8 @@ class Request:
         cls, method: str, url: str, *, headers: Mapping[str, str] | None = None, body: bytes = b""
     ) -> Request:
         """Build a request from a full URL, as ``gitvow explain`` and fixtures write them."""
+        from urllib.parse import urlsplit  # not on the agent hook's path, which builds no request
+
         parts = urlsplit(url)
         if not parts.hostname:
             raise ValueError(f"not an absolute URL: {url!r}")

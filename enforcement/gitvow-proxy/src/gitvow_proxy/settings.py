@@ -110,6 +110,8 @@ class ProxySettings(_Section):
     #: ``false``: shadow mode. What would be refused is forwarded (with the credential) and
     #: recorded as ``would_refuse`` with its reason; ``[agents.NAME] enforce`` overrides it per agent.
     enforce: bool = True
+    #: Seconds a stopping proxy (SIGTERM) waits for the requests in flight to get their answers.
+    shutdown_grace: float = Field(default=30.0, ge=0)
 
     def plain(self, host: str, port: int) -> bool:
         """Whether ``host:port`` (or ``host``) is marked to be reached over plain HTTP."""
