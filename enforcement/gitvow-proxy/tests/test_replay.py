@@ -235,3 +235,161 @@ def test_recorder_truncates_or_appends_as_mitmproxy_does(tmp_path: Path) -> None
         recorder.close()
         assert flows() == expected, spec
     assert target.stat().st_mode & 0o777 == 0o600
+
+
+# -- every kind of audit line the proxy writes ------------------------------------------------
+
+PULLS = "/api/v3/repos/team/app/pulls"
+
+
+def step_line(time: str, verdict: str, approval: str, *, reason: str | None = None, by: str | None = None,
+              path: str = PULLS, operations: tuple[str, ...] = ("pr.create",)) -> str:
+    """An approval's step as :func:`gitvow_proxy.audit.audit_approval` writes it."""
+    method = "PUT" if path.endswith("/merge") else "POST"
+    line = {"time": time, "agent": "coder", "host": "ghes.test:443", "method": method, "path": path,
+            "operations": list(operations), "repo": "team/app", "verdict": verdict, "reason": reason,
+            "stage": "approval", "latency_ms": 0.0, "approval": approval}
+    if by:
+        line["by"] = by
+    return json.dumps(line)
+
+
+def operator_line(time: str, verdict: str) -> str:
+    """``gitvow pause``/``resume`` and the desk's, as they write it."""
+    return json.dumps({"time": time, "agent": None, "host": "-", "method": "-", "path": "-", "operations": [],
+                       "repo": "team/app", "verdict": verdict, "reason": None, "stage": "run_state",
+                       "latency_ms": 0.0, "note": "incident"})
+
+
+def approval_log(tmp_path: Path) -> Path:
+    """Three pull requests staged for a human: one approved, sent and then answered again from
+    the record, one rejected, one still pending; a pause and a resume; a refused raw stream."""
+    t = "2026-11-30T09:00:{:02d}.000Z".format
+    create = ["pr.create"]
+    return write_audit(tmp_path / "audit.jsonl", [
+        # 1: staged, retried while pending, approved, sent by the proxy, answered from the record
+        step_line(t(0), "staged", "AAAAAA", reason="hard_deny"),
+        audit_line(t(0), "coder", "POST", PULLS, create, "deny", "hard_deny", "policy"),
+        audit_line(t(1), "coder", "POST", PULLS, create, "deny", "hard_deny", "policy"),
+        step_line(t(2), "approved", "AAAAAA", by="alice"),
+        audit_line(t(3), "reader", "GET", "/api/v3/repos/team/app", ["read"], "allow", None, "forward"),
+        audit_line(t(3), "coder", "POST", PULLS, create, "allow", None, "forward"),  # the proxy's send
+        step_line(t(4), "sent", "AAAAAA", reason="201"),
+        step_line(t(5), "answered", "AAAAAA"),
+        # 2: staged, rejected, retried after the rejection
+        step_line(t(6), "staged", "BBBBBB", reason="hard_deny", path=PULLS + "/2/merge", operations=("pr.merge",)),
+        audit_line(t(6), "coder", "PUT", PULLS + "/2/merge", ["pr.merge"], "deny", "hard_deny", "policy"),
+        step_line(t(7), "rejected", "BBBBBB", reason="not now", by="alice", path=PULLS + "/2/merge",
+                  operations=("pr.merge",)),
+        audit_line(t(8), "coder", "PUT", PULLS + "/2/merge", ["pr.merge"], "deny", "approval_rejected", "policy"),
+        # 3: staged, nobody answered yet
+        step_line(t(9), "staged", "CCCCCC", reason="hard_deny", path=PULLS + "/3/merge", operations=("pr.merge",)),
+        audit_line(t(9), "coder", "PUT", PULLS + "/3/merge", ["pr.merge"], "deny", "hard_deny", "policy"),
+        operator_line(t(10), "paused"),
+        operator_line(t(11), "resumed"),
+        json.dumps({"time": t(12), "agent": None, "host": "10.0.0.1:22", "method": "STREAM", "path": "",
+                    "operations": [], "repo": None, "verdict": "deny", "reason": "unsupported_protocol",
+                    "stage": "transport", "latency_ms": 0.0}),
+        # an approval staged before the log begins: its steps are not requests
+        step_line(t(13), "sent", "DDDDDD", reason="201"),
+    ])
+
+
+def test_every_audit_line_kind_is_read(tmp_path: Path) -> None:
+    from gitvow_proxy.replay.inputs import read
+
+    items = list(read(approval_log(tmp_path)))
+    outcomes = [(item.request.method, item.request.path.rsplit("/", 2)[-2], item.recorded.verdict,
+                 item.recorded.reason, item.recorded.held) for item in items if item.recorded is not None]
+    assert outcomes == [
+        ("POST", "app", "sent", None, True),                     # request 1 with its final outcome
+        ("POST", "app", "deny", "hard_deny", False),             # its retry while it was pending
+        ("GET", "team", "allow", None, False),
+        ("POST", "app", "answered", None, True),                 # the retry answered from the record
+        ("PUT", "2", "rejected", "approval_rejected", True),
+        ("PUT", "2", "deny", "approval_rejected", True),
+        ("PUT", "3", "pending", "hard_deny", True),
+    ]
+
+
+def test_approvals_replay_as_one_request_each_with_their_final_outcome(tmp_path: Path) -> None:
+    log = approval_log(tmp_path)
+    status, report, err = replay("--policy", policy(tmp_path, "same.toml"), log)
+    assert (status, report["requests"], report["changed"]) == (0, 7, 0), err
+    assert "approvals" in report["limits"]
+    # Without the approval relay for pr.create (allowed outright), what a human approved stays
+    # allowed: passing differently, not a flip; the retry refused while it waited now passes;
+    # the merges are still put before a human.
+    looser = policy(tmp_path, "looser.toml", extra='[operations."pr.create"]\nmin_mode = "issues_and_prs"\n')
+    status, report, err = replay("--policy", looser, log)
+    assert status == 1, err
+    assert summary(report) == {("changed", "pr.create", "coder", "sent", "allow", 1),
+                               ("changed", "pr.create", "coder", "answered", "allow", 1),
+                               ("deny→allow", "pr.create", "coder", "deny:hard_deny", "allow", 1)}
+    # A policy that refuses pull requests outright flips the sent request and the answered retry.
+    stricter = policy(tmp_path, "stricter.toml", extra='[operations."pr.create"]\ndeny = true\n')
+    status, report, err = replay("--policy", stricter, log)
+    assert status == 1, err
+    flips = {(op, old, new, n) for kind, op, _a, old, new, n in summary(report) if kind == "allow→deny"}
+    assert {(op, old, n) for op, old, _new, n in flips} == {("pr.create", "sent", 1), ("pr.create", "answered", 1)}
+
+
+def run_replay_cli(tmp_path: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    """The command under a 2 GiB address-space limit: what a file announces is never allocated."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run([GITVOW, "replay", "--policy", str(policy(tmp_path, "p.toml")), "--agent", "coder", str(path)],
+                          capture_output=True, text=True, timeout=120, preexec_fn=limit)
+
+
+def nested_tnetstring(depth: int) -> bytes:
+    """A list nested ``depth`` deep, built outside in (each length known before its payload)."""
+    lengths = [3]  # b"0:]"
+    for _ in range(depth):
+        inner = lengths[-1]
+        lengths.append(len(str(inner)) + 1 + inner + 1)
+    return b"".join(f"{n}:".encode() for n in reversed(lengths[1:])) + b"0:]" + b"]" * depth
+
+
+def flow_record(**fields: bytes) -> bytes:
+    """A flow record (a tnetstring dictionary) whose values are given as tnetstrings."""
+    from mitmproxy import version
+    from mitmproxy.io import tnetstring
+
+    items = {"type": tnetstring.dumps("http"), "version": tnetstring.dumps(version.FLOW_FORMAT_VERSION), **fields}
+    payload = b"".join(tnetstring.dumps(key) + value for key, value in items.items())
+    return f"{len(payload)}:".encode() + payload + b"}"
+
+
+def hostile_inputs() -> dict[str, bytes]:
+    json_deep = {depth: "[" * depth + "]" * depth for depth in (5_000, 100_000)}
+    return {
+        "huge-header.flows": b"999999999999:" + b"x" * 64,
+        "huge-field.flows": flow_record(request=b"999999999999:" + b"x" * 64 + b"}"),
+        "deep-5000.flows": flow_record(request=nested_tnetstring(5_000)),
+        "deep-100000.flows": flow_record(metadata=nested_tnetstring(100_000)),
+        "deep-5000.har": f'{{"log": {{"entries": {json_deep[5_000]}}}}}'.encode(),
+        "deep-100000.har": f'{{"log": {{"entries": [{json_deep[100_000]}]}}}}'.encode(),
+        "deep-audit.jsonl": (f'{{"verdict": "allow", "method": "GET", "x": {json_deep[100_000]}}}\n').encode(),
+        "deep-audit-line-2.jsonl": (audit_line("2026-11-30T09:00:00.000Z", "coder", "GET", "/api/v3/x", ["read"],
+                                               "allow", None, "forward") + "\n" + json_deep[5_000] + "\n").encode(),
+        "har-entry.har": b'{"log": {"entries": [{"request": 7}]}}',
+        "not-har.har": b'{"log": 3}',
+        "empty.flows": b"",
+        "blank.jsonl": b"\n\n",
+        "only-pauses.jsonl": (operator_line("2026-11-30T09:00:00.000Z", "paused") + "\n").encode(),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(hostile_inputs()))
+def test_hostile_and_empty_inputs_are_one_line_exit_2(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(hostile_inputs()[name])
+    proc = run_replay_cli(tmp_path, path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr[-2000:]
+    assert proc.stderr.startswith(f"gitvow replay: {path}") or f"gitvow replay: cannot read {path}" in proc.stderr
+    assert proc.stdout == ""

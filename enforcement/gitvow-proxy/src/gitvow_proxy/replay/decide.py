@@ -183,4 +183,5 @@ def _outcome(decision: Decision) -> Outcome:
         decision.stage,
         classification.operations if classification is not None else (),
         classification.repo if classification is not None else None,
+        held=decision.staged,
     )
