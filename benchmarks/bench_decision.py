@@ -43,3 +43,19 @@ def test_decide(benchmark, engine: Engine, name: str) -> None:  # type: ignore[n
     request = REQUESTS[name]
     decision = benchmark(engine.decide, request, CALLER)
     assert decision.action is Action.FORWARD
+
+
+MCP_CALL = Request.from_url(
+    "POST", "https://api.githubcopilot.com/mcp/", headers={"content-type": "application/json"},
+    body=b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add_issue_comment",'
+         b'"arguments":{"owner":"team","repo":"app","issue_number":1,"body":"looks good"}}}',
+)
+
+
+def test_decide_mcp_tool_call(benchmark, engine: Engine) -> None:  # type: ignore[no-untyped-def]
+    """A tools/call to GitHub's hosted MCP server (the built-in [mcp.github] endpoint)."""
+    if "mcp.github" not in engine.adapters:
+        pytest.skip("the GitHub adapter (gitvow-github) is not installed here")
+    decision = benchmark(engine.decide, MCP_CALL, CALLER)
+    assert decision.action is Action.FORWARD and decision.classification is not None
+    assert decision.classification.operations == ("issue.comment",)

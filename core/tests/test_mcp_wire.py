@@ -108,6 +108,11 @@ def test_the_stream_and_the_session_end_are_read(method: str) -> None:
         (_call("issue_write", method="lock"), ""),
         ([{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(jsonrpc.MAX_BATCH + 1)], "batch of more"),
         (b" " * (jsonrpc.MAX_BODY + 1), "larger"),
+        # parsers differ on which of two equal keys wins: never judged
+        (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_issue","name":"merge_pull_request"}}',
+         "twice"),
+        (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_issue_comment",'
+         b'"arguments":{"owner":"team","repo":"app","owner":"victim"}}}', "twice in one object (owner)"),
     ],
 )
 def test_what_cannot_be_read_or_matched_is_unknown(body: object, why: str) -> None:

@@ -195,3 +195,50 @@ def test_policy_sections_a_key_claimed_twice_fails_the_later_plugin() -> None:
     messages = {f.plugin: str(f) for f in found.failures}
     assert "'budget' is already read by mine" in messages["theirs"]
     assert "'agents' is already read by the core" in messages["core-key"]
+
+
+def test_sections_are_computed_once_so_a_refusal_is_one_failure() -> None:
+    from pydantic import BaseModel
+
+    from gitvow.hookspecs import hookimpl
+    from gitvow.policy.sections import PolicySection
+
+    class Agents(BaseModel):
+        agents: int = 0
+
+    class Plugin:
+        @hookimpl
+        def register_policy_sections(self, register):  # type: ignore[no-untyped-def]
+            register(PolicySection(Agents, "gitvow-test"))
+
+    found = load(entry_points=False, builtins=False, extra=[("core-key", Plugin())])
+    for _ in range(3):
+        assert found.sections == ()
+        found.relays  # noqa: B018
+    assert [f.plugin for f in found.failures] == ["core-key"]
+    assert found.sections is found.sections and found.relays is found.relays
+
+
+def test_plugins_add_commands_and_a_taken_name_fails_the_later_plugin() -> None:
+    from gitvow.cli.command import Command
+    from gitvow.hookspecs import hookimpl
+
+    def plugin(*names: str) -> object:
+        class Plugin:
+            @hookimpl
+            def register_commands(self, register):  # type: ignore[no-untyped-def]
+                for name in names:
+                    register(Command(name, f"example.{name}", f"the {name} command"))
+
+        return Plugin()
+
+    found = load(entry_points=False, builtins=False,
+                 extra=[("late", plugin("deploy")), ("early", plugin("deploy", "audit")), ("greedy", plugin("ops"))])
+    assert sorted(found.commands) == ["audit", "deploy"]
+    assert found.command_plugin == {"deploy": "early", "audit": "early"}
+    messages = {f.plugin: str(f) for f in found.failures}
+    assert "command 'deploy' is already added by early" in messages["late"]
+    assert "command 'ops' is already added by the core" in messages["greedy"]
+    assert len(found.failures) == 2  # read again: not reported twice
+    found.commands  # noqa: B018
+    assert len(found.failures) == 2

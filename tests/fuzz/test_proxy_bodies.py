@@ -1,6 +1,6 @@
 """The proxy never forwards a body it did not read.
 
-In-process, with mitmproxy's own flow objects and the real addon, policy loader, engine,
+In-process, with mitmproxy's own flow objects and the real addons, policy loader, engine,
 GitLab adapter and proxy gates: hypothesis varies the body (a note carrying ``/merge`` or an
 agent's canary, in JSON, form or query), its ``Content-Encoding`` (none, gzip, deflate, br,
 unknown, stacked), its ``Content-Type`` and whether it is streamed. Invariants:
@@ -32,8 +32,9 @@ pytest.importorskip("gitvow_gitlab", reason="the GitLab adapter plugin is not in
 
 from mitmproxy.test import tflow
 
-from gitvow_proxy.addon import GitvowAddon
+from gitvow_proxy.addons import proxy_addons
 from gitvow_proxy.runtime import build_runtime
+from gitvow_proxy.shared import Shared
 from gitvow_proxy.store import MemoryStore
 
 SECRET = "fuzz-agent-secret"
@@ -43,7 +44,7 @@ NOTE = "/api/v4/projects/team%2Fapp/merge_requests/7/notes"
 
 
 @pytest.fixture(scope="module")
-def addon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitvowAddon, str]]:
+def addon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Shared, str]]:
     workdir = tmp_path_factory.mktemp("fuzz-proxy")
     policy = workdir / "policy.toml"
     policy.write_text(textwrap.dedent(f"""
@@ -65,9 +66,9 @@ def addon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitvowAddo
         patch.setenv("GITVOW_FUZZ_SECRET", SECRET)
         store = MemoryStore()
         runtime = build_runtime(policy, store)
-    instance = GitvowAddon()
-    instance.runtime = runtime
-    yield instance, store.canary("bot")
+    shared = Shared()
+    shared.runtime, shared.store = runtime, store
+    yield shared, store.canary("bot")
 
 
 def encode(body: bytes, encoding: str) -> bytes:
@@ -83,7 +84,17 @@ def encode(body: bytes, encoding: str) -> bytes:
     return body
 
 
-def send(instance: GitvowAddon, body: bytes, headers: dict[str, str], *, query: str = "",
+async def _hook(addons: list[object], name: str, flow: Any) -> None:
+    """Call one hook on every addon, in order, awaiting async ones, as mitmproxy does."""
+    for addon in addons:
+        method = getattr(addon, name, None)
+        if method is not None:
+            result = method(flow)
+            if asyncio.iscoroutine(result):
+                await result
+
+
+def send(shared: Shared, body: bytes, headers: dict[str, str], *, query: str = "",
          stream: bool = False) -> tuple[Any, list[bytes]]:
     flow = tflow.tflow()
     request = flow.request
@@ -99,7 +110,8 @@ def send(instance: GitvowAddon, body: bytes, headers: dict[str, str], *, query: 
     request.raw_content = body
     request.stream = stream
     seen: list[bytes] = []
-    engine = instance.runtime.engine  # type: ignore[union-attr]
+    engine = shared.runtime.engine  # type: ignore[union-attr]
+    addons = proxy_addons(shared)
     original = engine.decide
 
     def recording(req: Any, *args: Any, **kwargs: Any) -> Any:
@@ -108,8 +120,8 @@ def send(instance: GitvowAddon, body: bytes, headers: dict[str, str], *, query: 
 
     engine.decide = recording  # type: ignore[method-assign]
     try:
-        instance.requestheaders(flow)
-        asyncio.run(instance.request(flow))  # mitmproxy awaits the addon's async request hook
+        asyncio.run(_hook(addons, "requestheaders", flow))
+        asyncio.run(_hook(addons, "request", flow))  # mitmproxy awaits the async request hooks
     finally:
         engine.decide = original  # type: ignore[method-assign]
     return flow, seen
@@ -122,7 +134,7 @@ CARRIERS = st.sampled_from(("json", "form", "query", "json-escaped"))
 
 @given(TEXTS, ENCODINGS, CARRIERS, st.booleans())
 def test_the_proxy_never_forwards_a_body_it_did_not_read(
-    addon: tuple[GitvowAddon, str], text: str, encoding: str, carrier: str, stream: bool
+    addon: tuple[Shared, str], text: str, encoding: str, carrier: str, stream: bool
 ) -> None:
     instance, canary = addon
     text = text.replace("CANARY", f"see {canary}")

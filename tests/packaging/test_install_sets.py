@@ -22,7 +22,8 @@ ENFORCEMENT = ("gitvow-proxy", "gitvow-gate", "gitvow-sandbox")
 #: install set → distributions that must be installed
 EXPECTED: dict[str, set[str]] = {
     "core": {"gitvow"},
-    "proxy": {"gitvow", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "mitmproxy"},
+    "proxy": {"gitvow", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "gitvow-bitbucket",
+              "mitmproxy"},
     "gate": {"gitvow", "gitvow-gate", "gitvow-gitsmart", "gitvow-github"},
     "sandbox": {"gitvow", "gitvow-sandbox", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "mitmproxy"},
     "gitsmart": {"gitvow", "gitvow-gitsmart"},
@@ -30,11 +31,12 @@ EXPECTED: dict[str, set[str]] = {
     "gitlab": {"gitvow", "gitvow-gitsmart", "gitvow-gitlab"},
     "linear": {"gitvow", "gitvow-linear"},
     "gitea": {"gitvow", "gitvow-gitsmart", "gitvow-gitea"},
+    "bitbucket": {"gitvow", "gitvow-gitsmart", "gitvow-bitbucket"},
     "all": {"gitvow", *ENFORCEMENT, "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "gitvow-linear",
-            "gitvow-gitea", "mitmproxy"},
+            "gitvow-gitea", "gitvow-bitbucket", "mitmproxy"},
 }
 ALL_OURS = {"gitvow-proxy", "gitvow-gate", "gitvow-sandbox", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab",
-            "gitvow-linear", "gitvow-gitea"}
+            "gitvow-linear", "gitvow-gitea", "gitvow-bitbucket"}
 
 
 def installed(name: str) -> bool:
@@ -121,7 +123,7 @@ def test_a_command_of_a_missing_enforcement_point_names_its_distribution(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert f"`gitvow {command[0]}` is part of {distribution}, which is not installed" in lines[0]
-    assert f"pip install {distribution}" in lines[0]
+    assert f'pip install "{distribution}>=1"' in lines[0]  # pinned: never PyPI's unrelated gitvow 0.42
 
 
 def test_policy_check_names_the_distribution_of_a_section_that_is_not_installed(tmp_path: Path) -> None:
@@ -144,7 +146,7 @@ def test_policy_check_names_the_distribution_of_a_section_that_is_not_installed(
     assert str(policy) in line
     assert "budget: read by gitvow-proxy, which is not installed" in line
     assert "proxy: read by gitvow-proxy" in line
-    assert "pip install gitvow-proxy" in line
+    assert 'pip install "gitvow-proxy>=1"' in line
 
 
 def test_policy_check_names_a_typo_as_a_typo(tmp_path: Path) -> None:
@@ -157,3 +159,22 @@ def test_policy_check_names_a_typo_as_a_typo(tmp_path: Path) -> None:
     """)
     assert result.returncode == 1
     assert "agentz: unknown key (typo?)" in result.stderr
+
+
+@pytest.mark.skipif(not all(installed(name) for name in ENFORCEMENT), reason="needs every enforcement point")
+def test_the_first_party_table_is_what_the_enforcement_points_register() -> None:
+    """``gitvow.first_party`` (what a missing enforcement point would add) is data; it must be
+    exactly what the installed distributions register, policy keys and commands alike."""
+    from gitvow.first_party import FIRST_PARTY
+    from gitvow.plugins import load
+
+    found = load()
+    keys: dict[str, set[str]] = {dist: set() for dist in FIRST_PARTY}
+    for section in found.sections:
+        keys.setdefault(section.distribution, set()).update(section.keys)
+    commands: dict[str, set[str]] = {dist: set() for dist in FIRST_PARTY}
+    for name in found.commands:
+        commands.setdefault(found.distribution_of(found.command_plugin[name]) or "", set()).add(name)
+    assert {dist: set(k) for dist, (_extra, k, _c) in FIRST_PARTY.items()} == {dist: keys[dist] for dist in FIRST_PARTY}
+    assert {dist: set(c) for dist, (_extra, _k, c) in FIRST_PARTY.items()} == {
+        dist: commands[dist] for dist in FIRST_PARTY}

@@ -20,6 +20,7 @@ _DEFAULT_INSTEAD = {
     "mode_denied": "ask a human to do it or to raise this agent's mode",
     "approval_expired": "send the same request again to stage a new approval",
     "approval_rejected": "do not send it again; ask the human who rejected it",
+    "approval_head_moved": "wait for a human to approve the new approval, which shows the new head",
     "graphql_mutation": "ask a human to do it; this mutation is not allowed to agents",
     "graphql_denied": "send one readable GraphQL operation within the size limits",
     "linear_policy": "ask a human to do it in Linear",

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from gitvow.adapter import Adapter
+    from gitvow.cli.command import Command
     from gitvow.policy.sections import PolicySection
     from gitvow.relay import RelayTemplate
 
@@ -65,3 +66,8 @@ def register_relays(register: Callable[[RelayTemplate], None]) -> None:
 @hookspec
 def register_policy_sections(register: Callable[[PolicySection], None]) -> None:
     """Register top-level sections of the policy file this plugin reads, each a pydantic model."""
+
+
+@hookspec
+def register_commands(register: Callable[[Command], None]) -> None:
+    """Register subcommands of the ``gitvow`` command line, each named by the module that implements it."""

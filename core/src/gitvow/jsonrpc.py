@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +57,9 @@ def read_body(body: bytes, *, limit: int = MAX_BODY) -> tuple[tuple[Message, ...
     if len(body) > limit:
         raise Unreadable(f"the body is larger than {limit} bytes")
     try:
-        data = json.loads(body)
+        data = json.loads(body, object_pairs_hook=_unique)
+    except _Duplicate as exc:
+        raise Unreadable(f"a key given twice in one object ({str(exc)[:40]})") from None
     except (ValueError, RecursionError):
         raise Unreadable("the body is not JSON") from None
     if isinstance(data, list):
@@ -67,6 +69,23 @@ def read_body(body: bytes, *, limit: int = MAX_BODY) -> tuple[tuple[Message, ...
             raise Unreadable(f"a batch of more than {MAX_BATCH} messages")
         return tuple(_message(item) for item in data), True
     return (_message(data),), False
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each given once: parsers differ on which of two wins (the
+    first or the last), so a body that names a tool or an owner twice is not judged."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return result
 
 
 def _message(item: object) -> Message:
@@ -134,6 +153,24 @@ def request_ids(body: bytes) -> tuple[JsonId, ...]:
     return tuple(m.id for m in messages if m.is_request)
 
 
+def rewritten(body: bytes, content_type: str, rewrite: Callable[[Any], Any]) -> bytes | None:
+    """``body`` (JSON, or an SSE stream of JSON events) with each JSON value passed through
+    ``rewrite``; None when the JSON body cannot be read (an event that cannot is kept as it is)."""
+    if content_type.split(";")[0].strip().lower() == "text/event-stream":
+        out = []
+        for event in iter_events(body):
+            data = event.get("data")
+            if data is not None:
+                with contextlib.suppress(ValueError, RecursionError):
+                    event = {**event, "data": json.dumps(rewrite(json.loads(data)), separators=(",", ":"))}
+            out.append(render_event(event))
+        return b"".join(out)
+    try:
+        return dumps(rewrite(json.loads(body)))
+    except (ValueError, RecursionError):
+        return None
+
+
 def readdressed(body: bytes, content_type: str, ids: Sequence[JsonId]) -> bytes:
     """A recorded answer (JSON or an SSE stream) with its response ids replaced, in order, by ``ids``.
 
@@ -150,19 +187,8 @@ def readdressed(body: bytes, content_type: str, ids: Sequence[JsonId]) -> bytes:
             return {**value, "id": queue.pop(0)}
         return value
 
-    if content_type.split(";")[0].strip().lower() == "text/event-stream":
-        out = []
-        for event in iter_events(body):
-            data = event.get("data")
-            if data is not None:
-                with contextlib.suppress(ValueError, RecursionError):
-                    event = {**event, "data": json.dumps(swap(json.loads(data)), separators=(",", ":"))}
-            out.append(render_event(event))
-        return b"".join(out)
-    try:
-        return dumps(swap(json.loads(body)))
-    except (ValueError, RecursionError):
-        return body
+    found = rewritten(body, content_type, swap)
+    return body if found is None else found
 
 
 # -- Server-Sent Events ---------------------------------------------------------------------

@@ -10,10 +10,18 @@ Each segment is percent-decoded *after* splitting, so an encoded slash stays ins
 segment (GitLab's ``/projects/group%2Fproject``, Gitea's ``a%2Fb`` branch names) and an
 encoded dot segment (``%2e%2e``) is refused like a plain one. Dependency-free: the agent
 hook imports it on its forge stage.
+
+One rule makes the path an adapter reads canonical (:func:`canonical_path`, applied by the
+pipeline before any adapter sees a request): percent-encodings of *unreserved* characters
+(``A-Z a-z 0-9 - . _ ~``) are decoded, as RFC 3986 section 6.2.2.2 says every server treats
+them, and the hex digits of every other escape are upper-cased. So ``te%61m`` reaches the
+adapter as ``team``: an adapter matching the raw path cannot name another repository than
+the forge will act on, and no repository gate can be dodged by spelling a name differently.
 """
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote
 
 
@@ -98,3 +106,33 @@ def path_problem(path: str, *, encoded_slash: bool = False) -> str | None:
         elif part in (".", ".."):
             return "dot segment in the path"
     return None
+
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+
+
+def _unescape_unreserved(match: re.Match[str]) -> str:
+    char = chr(int(match.group(1), 16))
+    return char if char in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def decode_unreserved(path: str) -> str:
+    """``/repos/te%61m/app%2fx`` → ``/repos/team/app%2Fx``: unreserved characters decoded, other
+    escapes kept with upper-case hex digits. Malformed escapes (``%zz``) are left as sent."""
+    return _ESCAPE.sub(_unescape_unreserved, path) if "%" in path else path
+
+
+def canonical_path(path: str, *, encoded_slash: bool = False) -> str:
+    """The path as every adapter reads it: :func:`decode_unreserved`, then held to
+    :func:`path_problem` (an encoded dot segment is then a plain one). Raises
+    :class:`PathRefused` naming the problem for a path a front end would route elsewhere.
+
+    The one rule of the pipeline's stage 1 (``path_not_canonical``) and of the contract kit.
+    """
+    if "%" in path:
+        path = _ESCAPE.sub(_unescape_unreserved, path)
+    problem = path_problem(path, encoded_slash=encoded_slash)
+    if problem is not None:
+        raise PathRefused(problem)
+    return path

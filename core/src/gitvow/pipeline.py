@@ -43,7 +43,7 @@ from gitvow.comments import apply_commands, carries_text
 from gitvow.evaluator import Grant, evaluate, evaluate_operation
 from gitvow.gates import NO_GATES, Caller, Context, Gates
 from gitvow.hosts import HostRegistry
-from gitvow.paths import PATH_NOT_CANONICAL, path_problem
+from gitvow.paths import PATH_NOT_CANONICAL, PathRefused, canonical_path
 from gitvow.plugins import Plugins
 from gitvow.policy.load import Policy
 from gitvow.relay import RelayTemplate
@@ -281,15 +281,20 @@ class Engine:
         return Verdict.deny(INTERNAL_ERROR, f"the {stage} stage failed ({type(exc).__name__})", operation=operation)
 
     def _classify(self, adapter: Adapter, request: Request) -> Classification:
-        problem = path_problem(request.path, encoded_slash=adapter.encoded_slash)
-        if problem is not None:
+        try:
+            path = canonical_path(request.path, encoded_slash=adapter.encoded_slash)
+        except PathRefused as exc:
             return Classification(
                 operations=(UNKNOWN,),
                 adapter=adapter.name,
                 unknown_code=PATH_NOT_CANONICAL,
                 mode_code=PATH_NOT_CANONICAL,
-                note=f"{problem}: a front end would route it elsewhere than it reads",
+                note=f"{exc}: a front end would route it elsewhere than it reads",
             )
+        if path != request.path:
+            # The adapter reads the canonical spelling (``te%61m`` as ``team``); what is
+            # forwarded stays as sent, which the forge decodes to the same thing.
+            request = replace(request, path=path)
         try:
             result = adapter.classify(request)
         except Exception as exc:

@@ -11,8 +11,9 @@ adapters, ``gitvow-proxy``, ``gitvow-gate``). Loading follows pluggy's rules:
 - ``GITVOW_DISABLE_PLUGINS`` (comma- or space-separated entry-point or distribution names)
   blocks plugins before they are imported, as tox's ``TOX_DISABLED_EXTERNAL_PLUGINS`` does.
 
-Registrations are collected per hook on first use, so the agent hook, which needs adapters
-only, never imports what a policy section would (pydantic).
+Registrations are collected per hook on first use, and each facade property is computed
+once (a refused registration is one failure, however often it is read), so the agent hook,
+which needs adapters only, never imports what a policy section would (pydantic).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import pluggy
 
 from gitvow import __version__, hookspecs
 from gitvow.adapter import Adapter
+from gitvow.cli.command import CORE_COMMANDS, Command
 from gitvow.errors import PluginError
 from gitvow.policy.sections import PolicySection
 from gitvow.relay import RelayTemplate
@@ -56,7 +58,7 @@ def disabled_names(env: Mapping[str, str] | None = None) -> frozenset[str]:
 
 
 class Plugins:
-    """The registered plugins: adapters, relay templates, policy sections, and who failed."""
+    """The registered plugins: adapters, relay templates, policy sections, commands, and who failed."""
 
     def __init__(self, pm: pluggy.PluginManager, sources: Mapping[str, tuple[str | None, str | None]],
                  failures: Iterable[PluginError] = (), disabled: Iterable[str] = ()) -> None:
@@ -66,7 +68,11 @@ class Plugins:
         self._collected: dict[str, list[tuple[str, object]]] = {}
         self.disabled: tuple[str, ...] = tuple(sorted(disabled))
         self._adapters: dict[str, Adapter] | None = None
+        self._relays: dict[str, RelayTemplate] | None = None
+        self._sections: tuple[PolicySection, ...] | None = None
+        self._commands: dict[str, Command] | None = None
         self.adapter_plugin: dict[str, str] = {}
+        self.command_plugin: dict[str, str] = {}
 
     @classmethod
     def of(
@@ -75,6 +81,7 @@ class Plugins:
         adapters: Iterable[Adapter] = (),
         relays: Iterable[RelayTemplate] = (),
         sections: Iterable[PolicySection] = (),
+        commands: Iterable[Command] = (),
         plugin: str = "given",
     ) -> Plugins:
         """Registrations given directly, as if one plugin named ``plugin`` had made them (tests, the kit)."""
@@ -83,6 +90,7 @@ class Plugins:
             "register_adapters": [(plugin, item) for item in adapters],
             "register_relays": [(plugin, item) for item in relays],
             "register_policy_sections": [(plugin, item) for item in sections],
+            "register_commands": [(plugin, item) for item in commands],
         }
         return found
 
@@ -107,28 +115,55 @@ class Plugins:
     @property
     def relays(self) -> dict[str, RelayTemplate]:
         """Relay templates by command; the first registration of a command wins."""
-        relays: dict[str, RelayTemplate] = {}
-        for _plugin, item in self._collect("register_relays", RelayTemplate):
-            assert isinstance(item, RelayTemplate)
-            relays.setdefault(item.command, item)
-        return relays
+        if self._relays is None:
+            relays: dict[str, RelayTemplate] = {}
+            for _plugin, item in self._collect("register_relays", RelayTemplate):
+                assert isinstance(item, RelayTemplate)
+                relays.setdefault(item.command, item)
+            self._relays = relays
+        return self._relays
 
     @property
     def sections(self) -> tuple[PolicySection, ...]:
         """Policy-file sections; a key claimed twice, or by the core, fails the later plugin."""
-        from gitvow.policy.model import CorePolicy
+        if self._sections is None:
+            from gitvow.policy.model import CorePolicy
 
-        owners: dict[str, str] = dict.fromkeys(CorePolicy.model_fields, "the core")
-        found: list[PolicySection] = []
-        for plugin, item in self._collect("register_policy_sections", PolicySection):
-            assert isinstance(item, PolicySection)
-            taken = [key for key in item.keys if key in owners]
-            if taken:
-                self._failures.append(PluginError(plugin, f"policy key {taken[0]!r} is already read by {owners[taken[0]]}"))
-                continue
-            owners.update(dict.fromkeys(item.keys, plugin))
-            found.append(item)
-        return tuple(found)
+            owners: dict[str, str] = dict.fromkeys(CorePolicy.model_fields, "the core")
+            found: list[PolicySection] = []
+            for plugin, item in self._collect("register_policy_sections", PolicySection):
+                assert isinstance(item, PolicySection)
+                taken = [key for key in item.keys if key in owners]
+                if taken:
+                    self._failures.append(PluginError(plugin, f"policy key {taken[0]!r} is already read by "
+                                                              f"{owners[taken[0]]}"))
+                    continue
+                owners.update(dict.fromkeys(item.keys, plugin))
+                found.append(item)
+            self._sections = tuple(found)
+        return self._sections
+
+    @property
+    def commands(self) -> dict[str, Command]:
+        """Commands plugins add to ``gitvow``; a name the core or an earlier plugin took fails the later plugin."""
+        if self._commands is None:
+            owners: dict[str, str] = {command.name: "the core" for command in CORE_COMMANDS}
+            commands: dict[str, Command] = {}
+            for plugin, item in self._collect("register_commands", Command):
+                assert isinstance(item, Command)
+                if item.name in owners:
+                    self._failures.append(PluginError(plugin, f"command {item.name!r} is already added by "
+                                                              f"{owners[item.name]}"))
+                    continue
+                owners[item.name] = plugin
+                commands[item.name] = item
+                self.command_plugin[item.name] = plugin
+            self._commands = commands
+        return self._commands
+
+    def distribution_of(self, plugin: str) -> str | None:
+        """The distribution a loaded plugin came from (None for plugins given in code)."""
+        return self._sources.get(plugin, (None, None))[0]
 
     @property
     def failures(self) -> list[PluginError]:

@@ -32,4 +32,39 @@ def graphql_errors(message: str, code: str, **extensions: Any) -> tuple[str, byt
     return JSON, json.dumps({"data": None, "errors": [error]}).encode()
 
 
-__all__ = ["JSON", "PLAIN", "graphql_errors", "json_message", "plain"]
+#: Placeholders :func:`json_shaped` fills in a forge's own error template.
+MESSAGE = "{message}"
+CODE = "{code}"
+
+
+def json_shaped(message: str, code: str, template: Any) -> tuple[str, bytes]:
+    """The line in a forge's own JSON error shape: ``template`` is that shape, any string of
+    it equal to :data:`MESSAGE` (``"{message}"``) becomes the line and :data:`CODE` the code.
+
+    Bitbucket Cloud: ``json_shaped(line, code, {"type": "error", "error": {"message": MESSAGE}})``;
+    Bitbucket Data Center: ``{"errors": [{"message": MESSAGE, "exceptionName": None}]}``.
+    A template without :data:`MESSAGE` is a mistake (the client would print nothing useful):
+    ``ValueError``. Where the top level is an object, ``gitvow_reason`` is added to it.
+    """
+    found = False
+
+    def fill(value: Any) -> Any:
+        nonlocal found
+        if isinstance(value, dict):
+            return {key: fill(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [fill(item) for item in value]
+        if value == MESSAGE:
+            found = True
+            return message
+        return code if value == CODE else value
+
+    body = fill(template)
+    if not found:
+        raise ValueError("the refusal template has no MESSAGE placeholder")
+    if isinstance(body, dict):
+        body.setdefault("gitvow_reason", code)
+    return JSON, json.dumps(body).encode()
+
+
+__all__ = ["CODE", "JSON", "MESSAGE", "PLAIN", "graphql_errors", "json_message", "json_shaped", "plain"]

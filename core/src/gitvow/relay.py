@@ -18,6 +18,9 @@ from gitvow.hookspecs import hookimpl
 APPROVAL_EXPIRED = "approval_expired"
 #: The reason code of a staged request a human rejected.
 APPROVAL_REJECTED = "approval_rejected"
+#: The reason code of an approved merge or creation not sent because its head moved after the
+#: human saw it: it is staged anew with what the forge says now.
+APPROVAL_HEAD_MOVED = "approval_head_moved"
 
 
 @dataclass(frozen=True, slots=True)

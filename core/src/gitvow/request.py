@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
+from gitvow.paths import split_path
 from gitvow.vocabulary import UNKNOWN
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
@@ -60,6 +61,14 @@ class Request:
 
     def header(self, name: str, default: str = "") -> str:
         return self.headers.get(name.lower(), default)
+
+    @property
+    def segments(self) -> list[str]:
+        """The path split on ``/`` and each segment percent-decoded after splitting
+        (:func:`gitvow.paths.split_path`). In ``classify`` the path is canonical already (the
+        pipeline decoded unreserved characters and refused what a front end would rewrite),
+        so this never raises there; elsewhere it raises :class:`~gitvow.paths.PathRefused`."""
+        return split_path(self.path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,9 +5,11 @@ call it receives, one JSON line each (tool, arguments, the Authorization and ``X
 headers it saw, the session id), so a test can tell what the proxy let through and how
 often. Run as a process::
 
-    python mcp_server.py PORT CERT KEY RECORD [--json]
+    python mcp_server.py PORT CERT KEY RECORD [--json | --sse]
 
-Serves ``https://127.0.0.1:PORT/mcp/`` (Streamable HTTP, stateful: sessions have ids).
+Serves ``https://127.0.0.1:PORT/mcp/`` (Streamable HTTP, stateful: sessions have ids), or
+with ``--sse`` the older HTTP+SSE transport: the event stream at ``/sse``, whose ``endpoint``
+event names the message URL ``/messages/?session_id=…``.
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ def build(record: Path) -> Server[Any]:
             "arguments": params.arguments or {},
             "authorization": headers.get("authorization", ""),
             "x-mcp": {k: v for k, v in headers.items() if k.startswith("x-mcp-")},
-            "session": headers.get("mcp-session-id", ""),
+            "session": headers.get("mcp-session-id", "") or (
+                request.query_params.get("session_id", "") if hasattr(request, "query_params") else ""),
         }
         with record.open("a") as out:
             out.write(json.dumps(line) + "\n")
@@ -72,9 +75,32 @@ def build(record: Path) -> Server[Any]:
     return Server("github-stand-in", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+def legacy_app(server: Server[Any]) -> Any:
+    """The HTTP+SSE transport of MCP 2024-11-05: a GET event stream and a POST message endpoint."""
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Mount, Route
+
+    sse = SseServerTransport("/messages/", TransportSecuritySettings(enable_dns_rebinding_protection=False))
+
+    async def stream(request: Request) -> Response:
+        async with sse.connect_sse(request.scope, request.receive, request._send) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        return Response()
+
+    return Starlette(routes=[Route("/sse", endpoint=stream, methods=["GET"]),
+                             Mount("/messages/", app=sse.handle_post_message)])
+
+
 def main(argv: list[str]) -> None:
     port, cert, key, record = int(argv[0]), argv[1], argv[2], Path(argv[3])
     server = build(record)
+    if "--sse" in argv:
+        uvicorn.run(legacy_app(server), host="127.0.0.1", port=port, ssl_certfile=cert, ssl_keyfile=key,
+                    log_level="warning")
+        return
     app = server.streamable_http_app(
         streamable_http_path="/mcp/",
         json_response="--json" in argv,

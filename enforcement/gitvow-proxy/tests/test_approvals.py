@@ -32,7 +32,7 @@ BODY = json.dumps({"title": "Add it", "body": "Why", "head": "feature", "base": 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     if request.param == "redis":
-        from gitvow_proxy.redis_store import RedisStore
+        from gitvow_proxy.store.redis_store import RedisStore
 
         return RedisStore(request.getfixturevalue("redis_server").url)
     return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "state.sqlite")
@@ -127,7 +127,7 @@ def test_two_processes_on_one_sqlite_file_claim_each_approval_once(tmp_path: Pat
 
 
 def test_four_clients_of_one_redis_claim_each_approval_once(redis_server: Any) -> None:
-    from gitvow_proxy.redis_store import RedisStore
+    from gitvow_proxy.store.redis_store import RedisStore
 
     writer = RedisStore(redis_server.url)
     for i in range(20):

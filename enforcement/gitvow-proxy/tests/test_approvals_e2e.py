@@ -103,7 +103,8 @@ def proxy(forge: Upstream, ca_file: Path, broken_plugin_path: Path,
     assert running.stop() == 0, running.log_text()
 
 
-def _start(forge: Upstream, ca_file: Path, broken_plugin_path: Path, workdir: Path, *, ttl: int) -> ProxyProcess:
+def _start(forge: Upstream, ca_file: Path, broken_plugin_path: Path, workdir: Path, *, ttl: int,
+           extra: str = "") -> ProxyProcess:
     resolve = workdir / "resolve.py"
     resolve.write_text(RESOLVE_ADDON)
     policy = workdir / "policy.toml"
@@ -144,7 +145,7 @@ def _start(forge: Upstream, ca_file: Path, broken_plugin_path: Path, workdir: Pa
         [agents.coder]
         mode = "issues_and_prs"
         secret_env = "GITVOW_TEST_CODER"
-    """) + gitlab_credentials)
+    """) + gitlab_credentials + extra)
     env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_RESOLVE": f"{HOST},{GITLAB}", "GITVOW_TEST_ADMIN": ADMIN_SECRET}
     return start_proxy(policy, workdir, env, extra=[f"scripts={resolve}"])
 

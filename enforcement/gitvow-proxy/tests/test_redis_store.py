@@ -17,7 +17,7 @@ from gitvow.testing import RedisServer
 from gitvow_proxy.runtime import open_state
 from gitvow_proxy.store import PAUSED, StoreError, StoreUnavailable
 
-redis_store = pytest.importorskip("gitvow_proxy.redis_store")
+redis_store = pytest.importorskip("gitvow_proxy.store.redis_store")
 
 
 def test_admission_is_atomic_across_clients(redis_server: RedisServer) -> None:

@@ -21,7 +21,7 @@ from gitvow_proxy.store import AUTO_MERGE_OFF, MemoryStore, SQLiteStore, Store
 @pytest.fixture(params=["memory", "sqlite", "redis"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     if request.param == "redis":
-        from gitvow_proxy.redis_store import RedisStore
+        from gitvow_proxy.store.redis_store import RedisStore
 
         return RedisStore(request.getfixturevalue("redis_server").url)
     return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "state.sqlite")

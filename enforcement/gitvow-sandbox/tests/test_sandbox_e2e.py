@@ -471,3 +471,41 @@ def test_without_user_namespaces_it_says_how_to_fix_it_and_never_runs_the_comman
     assert last.startswith("gitvow run: bubblewrap cannot create the sandbox's namespaces")
     assert "kernel.unprivileged_userns_clone=1" in last and last.endswith("the command was not run")
     assert not (nobody_dir / "tree" / "made-inside").exists()
+
+
+# -- both points in force ------------------------------------------------------------------------
+
+HOOK = """
+import json, os, subprocess, sys
+settings = json.load(open(os.path.expanduser("~/.claude/settings.json")))
+(entry,) = settings["hooks"]["PreToolUse"]
+command = entry["hooks"][0]["command"]
+policy = open(os.environ["GITVOW_POLICY"]).read()
+payload = json.dumps({"cwd": os.getcwd(), "permission_mode": "default", "tool_name": "Bash",
+                      "tool_input": {"command": sys.argv[1]}})
+done = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True)
+print(json.dumps({"policy": json.loads(policy), "code": done.returncode, "out": done.stdout, "err": done.stderr}))
+"""
+
+
+def test_the_gates_hook_is_installed_for_the_agent_it_starts(proxy: ProxyProcess, operator: Path) -> None:
+    pytest.importorskip("gitvow_gate", reason="--hook installs gitvow-gate's hook")
+    policy = proxy.policy.parent / "gate-policy.toml"
+    policy.write_text(proxy.policy.read_text() + textwrap.dedent("""
+        [[bash_deny]]
+        pattern = "rm -rf /srv"
+        reason = "not the server's files"
+    """))
+    result = gitvow_run(["--agent", "coder", "--policy", str(policy), "--proxy", proxy.url(), "--hook", "claude",
+                         "--", *python_inside(HOOK), "rm -rf /srv/app"], home=operator,
+                        cwd=operator / "src" / "project", env={"GITVOW_TEST_CODER": CODER_SECRET})
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    decision = json.loads(seen["out"])["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny", seen
+    assert "not the server's files" in decision["permissionDecisionReason"]
+    # the gate's copy of the policy: its keys and the core's, no word of the proxy's sections or secrets
+    assert "bash_deny" in seen["policy"] and "agents" in seen["policy"]
+    assert not {"credentials", "proxy", "audit", "admin"} & set(seen["policy"])
+    assert "secret_env" not in json.dumps(seen["policy"])
+    assert not (operator / ".claude").exists()  # the operator's own home is untouched

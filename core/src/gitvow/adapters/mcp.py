@@ -194,22 +194,22 @@ def _routing_mismatch(request: Request, messages: Sequence[jsonrpc.Message], bat
     return ""
 
 
-def refusal(body: bytes, message: str, code: str) -> bytes:
+def refusal(body: bytes, message: str, code: str, *, tool_results: bool = True) -> bytes:
     """The denial as the client reads it: per request, a tool result with ``isError`` for a
-    ``tools/call`` and a JSON-RPC error for anything else (a batch answered as a batch);
-    an error with a null id when no request can be read."""
+    ``tools/call`` (unless ``tool_results`` is False) and a JSON-RPC error for anything else
+    (a batch answered as a batch); an error with a null id when no request can be read."""
     try:
         messages, batch = jsonrpc.read_body(body)
     except jsonrpc.Unreadable:
         messages, batch = (), False
-    answers = [_refused(m, message, code) for m in messages if m.is_request]
+    answers = [_refused(m, message, code, tool_results) for m in messages if m.is_request]
     if not answers:
         return jsonrpc.dumps(jsonrpc.error(None, message, data={"reason": code}))
     return jsonrpc.dumps(answers if batch else answers[0])
 
 
-def _refused(message: jsonrpc.Message, line: str, code: str) -> dict[str, Any]:
-    if message.method == TOOLS_CALL:
+def _refused(message: jsonrpc.Message, line: str, code: str, tool_results: bool) -> dict[str, Any]:
+    if message.method == TOOLS_CALL and tool_results:
         return jsonrpc.result(message.id, {"content": [{"type": "text", "text": line}], "isError": True})
     return jsonrpc.error(message.id, line, data={"reason": code})
 

@@ -1,12 +1,15 @@
 """Entry point of the ``gitvow`` command.
 
-Subcommands live in their own modules and are imported only when used: ``gitvow hook``
-runs on every tool call of every agent, so it must not pay for importing the proxy.
+The core answers the commands that need nothing else (:data:`~gitvow.cli.command.CORE_COMMANDS`);
+every other command is added by a plugin through the ``register_commands`` hook (the
+enforcement points add theirs that way), so the core names none of them. A command nothing
+registers, but that one of this project's own distributions would add, says in one line what
+to install (:mod:`gitvow.first_party`).
 
-The core answers the commands that need nothing else; the enforcement points' commands live
-in their distributions (``gitvow-proxy``, ``gitvow-gate``). The table names them all, so
-``gitvow --help`` shows the whole tool and a command whose distribution is not installed
-says, in one line, what to install.
+Subcommand modules are imported only when used. ``gitvow hook`` runs on every tool call of
+every agent, and discovering plugins costs more than the hook may take: a command that
+declares itself ``fast`` is found through a small cached index (:mod:`gitvow.cli.command_index`)
+and its ``fast(argv)`` answers before argparse and before any discovery.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from gitvow import __version__
+from gitvow.cli.command import CORE_COMMANDS, Command
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up time
 if TYPE_CHECKING:
@@ -29,82 +33,114 @@ if TYPE_CHECKING:
         def run(self, args: argparse.Namespace) -> int: ...
 
 
-CORE = "gitvow"
-PROXY = "gitvow-proxy"
-GATE = "gitvow-gate"
-SANDBOX = "gitvow-sandbox"
-
-#: subcommand → (module, one-line help, distribution). Modules define ``add_parser(parser)``
-#: and ``run(args) -> int``.
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "ops": ("gitvow.cli.ops", "list the operation vocabulary and each operation's default rule", CORE),
-    "plugins": ("gitvow.cli.plugins", "list discovered plugins, their adapters and hosts", CORE),
-    "policy": ("gitvow.cli.policy", "check a policy file or print its JSON Schema", CORE),
-    "explain": ("gitvow.cli.explain", "classify one request offline and show the verdict", CORE),
-    "proxy": ("gitvow_proxy.cli.proxy", "run the proxy: the whole pipeline on the agents' traffic", PROXY),
-    "env": ("gitvow_proxy.cli.env", "print an agent's shell environment for the proxy", PROXY),
-    "replay": ("gitvow_proxy.cli.replay", "re-decide recorded traffic under a new policy; list what changes", PROXY),
-    "approvals": ("gitvow_proxy.cli.approvals", "list, show, approve, reject or wait for requests the proxy staged", PROXY),
-    "pause": ("gitvow_proxy.cli.pause", "refuse agent writes to a repository from the next request on", PROXY),
-    "resume": ("gitvow_proxy.cli.resume", "undo `gitvow pause` for a repository", PROXY),
-    "status": ("gitvow_proxy.cli.status", "agents' modes and budgets, paused repositories, approvals, refusals", PROXY),
-    "run": ("gitvow_sandbox.cli.run", "run a command in a sandbox whose only network is the proxy", SANDBOX),
-    "hook": ("gitvow_gate.cli.hook", "run as an agent's pre-tool-use hook (the agent's JSON on stdin)", GATE),
-    "check": ("gitvow_gate.cli.check", "what the agent gate decides for a command, a file edit or an MCP tool", GATE),
-    "ask": ("gitvow_gate.cli.ask", "ask the configured providers one question about an edit", GATE),
-    "install": ("gitvow_gate.cli.install", "write an agent's hook configuration (per user or per repository)", GATE),
-    "uninstall": ("gitvow_gate.cli.uninstall", "remove what install wrote", GATE),
-}
+CORE = {command.name: command for command in CORE_COMMANDS}
 
 
 class MissingDistribution(Exception):
-    """A command of an enforcement point whose distribution is not installed."""
+    """A command of one of this project's distributions, which is not installed."""
 
     def __init__(self, command: str, distribution: str) -> None:
-        from gitvow.policy.sections import install_hint
+        from gitvow.first_party import install_hint
 
         super().__init__(f"`gitvow {command}` is part of {distribution}, which is not installed: {install_hint(distribution)}")
 
 
-def _load(name: str) -> Subcommand:
-    module_name, _help, distribution = COMMANDS[name]
-    try:
-        module: Subcommand = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name.partition(".")[0]:
-            raise MissingDistribution(name, distribution) from None
-        raise
-    return module
+class Commands:
+    """The commands this installation offers: the core's, then those plugins registered."""
+
+    def __init__(self, with_plugins: bool) -> None:
+        self.table: dict[str, Command] = dict(CORE)
+        self.distributions: dict[str, str] = {}
+        if with_plugins:
+            from gitvow.plugins import installed
+
+            plugins = installed()
+            for name, command in plugins.commands.items():
+                self.table[name] = command
+                self.distributions[name] = plugins.distribution_of(plugins.command_plugin[name]) or "a plugin"
+
+    def load(self, name: str) -> Subcommand:
+        command = self.table[name]
+        try:
+            module: Subcommand = importlib.import_module(command.module)
+        except ModuleNotFoundError as exc:
+            if exc.name == command.module.partition(".")[0]:
+                raise MissingDistribution(name, self.distributions.get(name, "a plugin")) from None
+            raise
+        return module
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def _missing(name: str) -> MissingDistribution | None:
+    from gitvow.first_party import owner_of_command
+
+    distribution = owner_of_command(name)
+    return MissingDistribution(name, distribution) if distribution is not None else None
+
+
+def build_parser(commands: Commands, only: str | None = None) -> argparse.ArgumentParser:
     import argparse
 
     parser = argparse.ArgumentParser(prog="gitvow", description="One policy for what AI coding agents may do to forges.")
     parser.add_argument("--version", action="version", version=f"gitvow {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (_module, help_text, distribution) in COMMANDS.items():
-        if distribution != CORE:
-            help_text += f" [{distribution}]"
+    for name, command in commands.table.items():
+        help_text = command.help
+        if name in commands.distributions:
+            help_text += f" [{commands.distributions[name]}]"
         child = sub.add_parser(name, help=help_text, description=help_text)
         if name == only:
-            _load(name).add_parser(child)
+            commands.load(name).add_parser(child)
         elif only is None:
-            # listed in the help with its distribution either way; running it says what to install
+            # listed in the help either way; running it says what to install
             with contextlib.suppress(MissingDistribution):
-                _load(name).add_parser(child)
+                commands.load(name).add_parser(child)
     return parser
+
+
+def _fast(name: str, argv: list[str]) -> int | None:
+    """The answer of a fast command the index names, or None (then the slow path decides)."""
+    from gitvow.cli import command_index
+
+    module_name = command_index.lookup(name)
+    if module_name is None:
+        return None
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError:
+        return None  # uninstalled since the index was written: discovery says what to do
+    fast = getattr(module, "fast", None)
+    return fast(argv) if callable(fast) else None
+
+
+def _discovered_fast(commands: Commands, name: str, argv: list[str]) -> int | None:
+    """After discovery: remember the fast commands, then try ``name``'s fast path."""
+    command = commands.table.get(name)
+    if command is None or not command.fast:
+        return None
+    from gitvow.cli import command_index
+
+    command_index.remember(commands.table.values())
+    fast = getattr(commands.load(name), "fast", None)
+    return fast(argv) if callable(fast) else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    first = args_list[0] if args_list else None
+    first = args_list[0] if args_list else ""
+    named = bool(first) and not first.startswith("-")
     try:
-        if first == "hook":  # every tool call of every agent: skip argparse when the line is plain
-            code = _fast_hook(args_list[1:])
+        if named and first not in CORE:
+            code = _fast(first, args_list[1:])
             if code is not None:
                 return code
-        parser = build_parser(first if first in COMMANDS else None)
+        commands = Commands(with_plugins=first not in CORE)
+        if named and first not in commands.table:
+            missing = _missing(first)
+            if missing is not None:
+                raise missing
+        elif named and (code := _discovered_fast(commands, first, args_list[1:])) is not None:
+            return code
+        parser = build_parser(commands, first if first in commands.table else None)
     except MissingDistribution as exc:
         print(f"gitvow: error: {exc}", file=sys.stderr)
         return 2
@@ -113,21 +149,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return _load(args.command).run(args)
+        return commands.load(args.command).run(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
-
-
-def _fast_hook(args: list[str]) -> int | None:
-    try:
-        from gitvow_gate.cli.hook import fast
-    except ModuleNotFoundError as exc:
-        if exc.name == "gitvow_gate":
-            raise MissingDistribution("hook", GATE) from None
-        raise
-    return fast(args)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""``gitvow plugins``: discovered plugins with distribution, version, adapters and hosts."""
+"""``gitvow plugins``: discovered plugins with distribution, version, adapters, hosts and commands."""
 
 from __future__ import annotations
 
@@ -15,12 +15,16 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 def report() -> dict[str, Any]:
     found = installed()
+    commands: dict[str, list[str]] = {}
+    for name in found.commands:
+        commands.setdefault(found.command_plugin[name], []).append(name)
     plugins = [
         {
             "name": info.name,
             "distribution": info.distribution,
             "version": info.version,
             "adapters": [{"name": a, "hosts": list(found.adapters[a].default_hosts)} for a in info.adapters],
+            "commands": sorted(commands.get(info.name, ())),
         }
         for info in sorted(found.infos, key=lambda i: i.name)
     ]
@@ -38,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
             for adapter in plugin["adapters"]:
                 hosts = ", ".join(adapter["hosts"]) or "(hosts from [hosts] only)"
                 print(f"    adapter {adapter['name']}: {hosts}")
+            if plugin["commands"]:
+                print(f"    commands: {', '.join('gitvow ' + c for c in plugin['commands'])}")
         for failure in data["failures"]:
             print(f"FAILED  {failure['error']}")
         if data["disabled"]:

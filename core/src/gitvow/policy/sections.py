@@ -12,7 +12,7 @@ Kept free of pydantic at import time: plugin discovery on the agent hook's path 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,34 +56,16 @@ class PolicySection:
         return tuple(self.model.model_fields)
 
 
-#: Top-level keys of the enforcement points this project ships, by distribution: a file that
-#: names one while its distribution is not installed is told which distribution reads it,
-#: instead of being told the key is a typo.
-SHIPPED_KEYS: Mapping[str, tuple[str, ...]] = {
-    "gitvow-proxy": (
-        "proxy", "credentials", "internal", "run_state", "write_surface", "budget", "canary", "issue_shape", "audit",
-        "approvals", "admin",
-    ),
-    "gitvow-gate": (
-        "builtin_rules", "bash_deny", "bash_confirm", "path_confirm", "mcp_allow", "mcp_deny", "providers", "llm_classifier",
-        "decisions", "intent", "outcomes", "sync", "runtime", "snapshots", "pricing",
-    ),
-    "gitvow-sandbox": ("sandbox",),
-}
-
-#: Extras of the core that pull in each shipped distribution (``pip install "gitvow[proxy]"``).
-EXTRAS: Mapping[str, str] = {"gitvow-proxy": "proxy", "gitvow-gate": "gate", "gitvow-sandbox": "sandbox"}
-
-
 def owner_of(key: str) -> str | None:
-    """The shipped distribution that reads top-level ``key``, if any."""
-    for distribution, keys in SHIPPED_KEYS.items():
-        if key in keys:
-            return distribution
-    return None
+    """The distribution of this project that reads top-level ``key`` when installed, if any
+    (:mod:`gitvow.first_party`: consulted only for keys no installed plugin registered)."""
+    from gitvow.first_party import owner_of_key
+
+    return owner_of_key(key)
 
 
 def install_hint(distribution: str) -> str:
-    extra = EXTRAS.get(distribution)
-    hint = f"pip install {distribution}"
-    return f'{hint} (or pip install "gitvow[{extra}]")' if extra else hint
+    """How to install ``distribution`` (never PyPI's unrelated gitvow 0.42)."""
+    from gitvow.first_party import install_hint as hint
+
+    return hint(distribution)

@@ -30,8 +30,9 @@ def _log_error(message: str, *args: object) -> None:
 
     logging.getLogger("gitvow_gate.forge").error(message, *args)
 
-#: Programs whose commands adapters classify (git, GitHub, GitLab, Gitea/Forgejo CLIs).
-FORGE_PROGRAMS = frozenset({"git", "gh", "glab", "tea", "hub", "fj", "berg"})
+#: Programs whose commands adapters classify (git, GitHub, GitLab, Gitea/Forgejo CLIs; curl, which
+#: gitvow-bitbucket reads because Bitbucket has no CLI).
+FORGE_PROGRAMS = frozenset({"git", "gh", "glab", "tea", "hub", "fj", "berg", "curl"})
 #: git subcommands that talk to a remote; ``git status`` and friends never reach a forge, and
 #: agents run them constantly, so they do not pay for loading the plugins.
 GIT_REMOTE_SUBCOMMANDS = frozenset({"push", "fetch", "pull", "clone", "ls-remote", "submodule", "lfs", "remote",

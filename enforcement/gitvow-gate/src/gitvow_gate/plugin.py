@@ -1,9 +1,10 @@
-"""gitvow-gate's hook implementations: the policy-file sections the agent gate reads."""
+"""gitvow-gate's hook implementations: the policy-file sections the agent gate reads, and its commands."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from gitvow.cli.command import Command
 from gitvow.hookspecs import hookimpl
 from gitvow.policy.sections import PolicySection
 
@@ -14,3 +15,18 @@ def register_policy_sections(register: Callable[[PolicySection], None]) -> None:
     from gitvow_gate.schema import IGNORED_KEYS, GateSections, notes  # pydantic: only when a policy is validated
 
     register(PolicySection(GateSections, "gitvow-gate", ignored=IGNORED_KEYS, notes=notes))
+
+
+@hookimpl
+def register_commands(register: Callable[[Command], None]) -> None:
+    """``gitvow hook``, ``gitvow check``, ``gitvow ask``, ``gitvow install``, ``gitvow uninstall``."""
+    register(Command("hook", "gitvow_gate.cli.hook",
+                     "run as an agent's pre-tool-use hook (the agent's JSON on stdin)", fast=True))
+    register(Command("check", "gitvow_gate.cli.check",
+                     "what the agent gate decides for a command, a file edit or an MCP tool"))
+    register(Command("ask", "gitvow_gate.cli.ask",
+                     "ask the configured providers one question about an edit"))
+    register(Command("install", "gitvow_gate.cli.install",
+                     "write an agent's hook configuration (per user or per repository)"))
+    register(Command("uninstall", "gitvow_gate.cli.uninstall",
+                     "remove what install wrote"))

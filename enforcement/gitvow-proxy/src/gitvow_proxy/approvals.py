@@ -39,8 +39,10 @@ RESTAGE = frozenset({FAILED, EXPIRED})
 #: Request headers worth keeping for the upstream: how the body is encoded and what the client
 #: accepts, plus the forge's own API headers. Credentials, cookies, the proxy identity and
 #: hop-by-hop headers are never kept.
-_KEEP = frozenset({"content-type", "content-encoding", "accept", "user-agent", "graphql-features"})
-_KEEP_PREFIXES = ("x-github-", "x-gitlab-")
+_KEEP = frozenset({"content-type", "content-encoding", "accept", "user-agent", "graphql-features",
+                   "mcp-protocol-version", "mcp-method", "mcp-name"})
+#: (an MCP call's session is not kept: the approved call is sent in a session of the proxy's own)
+_KEEP_PREFIXES = ("x-github-", "x-gitlab-", "x-mcp-", "mcp-param-")
 
 #: Crockford's base32 without the letters that read like digits: ids are read aloud and typed.
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

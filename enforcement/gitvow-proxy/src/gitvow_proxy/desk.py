@@ -29,6 +29,7 @@ from __future__ import annotations
 import hmac
 import html
 import logging
+import re
 import secrets
 import threading
 import time
@@ -44,9 +45,11 @@ from urllib.parse import parse_qs, urlsplit
 from gitvow.errors import GitvowError
 from gitvow.policy.load import Policy
 from gitvow_proxy.admin import Routes, allowed_hosts, host_allowed
+from gitvow_proxy.approval_context import DIFF_LIMIT, Context, stored_context
 from gitvow_proxy.approvals import FAILED, PENDING, SENDING, Approval
 from gitvow_proxy.audit import AuditLog, audit_approval
 from gitvow_proxy.identity import read_secret
+from gitvow_proxy.notify import delivery_state
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.status import SPANS, gather
 from gitvow_proxy.store import PAUSED, Store
@@ -203,6 +206,14 @@ class Desk:
     def audit(self) -> AuditLog:
         return AuditLog(self.policy().section(ProxyPolicy).audit.path)
 
+    def context(self, approval: Approval) -> Context | None:
+        """What the forge said about the approval, if the proxy asked yet."""
+        return stored_context(self.store, approval.id)
+
+    def deliveries(self, approval: Approval) -> dict[str, str]:
+        """Each ``[approvals.notify]`` delivery of the approval's events → its state."""
+        return delivery_state(self.store, approval.id)
+
 
 class _Handler(BaseHTTPRequestHandler):
     desk: Desk
@@ -298,7 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         if url.path == "/login":
-            self._send(200, _page(SIGN_IN_TITLE, _login_form(query.get("failed"))))
+            wanted = query.get("approval", "")
+            self._send(200, _page(SIGN_IN_TITLE, _login_form(query.get("failed"), wanted if _ID.fullmatch(wanted) else "")))
             return
         session, rest = self._session(url.path)
         if session is None:
@@ -313,7 +325,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(404, _page("Not found", "<p>No such approval.</p>" + back))
             else:
                 self._send(200, _page(f"Approval {approval.id}",
-                                      _approval_card(approval, session, full=True) + back))
+                                      _approval_card(approval, session, self.desk.context(approval), full=True,
+                                                     deliveries=self.desk.deliveries(approval))
+                                      + back))
         else:
             self._send(404, _page("Not found", f"<p><a href='{session.base}'>Back</a></p>"))
 
@@ -361,7 +375,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._redirect("/login?failed=1")
             return
         cookie = f"{COOKIE}={session.token}; HttpOnly; SameSite=Strict; Path={session.base}; Max-Age={SESSION_SECONDS}"
-        self._redirect(session.base, {"Set-Cookie": cookie})
+        wanted = form.get("approval", "")
+        where = session.base + (f"approvals/{wanted.upper()}" if _ID.fullmatch(wanted) else "")
+        self._redirect(where, {"Set-Cookie": cookie})
 
     def _act(self, path: str, form: dict[str, str], by: str) -> str:
         desk = self.desk
@@ -409,7 +425,8 @@ class _Handler(BaseHTTPRequestHandler):
             "<button>Sign out</button></form></p>",
             f"<p class='flash' role='status'>{_e(done)}</p>" if done else "",
             f"<h2>Pending approvals ({len(pending)})</h2>",
-            "".join(_approval_card(a, session) for a in pending) or "<p class='empty'>Nothing is waiting.</p>",
+            "".join(_approval_card(a, session, self.desk.context(a), deliveries=self.desk.deliveries(a))
+                    for a in pending) or "<p class='empty'>Nothing is waiting.</p>",
             "<h2>Decisions over time</h2>",
             "<p>" + " · ".join(f"<a href='{base}?span={s}'>{s}</a>" if s != span.name else f"<b>{s}</b>"
                                for s in SPANS) + "</p>",
@@ -418,7 +435,8 @@ class _Handler(BaseHTTPRequestHandler):
             "<h2>Paused repositories</h2>", _paused(data["paused"], data.get("pause_reasons", {}), session),
             "<h2>Recent refusals</h2>", _refusals(data["recent_refusals"]),
             "<h2>Recently decided</h2>",
-            "".join(_approval_card(a, session) for a in recent) or "<p class='empty'>None yet.</p>",
+            "".join(_approval_card(a, session, self.desk.context(a), deliveries=self.desk.deliveries(a))
+                    for a in recent) or "<p class='empty'>None yet.</p>",
         ]
         return _page(DESK_TITLE, "".join(parts))
 
@@ -440,7 +458,8 @@ button{font:inherit;padding:.3rem .9rem;cursor:pointer}button.approve{background
 button.reject{background:#c62828;color:#fff;border:0;border-radius:4px}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eee}
 .legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1rem}.note{color:#555}
-.failed-send{color:#8a1c1c}.flash{background:#e8f0fe;padding:.5rem .75rem;border-radius:4px}.empty{color:#666}.who{float:right;margin:0}
+.failed-send{color:#8a1c1c}.context{border-top:1px dashed #ccc;margin-top:.5rem}.context-error{color:#8a1c1c}
+pre.diff{max-height:28rem;font-size:.85rem}table.files td{font-size:.9rem}.flash{background:#e8f0fe;padding:.5rem .75rem;border-radius:4px}.empty{color:#666}.who{float:right;margin:0}
 """
 
 
@@ -450,14 +469,18 @@ def _page(title: str, body: str) -> str:
             f"<body><h1>{_e(title)}</h1>{body}</body></html>")
 
 
-def _login_form(state: str | None) -> str:
+_ID = re.compile(r"[0-9A-Za-z]{6}")
+
+
+def _login_form(state: str | None, approval: str = "") -> str:
     error = {
         "1": "<p class='flash' role='alert'>That secret is not the operator secret.</p>",
         "throttled": "<p class='flash' role='alert'>Too many wrong secrets lately: wait a minute and try again.</p>",
     }.get(state or "", "")
     return (f"<p>Sign in to review what your coding agents asked to do: gitvow holds each pull request "
             f"creation and merge here until a human approves it.</p>{error}<form method='post' action='/login'>"
-            "<p><label>Your name <input name='name' autocomplete='username' required></label></p>"
+            + (f"<input type='hidden' name='approval' value='{_e(approval)}'>" if approval else "")
+            + "<p><label>Your name <input name='name' autocomplete='username' required></label></p>"
             "<p><label>Operator secret <input name='secret' type='password' autocomplete='current-password' required>"
             "</label></p><p><button>Sign in</button></p></form>")
 
@@ -484,35 +507,97 @@ def _outcome_rows(a: Approval) -> list[tuple[str, str]]:
     return rows
 
 
-def _approval_card(a: Approval, session: Session, *, full: bool = False) -> str:
+def _forge_rows(c: Context) -> list[tuple[str, str]]:
+    pull = c.pull
+    rows: list[tuple[str, str]] = []
+    if pull is not None:
+        link = f" <a href='{_e(pull.url)}' rel='noreferrer'>on the forge</a>" if pull.url.startswith("https://") else ""
+        rows += [("pull request", f"#{_e(pull.number)} <b class='pr-title'>{_e(pull.title)}</b>{link}"),
+                 ("author", _e(pull.author)), ("state", _e(pull.state)), ("mergeable", _e(pull.mergeable)),
+                 ("checks", f"<span class='checks'>{_e(pull.checks)}</span>"), ("reviews", _e(pull.reviews))]
+    if c.head or c.base:
+        rows.append(("branches", f"{_e(c.head)} → {_e(c.base)}"))
+    if c.head_sha:
+        rows.append(("head", f"<code class='head-sha'>{_e(c.head_sha)}</code> (an approved send is pinned to it)"))
+    if c.changes is not None:
+        commits = f", {c.changes.commits} commits" if c.changes.commits is not None else ""
+        rows.append(("changes", f"{len(c.changes.files)} files, +{c.changes.additions} −{c.changes.deletions}{commits}"))
+    return rows
+
+
+def _context(c: Context | None, *, full: bool) -> str:
+    """What the forge said, or plainly that it could not be asked."""
+    if c is None:
+        return ""
+    if c.error:
+        return f"<p class='context-error' role='note'>From the forge: {_e(c.error)}</p>"
+    rows = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in _forge_rows(c))
+    out = f"<div class='context'><p class='note'>From the forge, {_when(c.fetched_at)}:</p><dl>{rows}</dl>"
+    if full and c.changes is not None:
+        files = "".join(f"<tr><td><code>{_e(f.path)}</code></td><td>{_e(f.status)}</td><td>+{_e(f.additions or 0)}</td>"
+                        f"<td>−{_e(f.deletions or 0)}</td></tr>" for f in c.changes.files)
+        out += ("<table class='files'><thead><tr><th>file</th><th>status</th><th>added</th><th>removed</th></tr></thead>"
+                f"<tbody>{files}</tbody></table>")
+        if c.changes.diff:
+            cut = (f"<p class='note'>The diff is cut at {DIFF_LIMIT // 1024} KiB; the files above are all of "
+                   "them.</p>") if c.changes.truncated else ""
+            out += f"<p>Diff:</p><pre class='diff'>{_e(c.changes.diff)}</pre>{cut}"
+    if full and c.notes:
+        out += "<p class='note'>" + "; ".join(_e(n) for n in c.notes) + "</p>"
+    return out + "</div>"
+
+
+def _texts(a: Approval, summary: dict[str, Any], context: Context | None, *, full: bool) -> str:
+    """The pull request's body, the forge's context, and on the detail page the raw request and answer."""
+    body = summary.get("body")
+    text = f"<p>Body:</p><pre>{_e(body)}</pre>" if isinstance(body, str) and body else ""
+    text += _context(context, full=full)
+    if full:
+        text += f"<p>Request body as sent:</p><pre>{_e(a.body.decode('utf-8', 'replace'))}</pre>"
+        if a.response_body:
+            text += f"<p>Upstream answer:</p><pre>{_e(a.response_body.decode('utf-8', 'replace'))}</pre>"
+    return text
+
+
+def _actions(a: Approval, session: Session) -> str:
+    hidden = f"<input type='hidden' name='csrf' value='{_e(session.csrf)}'>"
+    return (
+        "<div class='actions'>"
+        f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/approve'>{hidden}"
+        f"<button class='approve' name='approve' value='{_e(a.id)}'>Approve {_e(a.id)}</button></form>"
+        f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/reject'>{hidden}"
+        f"<label>Reason <input name='reason' required placeholder='why not'></label> "
+        f"<button class='reject'>Reject {_e(a.id)}</button></form></div>"
+    )
+
+
+def _approval_card(a: Approval, session: Session, context: Context | None = None, *, full: bool = False,
+                   deliveries: dict[str, str] | None = None) -> str:
     summary = a.summary()
+    repo = a.repo or (context.repo if context is not None else None)
     rows = [
-        ("agent", _e(a.agent)), ("operation", _e(", ".join(a.operations))), ("repository", _e(a.repo or "-")),
+        ("agent", _e(a.agent)), ("operation", _e(", ".join(a.operations))), ("repository", _e(repo or "-")),
         ("request", _e(f"{a.target} on {a.url.split('://', 1)[-1].partition('/')[0]}")),
         ("staged", _when(a.created)),
     ]
     if a.status == PENDING:
         rows.append(("expires", _when(a.expires)))
-    rows += [(label, _e(summary[key])) for key, label in _LABELS.items() if key in summary]
+    writes = summary.get("writes") or []
+    if len(writes) > 1:
+        rows.append(("writes", f"<b>{len(writes)} separate operations</b>, each shown below"))
+    else:
+        rows += [(label, _e(summary[key])) for key, label in _LABELS.items() if key in summary]
     rows += _outcome_rows(a)
+    if deliveries:
+        rows.append(("notified", "<br>".join(f"{_e(k)}: <span class='delivery'>{_e(v)}</span>"
+                                             for k, v in sorted(deliveries.items()))))
     details = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in rows)
-    body = summary.get("body")
-    text = f"<p>Body:</p><pre>{_e(body)}</pre>" if isinstance(body, str) and body else ""
-    if full:
-        text += f"<p>Request body as sent:</p><pre>{_e(a.body.decode('utf-8', 'replace'))}</pre>"
-        if a.response_body:
-            text += f"<p>Upstream answer:</p><pre>{_e(a.response_body.decode('utf-8', 'replace'))}</pre>"
-    actions = ""
-    if a.status == PENDING:
-        hidden = f"<input type='hidden' name='csrf' value='{_e(session.csrf)}'>"
-        actions = (
-            "<div class='actions'>"
-            f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/approve'>{hidden}"
-            f"<button class='approve' name='approve' value='{_e(a.id)}'>Approve {_e(a.id)}</button></form>"
-            f"<form class='inline' method='post' action='{session.base}approvals/{_e(a.id)}/reject'>{hidden}"
-            f"<label>Reason <input name='reason' required placeholder='why not'></label> "
-            f"<button class='reject'>Reject {_e(a.id)}</button></form></div>"
-        )
+    if len(writes) > 1:
+        details += "".join(
+            f"<dt>write {n}</dt><dd>" + "; ".join(f"{_e(k)}: {_e(v)}" for k, v in w.items() if k != "body") + "</dd>"
+            for n, w in enumerate(writes, 1))
+    text = _texts(a, summary, context, full=full)
+    actions = _actions(a, session) if a.status == PENDING else ""
     link = "" if full else f" <a href='{session.base}approvals/{_e(a.id)}'>details</a>"
     return (f"<section class='card' id='approval-{_e(a.id)}'><h3>Approval {_e(a.id)} "
             f"<span class='status {_e(a.status)}'>{_e(a.status)}</span>{link}</h3>"

@@ -52,13 +52,6 @@ def token_placeholder(token: str) -> str:
     return "gvc_redacted_" + hashlib.sha256(f"token:{token}".encode()).hexdigest()[:16]
 
 
-def policy_stamp(path: str | Path) -> dict[str, str]:
-    """The policy a recording was made under: its path and the SHA-256 of its bytes."""
-    try:
-        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        digest = ""
-    return {"path": str(path), "sha256": digest}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
-"""``gitvow proxy``: mitmproxy embedded with its own master, serving the gitvow addon.
+"""``gitvow proxy``: mitmproxy embedded with its own master, serving the gitvow addons.
 
-mitmproxy runs in this process (no shell-out), with the addon as its only policy: flows are
+mitmproxy runs in this process (no shell-out), with gitvow's addons as its only policy: flows are
 not dumped (request headers would show the injected token), upstream connections are opened
 lazily (a refused request never opens one), and SIGTERM/SIGINT shut it down cleanly.
 """
@@ -112,7 +112,7 @@ async def serve(options: ProxyOptions) -> int:
     from mitmproxy import options as mitm_options
     from mitmproxy.master import Master
 
-    from gitvow_proxy.addon import GitvowAddon
+    from gitvow_proxy.addons import proxy_addons
     from gitvow_proxy.agentenv import proxy_ca
 
     # mitmproxy prints its log to stdout; a proxy's log must reach a file as it happens.
@@ -133,8 +133,7 @@ async def serve(options: ProxyOptions) -> int:
         confdir=str(confdir),
     )
     master = Master(opts, with_termlog=True)
-    addon = GitvowAddon()
-    master.addons.add(*lean_addons(), addon)  # type: ignore[no-untyped-call]
+    master.addons.add(*lean_addons(), *proxy_addons())  # type: ignore[no-untyped-call]
     updates: dict[str, object] = {
         "connection_strategy": "lazy",
         "gitvow_policy": str(options.policy),

@@ -7,6 +7,7 @@ environment or files the policy names, and re-read on every reload.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ class Runtime:
     grants: Mapping[str, Grant]
     #: ``secrets`` encoded, for the response scan.
     needles: tuple[bytes, ...] = ()
+    #: The SHA-256 of the policy file as it was loaded ("" when unreadable), for recordings.
+    sha256: str = ""
 
     def grant_for(self, agent: str) -> Grant | None:
         return self.grants.get(agent)
@@ -81,6 +84,7 @@ def build_runtime(
     The answers the forge gave about opaque ids survive a reload (``previous``) when the
     cache's settings did not change: what a node id names does not depend on the policy."""
     plugins = plugins if plugins is not None else installed()
+    sha256 = file_sha256(path)
     policy = load_policy(path, relays=plugins.relays, sections=plugins.sections, absent="skip",
                          adapters=plugins.adapters)
     engine = Engine(policy, plugins)
@@ -94,4 +98,12 @@ def build_runtime(
     gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries, resolutions=kept)
     grants = {name: grant for name in policy.model.agents if (grant := policy.grant_for(name)) is not None}
     secrets = tuple(credentials.values())
-    return Runtime(policy, engine, identities, gates, secrets, grants, tuple(s.encode() for s in secrets))
+    return Runtime(policy, engine, identities, gates, secrets, grants, tuple(s.encode() for s in secrets), sha256)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, or "" when it cannot be read."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return ""

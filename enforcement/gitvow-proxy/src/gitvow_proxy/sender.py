@@ -4,7 +4,7 @@ The proxy alone holds the forge credential, so it, not the CLI or the desk, send
 approved. Every ``[approvals] poll_interval`` it expires pending approvals past their ``ttl``
 and claims approved ones from the store (``approved → sending``, atomic: with several proxies
 on one store, one of them gets each). Each claimed request is replayed through mitmproxy's own
-client-replay machinery, so it passes the same addon: the gates that still apply run (a paused
+client-replay machinery, so it passes the same addons: the gates that still apply run (a paused
 repository is not written, the budget counts it, the canary scan runs), the credential is
 injected, the response is scrubbed; only the policy stage is satisfied by the approval. The
 upstream's status and body are recorded (``sent``); a gate's refusal or an unreachable upstream
@@ -17,43 +17,80 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
 
 from mitmproxy import connection, ctx, http
 
 from gitvow.denial import REASON_HEADER
-from gitvow_proxy.approvals import SENDING, Approval
+from gitvow.relay import APPROVAL_HEAD_MOVED
+from gitvow.request import Request
+from gitvow_proxy.approval_context import ContextError
+from gitvow_proxy.approvals import SENDING, Approval, new_id
 from gitvow_proxy.audit import audit_approval
-from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.flow_metadata import APPROVAL_KEY, REFUSED_KEY
+from gitvow_proxy.identity import read_secret
+from gitvow_proxy.notify import Notifier
+from gitvow_proxy.resolver import tls_context
+from gitvow_proxy.settings import Notify, ProxyPolicy, Webhook
+from gitvow_proxy.shared import Shared
 from gitvow_proxy.store import StoreUnavailable
-
-if TYPE_CHECKING:
-    from gitvow_proxy.addon import GitvowAddon
 
 log = logging.getLogger("gitvow_proxy")
 
-#: Flow metadata of a replayed approval: ``(approval id, agent)``.
-APPROVAL_KEY = "gitvow.approval"
-#: Flow metadata set when a gate refused the replayed approval: the denial line.
-REFUSED_KEY = "gitvow.refused"
 SEND_TIMEOUT = 120.0
+#: Approved requests in flight at once.
+CONCURRENT_SENDS = 8
+
+
+class HeadMoved(Exception):
+    """The head of an approved merge or creation is not the one the human saw."""
+
+    def __init__(self, seen: str, now: str) -> None:
+        super().__init__(f"head moved from {seen} to {now}")
+        self.seen, self.now = seen, now
 
 
 class Sender:
     """The proxy's loop over approved approvals."""
 
-    def __init__(self, addon: GitvowAddon) -> None:
-        self.addon = addon
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self._tls: tuple[str | None, ssl.SSLContext] | None = None
+        self._background: set[asyncio.Future[Any]] = set()
+        self.notifier = Notifier(lambda: self.shared.store, self._notify_settings, self._hook_secret)
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        self._slots = asyncio.Semaphore(CONCURRENT_SENDS)
+        self._sending: set[asyncio.Task[None]] = set()
 
     def start(self) -> None:
         if self._task is None:
             self._wake = asyncio.Event()
             self._task = asyncio.get_running_loop().create_task(self._loop())
 
+    def _notify_settings(self) -> tuple[Notify | None, str | None]:
+        runtime = self.shared.runtime
+        if runtime is None:
+            return None, None
+        section = runtime.policy.section(ProxyPolicy)
+        notify = section.approvals.notify
+        desk = notify.desk_url if notify is not None and notify.desk_url else (
+            f"http://{section.admin.listen}" if section.admin is not None else None)
+        return notify, desk
+
+    def _hook_secret(self, hook: Webhook) -> str | None:
+        runtime = self.shared.runtime
+        if runtime is None or (hook.secret_env is None and hook.secret_file is None):
+            return None
+        return read_secret(hook.secret_env, hook.secret_file, source=runtime.policy.source,
+                           key="approvals.notify.webhooks")
+
     def stop(self) -> None:
+        self.notifier.stop()
         if self._task is not None:
             self._task.cancel()
             self._task = None
@@ -66,47 +103,159 @@ class Sender:
 
     async def _loop(self) -> None:
         while True:
-            runtime = self.addon.runtime
+            runtime = self.shared.runtime
             interval = runtime.policy.section(ProxyPolicy).approvals.poll_interval if runtime else 1.0
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=interval)
             self._wake.clear()
             try:
                 await self.sweep()
+                self.notifier.watch()
             except StoreUnavailable:  # the store logs its outage once; try again next round
                 pass
             except Exception as exc:  # the loop must outlive any one bad approval
                 log.error("gitvow: the approval sender failed: %s: %s", type(exc).__name__, exc)
 
     async def sweep(self) -> None:
-        store, audit = self.addon.store, self.addon.audit
-        if store is None or self.addon.runtime is None:
+        """Expire what waited too long; claim every approved one and send each in a task of
+        its own (at most ``CONCURRENT_SENDS`` at once, each within ``SEND_TIMEOUT``), so one
+        hung upstream delays no other approval and no later sweep."""
+        store, audit = self.shared.store, self.shared.audit
+        if store is None or self.shared.runtime is None:
             return
         for expired in store.expire(time.time()):
             if audit is not None:
                 audit_approval(audit, expired, "expired", reason="approval_expired")
         while (approval := store.claim(time.time())) is not None:
-            await self.send(approval)
+            task = asyncio.get_running_loop().create_task(self._bounded(approval))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    async def _bounded(self, approval: Approval) -> None:
+        async with self._slots:
+            try:
+                await self.send(approval)
+            except Exception as exc:  # a send must never take the loop down; it stays "sending"
+                log.error("gitvow: sending approval %s failed: %s: %s", approval.id, type(exc).__name__, exc)
 
     async def send(self, approval: Approval) -> None:
         from mitmproxy.addons.clientplayback import ReplayHandler
 
+        try:
+            approval = await self._pinned(approval)
+        except HeadMoved as moved:
+            self._restage(approval, moved)
+            return
+        except ContextError as exc:
+            self._finish(approval, sent=False, status=None, content_type=None, body=b"", reason=str(exc))
+            return
         flow = _flow(approval)
         try:
             await asyncio.wait_for(ReplayHandler(flow, ctx.options).replay(), timeout=SEND_TIMEOUT)
         except Exception as exc:
             log.error("gitvow: sending approval %s failed: %s: %s", approval.id, type(exc).__name__, exc)
-        store = self.addon.store
+        store = self.shared.store
         if store is not None:
             current = store.approval(approval.id)
             if current is not None and current.status == SENDING:  # no hook recorded an answer
                 self._finish(approval, sent=False, status=None, content_type=None, body=b"",
                              reason="the upstream did not answer")
 
+    async def _pinned(self, approval: Approval) -> Approval:
+        """The approval as it is sent: a merge pinned to the head the human saw. The head is
+        asked for again first; moved (a merge or a creation) → :class:`HeadMoved`. When the
+        forge cannot be asked, a pinnable merge is sent pinned (the forge refuses a moved
+        head itself) and an unpinnable one (a GitLab ``/merge`` note) is not sent."""
+        from gitvow_proxy.approval_context import MERGE, head_now, pin, stored_context
+
+        store = self.shared.store
+        seen = stored_context(store, approval.id) if store is not None else None
+        if seen is None or seen.error or not seen.head_sha:
+            return approval
+        access = self.forge_access(approval)
+        now: str | None = None
+        if access is not None:
+            try:
+                now = await asyncio.to_thread(head_now, approval.adapter, approval.operations, approval.url,
+                                              approval.body, access[0], access[1])
+            except Exception as exc:
+                log.warning("gitvow: approval %s: the head could not be asked for: %s", approval.id, exc)
+        if now and now != seen.head_sha:
+            raise HeadMoved(seen.head_sha, now)
+        if seen.kind != MERGE:
+            return approval
+        pinned = pin(approval.adapter, approval.url, approval.body, seen.head_sha)
+        if now is None and pinned == approval.body:
+            raise ContextError("not sent: the forge could not say whether the head moved since it was approved, "
+                               "and this merge cannot carry the head the human saw")
+        return approval.with_(body=pinned)
+
+    def _restage(self, approval: Approval, moved: HeadMoved) -> None:
+        """Not sent: the head moved after the human saw it. Failed with ``approval_head_moved``,
+        and staged again (a new id) with what the forge says now, for a human to look at anew."""
+        store, audit, runtime = self.shared.store, self.shared.audit, self.shared.runtime
+        if store is None:
+            return
+        now = time.time()
+        ttl = runtime.policy.section(ProxyPolicy).approvals.ttl if runtime is not None else 86400
+        fresh = Approval(id=new_id(), fingerprint=approval.fingerprint, agent=approval.agent,
+                         operations=approval.operations, repo=approval.repo, adapter=approval.adapter,
+                         method=approval.method, url=approval.url, headers=approval.headers, body=approval.body,
+                         created=now, expires=now + ttl)
+        why = (f"the head moved from {moved.seen[:12]} to {moved.now[:12]} after it was approved; staged again as "
+               f"approval {fresh.id}. reason={APPROVAL_HEAD_MOVED}")
+        self._finish(approval, sent=False, status=None, content_type=None, body=b"", reason=why, code=APPROVAL_HEAD_MOVED)
+        staged = store.stage(fresh, now)
+        if staged.id == fresh.id:
+            if audit is not None:
+                audit_approval(audit, staged, "staged", reason=APPROVAL_HEAD_MOVED, note=f"restaged from {approval.id}")
+            self.fetch_context(staged)
+
+    # -- asking the forge about an approval ------------------------------------------------
+
+    def forge_access(self, approval: Approval) -> tuple[Callable[[str], Mapping[str, str]], ssl.SSLContext] | None:
+        """Credential headers for a path on the approval's forge host, and the upstream TLS
+        context: what the proxy asks the forge about an approval with (never the agent's)."""
+        runtime = self.shared.runtime
+        adapter = runtime.engine.adapters.get(approval.adapter) if runtime is not None else None
+        if runtime is None or adapter is None:
+            return None
+        token = runtime.gates.credentials.get(adapter.name)
+        parts = urlsplit(approval.url)
+        scheme, host = parts.scheme or "https", parts.hostname or ""
+        port = parts.port or (443 if scheme == "https" else 80)
+
+        def headers(path: str) -> Mapping[str, str]:
+            if not token:
+                return {}
+            return adapter.credential_headers(Request(method="GET", host=host, path=path, port=port, scheme=scheme),
+                                              token)
+
+        extra = runtime.policy.section(ProxyPolicy).proxy.upstream_ca
+        if not extra:
+            extra = getattr(ctx.options, "ssl_verify_upstream_trusted_ca", None) or None
+        if self._tls is None or self._tls[0] != extra:
+            self._tls = (extra, tls_context(extra))
+        return headers, self._tls[1]
+
+    def fetch_context(self, approval: Approval) -> None:
+        """Ask the forge about a new approval in a worker thread: the agent has its answer
+        already, and nothing waits for this (a failure is kept as the context's error)."""
+        from gitvow_proxy.approval_context import fetch_and_keep
+
+        access = self.forge_access(approval)
+        if access is None or self.shared.store is None:
+            return
+        task = asyncio.get_running_loop().run_in_executor(
+            None, fetch_and_keep, self.shared.store, approval.id, approval.adapter, approval.operations, approval.url,
+            approval.body, access[0], access[1])
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     def answered(self, flow: http.HTTPFlow) -> None:
         """The replayed approval's response (or error) hook: record what happened, once."""
         approval_id, _agent = flow.metadata[APPROVAL_KEY]
-        store = self.addon.store
+        store = self.shared.store
         approval = store.approval(approval_id) if store is not None else None
         if approval is None or approval.status != SENDING:
             return
@@ -126,7 +275,7 @@ class Sender:
 
     def _finish(self, approval: Approval, *, sent: bool, status: int | None, content_type: str | None, body: bytes,
                 reason: str | None = None, code: str | None = None) -> None:
-        store, audit = self.addon.store, self.addon.audit
+        store, audit = self.shared.store, self.shared.audit
         if store is None:
             return
         done = store.finish(approval.id, sent=sent, status=status, content_type=content_type, body=body,
@@ -155,5 +304,5 @@ def _flow(approval: Approval) -> http.HTTPFlow:
     return flow
 
 
-__all__ = ["APPROVAL_KEY", "REFUSED_KEY", "Sender"]
+__all__ = ["HeadMoved", "Sender"]
 

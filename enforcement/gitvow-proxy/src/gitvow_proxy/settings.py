@@ -236,11 +236,48 @@ class Audit(_Section):
     path: str = DEFAULT_AUDIT
 
 
+Event = Literal["staged", "approved", "rejected", "expired", "sent", "failed"]
+NOTIFY_EVENTS: tuple[Event, ...] = ("staged", "approved", "rejected", "expired", "sent", "failed")
+
+
+class Webhook(_Section):
+    """One receiver of ``[approvals.notify]``: ``json`` (signed with HMAC-SHA256 when it has a
+    secret) or ``slack`` (Slack's incoming-webhook ``text``, with a link to the desk)."""
+
+    url: str
+    format: Literal["json", "slack"] = "json"
+    secret_env: str | None = None
+    secret_file: str | None = None
+    events: list[Event] = Field(default_factory=lambda: list(NOTIFY_EVENTS))
+
+    @model_validator(mode="after")
+    def _checked(self) -> Webhook:
+        if self.secret_env is not None and self.secret_file is not None:
+            raise ValueError("set one of secret_env or secret_file, not both")
+        if not self.url.startswith(("https://", "http://")):
+            raise ValueError(f"url must be http(s)://…, got {self.url!r}")
+        return self
+
+
+class Notify(_Section):
+    """``[approvals.notify]``: who is told when an approval is staged, decided, expired or sent."""
+
+    webhooks: list[Webhook] = Field(default_factory=list)
+    #: The desk as the human reaches it (links in the messages); default: ``[admin] listen``.
+    desk_url: str | None = None
+    attempts: int = Field(default=6, gt=0, le=20)
+    timeout: float = Field(default=10.0, gt=0, le=120)
+
+
 class Approvals(_Section):
     """``[approvals]``: how long a staged request waits for a human, how often the proxy looks."""
 
     ttl: int = Field(default=86400, gt=0)
     poll_interval: float = Field(default=1.0, gt=0)
+    #: Approvals one agent may have waiting (pending, approved or being sent). None: the
+    #: agent's ``[budget]`` writes per window, when it has one; else no cap.
+    max_pending: int | None = Field(default=None, gt=0)
+    notify: Notify | None = None
 
 
 class Admin(_Section):

@@ -21,11 +21,12 @@ SOCKET = RUN_DIR / "proxy.sock"
 #: Runs first inside: the bridge's inner end (socat), started and listening before the command.
 INNER = r"""
 socat TCP-LISTEN:"$1",bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$2" </dev/null >/dev/null 2>&1 &
+listening() { while read -r line; do case "$line" in *"$1"*) return 0;; esac; done </proc/net/tcp; return 1; }
 i=0
-while ! grep -q "$3" /proc/net/tcp; do
+until listening "$3"; do  # shell built-ins only: socat listens within a few ms
   i=$((i + 1))
-  if [ "$i" -gt 2000 ]; then echo "gitvow run: the bridge to the proxy did not start inside the sandbox" >&2; exit 125; fi
-  sleep 0.005
+  if [ "$i" -gt 1000 ]; then echo "gitvow run: the bridge to the proxy did not start inside the sandbox" >&2; exit 125; fi
+  if [ "$i" -gt 200 ]; then sleep 0.01; fi
 done
 shift 3
 exec "$@"

@@ -13,10 +13,10 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gitvow_sandbox import bwrap, environment, layout
+from gitvow_sandbox import bwrap, environment, hook, layout
 from gitvow_sandbox.bridge import Bridge
 from gitvow_sandbox.errors import SandboxError
 from gitvow_sandbox.proxies import Proxy, find_or_start
@@ -39,16 +39,19 @@ class RunOptions:
     allow_read: Sequence[Path] = ()
     pass_env: Sequence[str] = ()
     home: Path | None = None
+    hook: str | None = None
     cwd: Path = field(default_factory=Path.cwd)
 
 
 def _settings(policy: Path) -> tuple[dict[str, object], SandboxSettings]:
-    """The policy's raw data and its ``[sandbox]`` section."""
-    from gitvow.policy.load import load_policy
+    """The policy's raw data and its ``[sandbox]`` section, without validating the rest of
+    the file (gitvow-proxy does when it computes the agent's environment): start-up time."""
+    from gitvow.policy.load import _validate, read_document
     from gitvow_sandbox.settings import SandboxPolicy
 
-    loaded = load_policy(policy, absent="skip")
-    return dict(loaded.data), loaded.section(SandboxPolicy).sandbox
+    data = read_document(policy)
+    section = {"sandbox": data["sandbox"]} if "sandbox" in data else {}
+    return data, _validate(SandboxPolicy, section, str(policy)).sandbox
 
 
 @contextlib.contextmanager
@@ -100,11 +103,16 @@ def run(options: RunOptions) -> int:
     bwrap_path, _socat = bwrap.tools()
     data, settings = _settings(options.policy)
     with _private_dir() as private, _private_dir() as run_dir:
+        if options.hook is not None and options.home is None:  # the hook's configuration needs a home to go in
+            (private / "home").mkdir()
+            options = replace(options, home=private / "home")
         plan = _plan(options, data, settings, run_dir)
+        extra = {} if options.hook is None or plan.agent_home is None else hook.install(
+            options.hook, data, home=plan.agent_home, tree=plan.writable[0], run_dir=run_dir)
         proxy = find_or_start(options.policy, options.proxy, private)
         bridge: Bridge | None = None
         try:
-            agent_env = environment.for_sandbox(_agent_env(options, proxy), run_dir)
+            agent_env = environment.for_sandbox(_agent_env(options, proxy), run_dir) | extra
             env = environment.compose(agent_env, plan.home, [*settings.pass_env, *options.pass_env])
             bridge = Bridge(run_dir / bwrap.SOCKET.name, (proxy.host, proxy.port)).start()
             argv = bwrap.command_line(bwrap_path, layout.mount_arguments(plan), env, str(options.cwd.resolve()),

@@ -12,9 +12,11 @@ import sys
 import time
 
 from gitvow.errors import GitvowError
+from gitvow_proxy.approval_context import DIFF_LIMIT, Context, stored_context
 from gitvow_proxy.approvals import FAILED, FINAL, PENDING, REJECTED, SENT, Approval
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.cli._state import State, add_arguments, add_by, opened, who
+from gitvow_proxy.notify import delivery_state
 
 #: ``wait``'s exit codes: sent and 2xx, anything else final, still waiting at the timeout.
 WAIT_SENT, WAIT_NOT_SENT, WAIT_TIMEOUT = 0, 1, 3
@@ -64,24 +66,25 @@ def _when(at: float | None) -> str:
 _COLUMNS = ("ID", "STATUS", "AGENT", "OPERATIONS", "REPOSITORY", "REQUEST", "WHAT")
 
 
-def _table(found: list[Approval]) -> list[str]:
+def _table(found: list[Approval], repos: dict[str, str]) -> list[str]:
     """``approvals list``: one row per approval under a header, columns as wide as their widest cell."""
     rows = [_COLUMNS]
     for a in found:
         what = ", ".join(f"{k}={v!r}" for k, v in a.summary().items() if k in ("title", "head", "base", "merge method"))
-        rows.append((a.id, a.status, a.agent, ",".join(a.operations), a.repo or "-", a.target, what))
+        rows.append((a.id, a.status, a.agent, ",".join(a.operations), a.repo or repos.get(a.id) or "-", a.target, what))
     widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS) - 1)]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
 
 
 def _list(state: State, args: argparse.Namespace) -> int:
     found = state.store.approvals(None if args.all else [PENDING])
+    repos = {a.id: c.repo for a in found if a.repo is None and (c := stored_context(state.store, a.id)) and c.repo}
     if args.json:
-        print(json.dumps([a.as_json() for a in found], indent=2))
+        print(json.dumps([{**a.as_json(), "repo": a.repo or repos.get(a.id)} for a in found], indent=2))
     elif not found:
         print("no approvals" if args.all else "no pending approvals")
     else:
-        print("\n".join(line.rstrip() for line in _table(found)))
+        print("\n".join(line.rstrip() for line in _table(found, repos)))
     return 0
 
 
@@ -92,17 +95,34 @@ def _get(state: State, approval_id: str) -> Approval:
     return found
 
 
-def _show(state: State, args: argparse.Namespace) -> int:
-    a = _get(state, args.id)
-    if args.json:
-        print(json.dumps(a.as_json(body=True), indent=2))
-        return 0
-    print(f"approval {a.id}: {a.status}")
-    print(f"  agent       {a.agent}")
-    print(f"  operations  {', '.join(a.operations)}")
-    print(f"  repository  {a.repo or '-'}")
-    print(f"  request     {a.target} on {a.url.split('://', 1)[-1].partition('/')[0]}")
-    print(f"  staged      {_when(a.created)} (expires {_when(a.expires)})")
+def _print_context(c: Context | None) -> None:
+    if c is None:
+        print("  forge       not asked yet")
+        return
+    if c.error:
+        print(f"  forge       {c.error}")
+        return
+    print(f"  forge       asked {_when(c.fetched_at)}")
+    if c.pull is not None:
+        p = c.pull
+        for label, value in (("pull", f"#{p.number} {p.title}"), ("author", p.author), ("state", p.state),
+                             ("mergeable", p.mergeable), ("checks", p.checks), ("reviews", p.reviews), ("url", p.url)):
+            print(f"  {label:<11} {value}")
+    print(f"  branches    {c.head} -> {c.base}")
+    print(f"  head sha    {c.head_sha or '-'} (an approved send is pinned to it)")
+    if c.changes is not None:
+        print(f"  changes     {len(c.changes.files)} files, +{c.changes.additions} -{c.changes.deletions}")
+        for f in c.changes.files:
+            print(f"    {f.status:<9} +{f.additions or 0:<5} -{f.deletions or 0:<5} {f.path}")
+        if c.changes.diff:
+            print("  diff" + (f" (cut at {DIFF_LIMIT // 1024} KiB)" if c.changes.truncated else "") + ":")
+            print("\n".join("    " + line for line in c.changes.diff.splitlines()))
+    for note in c.notes:
+        print(f"  note        {note}")
+
+
+def _print_summary(a: Approval) -> None:
+    """What it will do: the one write's fields, or each write of several under its number."""
     summary = a.summary()
     writes = summary.pop("writes", [])
     if len(writes) > 1:
@@ -114,6 +134,25 @@ def _show(state: State, args: argparse.Namespace) -> int:
     else:
         for key, value in summary.items():
             print(f"  {key:<11} {value}")
+
+
+def _show(state: State, args: argparse.Namespace) -> int:
+    a = _get(state, args.id)
+    context = stored_context(state.store, a.id)
+    if args.json:
+        data = a.as_json(body=True)
+        data["repo"] = a.repo or (context.repo if context is not None else None)
+        data["context"] = context.as_json() if context is not None else None
+        data["notifications"] = delivery_state(state.store, a.id)
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"approval {a.id}: {a.status}")
+    print(f"  agent       {a.agent}")
+    print(f"  operations  {', '.join(a.operations)}")
+    print(f"  repository  {a.repo or (context.repo if context is not None else None) or '-'}")
+    print(f"  request     {a.target} on {a.url.split('://', 1)[-1].partition('/')[0]}")
+    print(f"  staged      {_when(a.created)} (expires {_when(a.expires)})")
+    _print_summary(a)
     if a.decided_by:
         verb = "rejected" if a.status == REJECTED else "approved"
         print(f"  decided     {_when(a.decided_at)} {verb} by {a.decided_by}"
@@ -122,6 +161,9 @@ def _show(state: State, args: argparse.Namespace) -> int:
         print(f"  not sent    {a.reason or 'no answer from the upstream'}")
     if a.sent_at:
         print(f"  answered    {_when(a.sent_at)}: {a.response_status or '-'}")
+    _print_context(context)
+    for key, value in sorted(delivery_state(state.store, a.id).items()):
+        print(f"  notified    {key}: {value}")
     return 0
 
 

@@ -31,10 +31,10 @@ from gitvow.plugins import Plugins, installed
 from gitvow.policy.load import Policy, load_policy
 from gitvow.request import Classification
 from gitvow.verdict import Verdict
-from gitvow_proxy.addon import HOST_NOT_SERVED
 from gitvow_proxy.canary import CanaryScanner
 from gitvow_proxy.gates import ProxyGates
 from gitvow_proxy.record import canary_placeholder, token_placeholder
+from gitvow_proxy.refusals import HOST_NOT_SERVED
 from gitvow_proxy.replay.inputs import Outcome, Recorded
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.store import MemoryStore

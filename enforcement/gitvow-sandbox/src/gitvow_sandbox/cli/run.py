@@ -28,6 +28,8 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
                         help="pass this variable of yours in (repeatable); none is passed otherwise but a safe few")
     parser.add_argument("--home", type=Path, metavar="DIR", help="a directory to be the agent's home (default: an "
                                                                  "empty one for the run)")
+    parser.add_argument("--hook", metavar="AGENT", help="also install gitvow-gate's hook for this agent (claude, "
+                        "codex, cursor, gemini, copilot) in the sandbox's home, reading the gate's part of the policy")
     parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG…]", help="the command to run inside")
 
 
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(agent=args.agent, policy=args.policy, command=command, proxy=args.proxy,
                          env_json=args.env_json, allow_write=args.allow_write, allow_read=args.allow_read,
                          pass_env=args.pass_env,
-                         home=args.home)
+                         home=args.home, hook=args.hook)
     try:
         return run_sandboxed(options)
     except GitvowError as exc:

@@ -29,15 +29,15 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from gitvow_proxy.approvals import APPROVED, EXPIRED, FAILED, PENDING, REJECTED, RESTAGE, SENDING, SENT, Approval
-from gitvow_proxy.store import (
+from gitvow_proxy.store.interface import (
     ApprovalError,
     Store,
     StoreError,
     StoreUnavailable,
-    _amounts,
-    _check_decidable,
-    _tell_expired,
+    budget_amounts,
+    check_decidable,
     new_canary,
+    tell_expired,
 )
 
 log = logging.getLogger("gitvow_proxy")
@@ -186,7 +186,7 @@ class RedisStore(Store):
 
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
              amounts: Sequence[int] | None = None) -> float | None:
-        units = _amounts(keys, amounts)
+        units = budget_amounts(keys, amounts)
         if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
             return window
         member = f"{now:.6f}:{secrets.token_hex(6)}"
@@ -273,7 +273,7 @@ class RedisStore(Store):
             if latest_id is not None:
                 pipe.watch(self._akey(latest_id))  # a decision on it meanwhile makes this stage retry
             latest = self._load(pipe, latest_id) if latest_id is not None else None
-            told = _tell_expired(latest, now)
+            told = tell_expired(latest, now)
             pipe.multi()
             if told is not None:
                 return self._save(pipe, told, latest)
@@ -305,7 +305,7 @@ class RedisStore(Store):
         key = self._akey(approval_id)
 
         def body(pipe: Any) -> Approval:
-            found = _check_decidable(self._load(pipe, approval_id), approval_id, now)
+            found = check_decidable(self._load(pipe, approval_id), approval_id, now)
             pipe.multi()
             return self._save(pipe, found.with_(status=APPROVED if approve else REJECTED, decided_by=by,
                                                 decided_at=now, reason=reason, updated=now), found)
@@ -342,6 +342,13 @@ class RedisStore(Store):
                                                 reason=reason if reason is not None else found.reason), found)
 
         return self._transaction(run, key)
+
+    def annotate(self, approval_id: str, key: str, value: str) -> None:
+        self._call(lambda: self._redis.hset(self._akey(approval_id) + ":notes", key, value))
+
+    def annotations(self, approval_id: str) -> dict[str, str]:
+        found: dict[str, str] = self._call(lambda: self._redis.hgetall(self._akey(approval_id) + ":notes"))  # type: ignore[arg-type,return-value]
+        return dict(found)
 
     def expire(self, now: float) -> list[Approval]:
         pending = f"{PREFIX}approvals:{PENDING}"

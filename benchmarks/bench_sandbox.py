@@ -1,0 +1,145 @@
+"""Benchmark: what ``gitvow run`` adds to a command's start.
+
+    python benchmarks/bench_sandbox.py [--runs 30]
+
+One ``gitvow proxy`` on loopback (a policy with one agent, its state in a scratch
+directory), then three commands, alternately so load on the machine hits them alike:
+
+- ``true``: the command alone (process start);
+- ``env``: the same set-up without the sandbox, as an operator runs it today:
+  ``gitvow env --agent A --json`` (the agent's environment for the same proxy), then ``true``;
+- ``run``: ``gitvow run --proxy URL --agent A -- true``: the environment, the file-system
+  layout, the bridge to the proxy, bubblewrap's namespaces and the bridge's inner end.
+
+Reported: median and 90th percentile wall time of each, and what the sandbox adds: ``run``
+minus ``env`` (goal: at most 150 ms) and ``run`` minus ``true``. Timings are printed,
+never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+GITVOW = str(Path(sys.executable).with_name("gitvow"))
+SECRET = "bench-sandbox-secret"
+POLICY = """
+[proxy]
+state = "{workdir}/state.sqlite"
+confdir = "{workdir}/confdir"
+
+[audit]
+path = "{workdir}/audit.jsonl"
+
+[agents.bench]
+mode = "issues_and_prs"
+secret_env = "GITVOW_BENCH_SECRET"
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait(port: int, proc: subprocess.Popen[bytes]) -> None:
+    import socket
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the proxy exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("the proxy did not listen")
+
+
+def _timed(cmd: list[list[str]], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    for one in cmd:
+        subprocess.run(one, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def run(runs: int, workdir: Path) -> dict[str, dict[str, float]]:
+    """Median and p90 (ms) of each command, and the differences."""
+    (workdir / "home").mkdir()
+    tree = workdir / "home" / "project"
+    tree.mkdir()
+    policy = workdir / "policy.toml"
+    policy.write_text(POLICY.format(workdir=workdir))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workdir / "home"),
+           "GITVOW_BENCH_SECRET": SECRET}
+    port = _free_port()
+    with (workdir / "proxy.log").open("wb") as log:
+        proxy = subprocess.Popen([GITVOW, "proxy", "--policy", str(policy), "--listen-port", str(port)], env=env,
+                                 stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait(port, proxy)
+        true = shutil.which("true") or "/bin/true"
+        commands = {
+            "true": [[true]],
+            "env": [[GITVOW, "env", "--policy", str(policy), "--agent", "bench", "--listen-port", str(port), "--json"],
+                    [true]],
+            "run": [[GITVOW, "run", "--policy", str(policy), "--agent", "bench", "--proxy", f"http://127.0.0.1:{port}",
+                     "--", true]],
+        }
+        for cmd in commands.values():  # warm up: bytecode, the CA bundle, the page cache
+            _timed(cmd, env, tree)
+        samples: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(runs):
+            for name, cmd in commands.items():
+                samples[name].append(_timed(cmd, env, tree) * 1000)
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=15)
+    figures = {name: {"median": statistics.median(values), "p90": statistics.quantiles(values, n=10)[-1]
+                      if len(values) > 1 else values[0]} for name, values in samples.items()}
+    figures["added"] = {key: figures["run"][key] - figures["env"][key] for key in ("median", "p90")}
+    figures["added_to_true"] = {key: figures["run"][key] - figures["true"][key] for key in ("median", "p90")}
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=30, help="runs of each command (alternating)")
+    args = parser.parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="gitvow-bench-sandbox-"))
+    try:
+        figures = run(args.runs, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"wall time per command, ms, {args.runs} runs each: median, p90")
+    for name, row in figures.items():
+        print(f"{name:<14} {row['median']:>8.1f} {row['p90']:>8.1f}")
+    return 0
+
+
+@pytest.mark.e2e
+def test_bench_sandbox_runs(tmp_path: Path) -> None:
+    """The benchmark works end to end (figures are never asserted)."""
+    pytest.importorskip("gitvow_sandbox")
+    pytest.importorskip("gitvow_proxy")
+    if shutil.which("bwrap") is None or shutil.which("socat") is None:
+        pytest.skip("bubblewrap and socat are not installed")
+    figures = run(1, tmp_path)
+    assert figures["run"]["median"] > 0 and figures["env"]["median"] > 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

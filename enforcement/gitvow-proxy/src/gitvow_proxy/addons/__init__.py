@@ -1,0 +1,60 @@
+"""The proxy as mitmproxy addons, one concern each, sharing one :class:`~gitvow_proxy.shared.Shared`.
+
+In the order mitmproxy calls them (the order is the contract: each reads what the ones
+before it left on the flow, :mod:`gitvow_proxy.flow_metadata`):
+
+1. :class:`PolicyReload` loads the policy, the store and the audit log, and keeps them current;
+2. :class:`ProxyIdentity` proves the caller (407 otherwise);
+3. :class:`~gitvow_proxy.mcp.addons.McpSessions` refuses an MCP session to any agent but the
+   one that opened it, and opens one of the proxy's own for an approved MCP call;
+4. :class:`PolicyEnforcement` refuses what cannot be inspected, asks the engine and applies
+   the decision (credential injection, the refusal in the adapter's shape);
+5. :class:`~gitvow_proxy.mcp.addons.McpStaging` gives an MCP call about to be staged ids
+   derived from the call, so the agent's retry finds its approval;
+6. :class:`ScrubAndRecord` scrubs injected secrets from responses and writes recordings;
+7. :class:`ApprovalRelay` stages what the ``approval`` relay refused and sends approved
+   requests once;
+8. :class:`~gitvow_proxy.mcp.addons.McpAnswers` answers MCP clients as they read: refusals
+   as tool results, recorded answers under the retry's ids, event streams one scrubbed event
+   at a time, filtered ``tools/list`` answers;
+9. :class:`DecisionAudit` writes one audit line and one metrics count per decision;
+10. :class:`AdminListener` serves the approval desk and ``/metrics``.
+
+No addon imports another; a decision one of them cannot find on the flow is a refusal.
+"""
+
+from __future__ import annotations
+
+from gitvow_proxy.addons.admin_listener import AdminListener
+from gitvow_proxy.addons.approval_relay import ApprovalRelay
+from gitvow_proxy.addons.decision_audit import DecisionAudit
+from gitvow_proxy.addons.enforcement import PolicyEnforcement
+from gitvow_proxy.addons.policy_reload import PolicyReload
+from gitvow_proxy.addons.proxy_identity import ProxyIdentity
+from gitvow_proxy.addons.scrub_and_record import ScrubAndRecord
+from gitvow_proxy.mcp.addons import McpAnswers, McpSessions, McpStaging
+from gitvow_proxy.shared import Shared
+
+
+def proxy_addons(shared: Shared | None = None) -> list[object]:
+    """gitvow's addons in their order, sharing ``shared`` (a new one by default)."""
+    shared = shared if shared is not None else Shared()
+    sessions = McpSessions(shared)
+    return [
+        PolicyReload(shared),
+        ProxyIdentity(shared),
+        sessions,
+        PolicyEnforcement(shared),
+        McpStaging(shared),
+        ScrubAndRecord(shared),
+        ApprovalRelay(shared),
+        McpAnswers(shared, sessions.bindings),
+        DecisionAudit(shared),
+        AdminListener(shared),
+    ]
+
+
+__all__ = [
+    "AdminListener", "ApprovalRelay", "DecisionAudit", "PolicyEnforcement", "PolicyReload", "ProxyIdentity",
+    "ScrubAndRecord", "proxy_addons",
+]

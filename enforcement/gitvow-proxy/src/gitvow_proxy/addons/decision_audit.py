@@ -1,0 +1,69 @@
+"""The audit addon: one audit line and one metrics count per decision the other addons made.
+
+Placed after every addon that decides, it writes what they left on the flow
+(:data:`~gitvow_proxy.flow_metadata.AUDIT_KEY`) at the end of the hook that decided it, so
+each decision is written once, in the order the proxy made them. It also times the
+upstream's answer to each forwarded request for ``gitvow_upstream_seconds``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from mitmproxy import http, tcp, udp
+
+from gitvow_proxy.flow_metadata import AUDIT_KEY, SENT_KEY, Audited
+from gitvow_proxy.shared import Shared
+
+log = logging.getLogger("gitvow_proxy")
+
+
+class DecisionAudit:
+    """Writes each flow's pending :class:`Audited` decision to the audit log and the metrics."""
+
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+
+    def _write(self, flow: http.HTTPFlow | tcp.TCPFlow | udp.UDPFlow) -> None:
+        entry: Audited | None = flow.metadata.get(AUDIT_KEY)
+        if entry is None or entry.written:
+            return
+        entry.written = True
+        shared = self.shared
+        shared.metrics.decided(entry.verdict, entry.reason, entry.adapter, entry.agent, entry.took)
+        audit = shared.audit
+        if audit is None:
+            return
+        try:
+            audit.write(agent=entry.agent, host=entry.host, method=entry.method, path=entry.path,
+                        operations=entry.operations, repo=entry.repo, verdict=entry.verdict, reason=entry.reason,
+                        stage=entry.stage, latency=entry.took, note=entry.note)
+        except OSError as exc:
+            log.error("gitvow: cannot write the audit log: %s", exc)
+
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        self._write(flow)
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        self._write(flow)
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        self._write(flow)
+
+    def tcp_start(self, flow: tcp.TCPFlow) -> None:
+        self._write(flow)
+
+    def udp_start(self, flow: udp.UDPFlow) -> None:
+        self._write(flow)
+
+    def websocket_start(self, flow: http.HTTPFlow) -> None:
+        self._write(flow)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        sent = flow.metadata.get(SENT_KEY)
+        if sent is not None and flow.response is not None:
+            self.shared.metrics.upstream(sent[0], (flow.response.timestamp_end or time.time()) - sent[1])
+
+
+__all__ = ["DecisionAudit"]

@@ -1,0 +1,301 @@
+"""The enforcement addon: every request to an adapter's host passes the pipeline first.
+
+TLS is intercepted only for hosts an adapter asks for; other hosts are tunnelled untouched,
+or refused when ``[proxy] other_hosts = "refuse"``. A request is refused before the pipeline
+when it would carry the credential in clear or cannot be read (upgrades, raw streams).
+Otherwise the engine decides: a forwarded request gets the adapter's credential in place of
+the agent's headers, a refusal is answered in the shape the client prints (the adapter's
+``refusal_body``). A refusal the ``approval`` relay may stage is answered with its refusal
+and left on the flow (:data:`~gitvow_proxy.flow_metadata.STAGED_KEY`) for the approval
+relay, which replaces the answer; without it the refusal stands (fail closed). What was
+decided is left for the audit addon (:data:`~gitvow_proxy.flow_metadata.AUDIT_KEY`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import time
+
+from mitmproxy import ctx, http, tcp, tls, udp
+
+from gitvow.errors import GitvowError
+from gitvow.gates import Caller
+from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
+from gitvow.request import Request
+from gitvow.targets import Pending
+from gitvow_proxy.flow_metadata import (
+    APPROVAL_KEY,
+    AUDIT_KEY,
+    IDENTITY_KEY,
+    REFUSED_KEY,
+    SECRETS_KEY,
+    SENT_KEY,
+    STAGED_KEY,
+    Audited,
+    StagedRefusal,
+)
+from gitvow_proxy.gates import UNAVAILABLE_RETRY
+from gitvow_proxy.identity import Identity
+from gitvow_proxy.refusals import (
+    HOST_NOT_SERVED,
+    INSECURE_UPSTREAM,
+    UNSUPPORTED_PROTOCOL,
+    plain_refusal,
+    shaped_refusal,
+)
+from gitvow_proxy.resolver import resolve_pending, tls_context
+from gitvow_proxy.runtime import Runtime
+from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.shared import Shared
+from gitvow_proxy.store import STATE_UNAVAILABLE
+
+log = logging.getLogger("gitvow_proxy")
+
+_VERDICTS = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle"}
+
+
+def as_request(flow: http.HTTPFlow) -> Request:
+    """The pipeline's view of a mitmproxy request (headers are passed, not copied)."""
+    req = flow.request
+    path, _, query = req.path.partition("?")
+    return Request(
+        method=req.method,
+        host=req.host.lower(),
+        path=path,
+        query=query,
+        # mitmproxy's Headers is a case-insensitive mapping: adapters look names up, so it is
+        # passed as it is rather than copied (decide runs before any header is rewritten).
+        headers=req.headers,
+        body=req.raw_content or b"",
+        port=req.port,
+        scheme=req.scheme,
+    )
+
+
+def _audited(request: Request, agent: str | None, verdict: str, reason: str | None, stage: str, took: float,
+             decision: Decision | None = None, *, note: str | None = None, runtime: Runtime | None = None,
+             injected: tuple[str, ...] = ()) -> Audited:
+    classification = decision.classification if decision is not None else None
+    return Audited(
+        request.method, f"{request.host}:{request.port}", request.path, agent, verdict, reason, stage, took,
+        operations=classification.operations if classification else (),
+        repo=classification.repo if classification else None,
+        adapter=decision.adapter if decision is not None else None,
+        note=note, runtime=runtime, injected=injected,
+    )
+
+
+def _flow_audited(flow: http.HTTPFlow, agent: str | None, verdict: str, reason: str, stage: str,
+                  took: float) -> Audited:
+    req = flow.request
+    return Audited(req.method, f"{req.host}:{req.port}", req.path, agent, verdict, reason, stage, took)
+
+
+def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
+    """Drop the agent's credentials (and its proxy identity) in one pass; add the adapter's."""
+    headers = decision.headers
+    drop = {b"authorization", b"proxy-authorization", *(name.lower().encode() for name in headers)}
+    fields = [(k, v) for k, v in flow.request.headers.fields if k.lower() not in drop]
+    fields += [(name.encode(), value.encode()) for name, value in headers.items()]
+    flow.request.headers.fields = tuple(fields)
+    if headers:
+        # The token, each header value, and each value's credential part ("Basic <this>").
+        values = [v.encode() for v in headers.values()]
+        parts = [v.split(b" ", 1)[1] for v in values if b" " in v]
+        flow.metadata[SECRETS_KEY] = (*runtime.needles, *values, *parts)
+    flow.metadata[SENT_KEY] = (decision.adapter or "", time.time())
+
+
+def _internal_error(flow: http.HTTPFlow, exc: Exception) -> None:
+    flow.response = plain_refusal(403, f"gitvow refused the request: internal error ({type(exc).__name__}). "
+                                  f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
+
+
+class PolicyEnforcement:
+    """Transport checks, the pipeline's decision, and applying it to the flow."""
+
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self._tls: tuple[str | None, ssl.SSLContext] | None = None  # upstream CA → context for lookups
+
+    # -- connections --------------------------------------------------------------------------
+
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        """A tunnel to a host no adapter serves: tunnelled untouched, or refused by policy."""
+        proven = flow.metadata.get(IDENTITY_KEY)
+        runtime = self.shared.runtime
+        if flow.response is not None or proven is None or runtime is None:
+            return
+        agent = proven[0].name
+        host, port = flow.request.host, flow.request.port
+        if runtime.engine.hosts.lookup(host, port) is not None:
+            return
+        if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse":
+            flow.response = plain_refusal(403, f"gitvow refused a tunnel to {host}:{port}: no adapter serves it. "
+                                          f"reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
+            flow.metadata[AUDIT_KEY] = _flow_audited(flow, agent, "deny", HOST_NOT_SERVED, "host", 0.0)
+        else:
+            flow.metadata[AUDIT_KEY] = Audited(flow.request.method, f"{host}:{port}", flow.request.path, agent,
+                                               "tunnel", None, "host")
+
+    def tls_clienthello(self, data: tls.ClientHelloData) -> None:
+        """Intercept only what an adapter serves and asks to see; tunnel the rest untouched."""
+        address = data.context.server.address
+        host, port = (address[0], address[1]) if address else (data.client_hello.sni or "", 443)
+        runtime = self.shared.runtime
+        if runtime is not None and not runtime.engine.hosts.intercepts(host, port):
+            data.ignore_connection = True
+
+    def tcp_start(self, flow: tcp.TCPFlow) -> None:
+        """A raw TCP stream to a served host carries nothing an adapter can read: cut it."""
+        self._kill_unread(flow)
+
+    def udp_start(self, flow: udp.UDPFlow) -> None:
+        self._kill_unread(flow)
+
+    def websocket_start(self, flow: http.HTTPFlow) -> None:
+        """Upgrades are refused in ``request``; this is the backstop if one got through."""
+        self._kill_unread(flow)
+
+    def _kill_unread(self, flow: tcp.TCPFlow | udp.UDPFlow | http.HTTPFlow) -> None:
+        runtime = self.shared.runtime
+        address = flow.server_conn.address
+        if address is None:
+            return
+        if runtime is None or runtime.engine.hosts.lookup(address[0], address[1]) is not None:
+            flow.kill()  # type: ignore[no-untyped-call]
+            flow.metadata[AUDIT_KEY] = Audited("STREAM", f"{address[0]}:{address[1]}", "", None, "deny",
+                                               UNSUPPORTED_PROTOCOL, "transport")
+
+    # -- requests -------------------------------------------------------------------------------
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None:
+            return
+        started = time.perf_counter()
+        try:
+            decided = await self._decided(flow, started)
+        except Exception as exc:
+            log.error("gitvow: refusing %s %s: %s: %s", flow.request.method, flow.request.path.split("?")[0],
+                      type(exc).__name__, exc)
+            _internal_error(flow, exc)
+            if APPROVAL_KEY in flow.metadata:
+                flow.metadata[REFUSED_KEY] = f"internal error ({type(exc).__name__})"
+            flow.metadata[AUDIT_KEY] = _flow_audited(flow, None, "deny", INTERNAL_ERROR, "proxy",
+                                                     time.perf_counter() - started)
+            return
+        if decided is None:
+            return
+        runtime, request, identity, decision = decided
+        try:
+            self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started)
+        except Exception as exc:  # shaping or applying failed: refuse, never pass it on
+            log.error("gitvow: refusing %s %s: %s: %s", request.method, request.path, type(exc).__name__, exc)
+            _internal_error(flow, exc)
+
+    async def _decided(self, flow: http.HTTPFlow, started: float) -> tuple[Runtime, Request, Identity, Decision] | None:
+        """The pipeline's decision, or None when the request was answered already."""
+        proven = flow.metadata.get(IDENTITY_KEY)
+        runtime = self.shared.runtime
+        if proven is None or runtime is None or proven[1] is not runtime:
+            raise GitvowError("the request reached the pipeline without a caller proven under the policy in force")
+        identity: Identity = proven[0]
+        if self._transport_refused(runtime, flow, identity.name, started):
+            return None
+        try:
+            request, decision = self._decide(runtime, flow, identity)
+        except Pending as pending:
+            # A repository gate needs what only the forge knows: ask it off the event loop,
+            # then decide again (the answer, or the failure, is cached now).
+            await asyncio.to_thread(self._resolve, runtime, flow, pending)
+            request, decision = self._decide(runtime, flow, identity)
+        return runtime, request, identity, decision
+
+    def _transport_refused(self, runtime: Runtime, flow: http.HTTPFlow, agent: str | None, started: float) -> bool:
+        """Refuse what would carry the credential in clear, or what no adapter can read."""
+        req = flow.request
+        if runtime.engine.hosts.lookup(req.host, req.port) is None:
+            return False
+        settings = runtime.policy.section(ProxyPolicy).proxy
+        code = why = None
+        if req.scheme != "https" and not settings.plain(req.host, req.port):
+            code, why = INSECURE_UPSTREAM, (f"{req.host}:{req.port} is served over plain http, which would send the "
+                                            "forge credential in clear; use https (or mark the host in [proxy] plain_hosts)")
+        elif "upgrade" in req.headers:
+            code, why = UNSUPPORTED_PROTOCOL, "protocol upgrades (websockets, h2c) to a forge host are not inspected"
+        if code is None:
+            return False
+        flow.response = plain_refusal(403, f"gitvow refused {req.method} {req.path.split('?')[0]}: {why}. "
+                                      f"reason={code}", code)
+        flow.metadata[AUDIT_KEY] = _flow_audited(flow, agent, "deny", code, "transport", time.perf_counter() - started)
+        return True
+
+    def _resolve(self, runtime: Runtime, flow: http.HTTPFlow, pending: Pending) -> None:
+        """Worker thread: resolve the targets a gate asked for, through the request's adapter."""
+        request = as_request(flow)
+        adapter = runtime.engine.hosts.lookup(request.host, request.port)
+        if adapter is None:
+            return
+        token = runtime.gates.credentials.get(adapter.name)
+        resolve_pending(pending, runtime.gates.resolutions, adapter, request, token, self._upstream_tls(runtime))
+
+    def _upstream_tls(self, runtime: Runtime) -> ssl.SSLContext:
+        extra = runtime.policy.section(ProxyPolicy).proxy.upstream_ca
+        if not extra:
+            extra = getattr(ctx.options, "ssl_verify_upstream_trusted_ca", None) or None
+        if self._tls is None or self._tls[0] != extra:
+            self._tls = (extra, tls_context(extra))
+        return self._tls[1]
+
+    def _decide(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Decision]:
+        if flow.request.stream:
+            raise GitvowError("the request body is streamed and cannot be inspected")
+        request = as_request(flow)
+        if identity.internal:
+            caller = Caller(identity.name, internal=True)
+        else:
+            grant = runtime.grant_for(identity.name)
+            if grant is None:
+                raise GitvowError(f"agent {identity.name!r} has no grant")
+            caller = Caller(identity.name, grant, approved=APPROVAL_KEY in flow.metadata)
+        return request, runtime.engine.decide(request, caller, runtime.gates)
+
+    def _apply(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision,
+               took: float) -> None:
+        note = runtime.gates.take_note()
+        action = decision.action
+        if action is Action.FORWARD:
+            _inject(runtime, flow, decision)
+        elif action is Action.TUNNEL:
+            flow.request.headers.pop("proxy-authorization", None)
+            if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse" or APPROVAL_KEY in flow.metadata:
+                flow.response = plain_refusal(403, f"gitvow refused a request to {request.host}: no adapter serves "
+                                              f"it. reason={HOST_NOT_SERVED}", HOST_NOT_SERVED)
+                flow.metadata[AUDIT_KEY] = _audited(request, identity.name, "deny", HOST_NOT_SERVED, "host", took,
+                                                    runtime=runtime)
+                return
+        else:
+            self._refuse(runtime, flow, request, identity, decision, took)
+        injected = tuple(decision.headers) if action is Action.FORWARD else ()
+        flow.metadata[AUDIT_KEY] = _audited(request, identity.name, _VERDICTS.get(action, "tunnel"), decision.reason,
+                                            decision.stage, took, decision, note=note, runtime=runtime,
+                                            injected=injected)
+
+    def _refuse(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision,
+                took: float) -> None:
+        message = decision.message or "gitvow refused the request"
+        replayed = APPROVAL_KEY in flow.metadata
+        if replayed:
+            flow.metadata[REFUSED_KEY] = message
+        elif decision.staged:
+            flow.metadata[STAGED_KEY] = StagedRefusal(runtime, request, identity, decision, took)
+        status, headers = decision.status, dict(decision.headers)
+        if decision.reason == STATE_UNAVAILABLE:  # not the agent's fault: "come back later"
+            status, headers = 503, {**headers, "Retry-After": str(UNAVAILABLE_RETRY)}
+        flow.response = shaped_refusal(runtime, request, decision.adapter, status, message,
+                                       decision.reason or INTERNAL_ERROR, headers)
+
+
+__all__ = ["PolicyEnforcement", "as_request"]

@@ -1,0 +1,117 @@
+"""The policy reload addon: loads ``gitvow_policy`` and keeps it current.
+
+Options ``gitvow_policy`` (the policy file, required) and ``gitvow_state`` (overrides
+``[proxy] state``). The first load opens the state store and the audit log; afterwards the
+file is polled every ``[proxy] reload_interval`` and a change is loaded whole into a new
+:class:`~gitvow_proxy.runtime.Runtime`, or not at all: a bad edit keeps the last good policy.
+Without a valid policy the other addons refuse every request (never fail open).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import ctx, exceptions
+
+from gitvow.errors import GitvowError
+from gitvow_proxy.audit import AuditLog
+from gitvow_proxy.runtime import build_runtime, open_state
+from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.shared import Shared
+
+log = logging.getLogger("gitvow_proxy")
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+class PolicyReload:
+    """Loads the policy into :attr:`Shared.runtime`; owns the store's and audit log's lifetimes."""
+
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self._stamp: tuple[int, int] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+
+    def load(self, loader: Any) -> None:
+        loader.add_option("gitvow_policy", str, "", "gitvow policy file (TOML or JSON).")
+        loader.add_option("gitvow_state", str, "", "gitvow state store: a SQLite path, :memory: or redis://HOST:PORT/DB "
+                          "(default: [proxy] state).")
+
+    def configure(self, updated: set[str]) -> None:
+        if "gitvow_policy" not in updated and "gitvow_state" not in updated:
+            return
+        if not ctx.options.gitvow_policy:
+            log.warning("gitvow: no policy (set gitvow_policy); every request is refused")
+            return
+        try:
+            self.reload(initial=True)
+        except GitvowError as exc:
+            raise exceptions.OptionsError(f"gitvow: {exc}") from None  # type: ignore[no-untyped-call]
+
+    def running(self) -> None:
+        if self._watcher is None:
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    def done(self) -> None:
+        shared = self.shared
+        if self._watcher is not None:
+            self._watcher.cancel()
+        if shared.audit is not None:
+            shared.audit.close()
+        if shared.store is not None:
+            shared.store.close()
+
+    def reload(self, *, initial: bool = False) -> None:
+        """Load the policy file; raises GitvowError and leaves everything as it was."""
+        shared = self.shared
+        path = Path(ctx.options.gitvow_policy)
+        stamp = _file_stamp(path)
+        if initial and shared.store is not None:
+            shared.store.close()
+            shared.store = None
+        if shared.store is None:
+            from gitvow.policy.load import load_policy
+
+            shared.store = open_state(load_policy(path, absent="skip"), ctx.options.gitvow_state or None)
+        runtime = build_runtime(path, shared.store, previous=None if initial else shared.runtime)
+        audit_path = runtime.policy.section(ProxyPolicy).audit.path
+        if shared.audit is None or shared.audit.path != audit_path:
+            old, shared.audit = shared.audit, AuditLog(audit_path)
+            if old is not None:
+                old.close()
+        shared.runtime, self._stamp = runtime, stamp
+        hosts = ", ".join(f"{h}→{a}" for h, a in runtime.engine.hosts.items()) or "none"
+        log.info("gitvow: policy %s loaded (hosts: %s)", path, hosts)
+        if initial:
+            state = ctx.options.gitvow_state or runtime.policy.section(ProxyPolicy).proxy.state
+            where = state if state == ":memory:" else str(Path(state).expanduser())
+            audit = audit_path if audit_path == "-" else str(Path(audit_path).expanduser())
+            log.info("gitvow: state store %s; audit log %s", where, audit)
+
+    async def _watch(self) -> None:
+        while True:
+            runtime = self.shared.runtime
+            await asyncio.sleep(runtime.policy.section(ProxyPolicy).proxy.reload_interval if runtime else 1.0)
+            stamp = _file_stamp(Path(ctx.options.gitvow_policy))
+            if stamp is None or stamp == self._stamp:
+                continue
+            try:
+                self.reload()
+            except GitvowError as exc:
+                self._stamp = stamp
+                log.warning("gitvow: kept the last good policy; %s", exc)
+            except Exception as exc:  # never let the watcher die
+                self._stamp = stamp
+                log.warning("gitvow: kept the last good policy; reload failed: %s: %s", type(exc).__name__, exc)
+
+
+__all__ = ["PolicyReload"]

@@ -1,0 +1,121 @@
+"""The scrub and record addon: what leaves the proxy carries none of its secrets.
+
+Scrub: the credential the enforcement addon injected (and every forge token of the policy)
+is replaced in the response's headers and body before the agent sees it; a body mitmproxy
+cannot decode is refused (502) rather than passed unchecked.
+
+Record (option ``gitvow_record``): each decided exchange is written, without credentials,
+canaries or cookies, to a mitmproxy flow file with what its audit line says
+(:mod:`gitvow_proxy.record`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mitmproxy import ctx, exceptions, http
+
+from gitvow.errors import GitvowError
+from gitvow.pipeline import INTERNAL_ERROR
+from gitvow_proxy.flow_metadata import AUDIT_KEY, SECRETS_KEY, Audited
+from gitvow_proxy.record import REDACTED, Recorder, Redactor, sanitized
+from gitvow_proxy.refusals import plain_refusal
+from gitvow_proxy.runtime import Runtime
+from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.shared import Shared
+
+log = logging.getLogger("gitvow_proxy")
+
+
+def scrub(flow: http.HTTPFlow) -> None:
+    """Replace the injected secrets in the response (headers and decoded body)."""
+    secrets = flow.metadata.get(SECRETS_KEY)
+    if not secrets or flow.response is None:
+        return
+    response = flow.response
+    needles = [s for s in secrets if s]
+    fields = response.headers.fields
+    if any(n in value for _, value in fields for n in needles):
+        response.headers.fields = tuple(
+            (name, REDACTED if any(n in value for n in needles) else value) for name, value in fields
+        )
+    try:
+        content = response.content if "content-encoding" in response.headers else response.raw_content
+    except ValueError:  # an encoding mitmproxy cannot decode: refuse to pass what we cannot check
+        flow.response = plain_refusal(502, "gitvow could not check the upstream response", INTERNAL_ERROR)
+        return
+    if content and any(n in content for n in needles):
+        for n in needles:
+            content = content.replace(n, REDACTED)
+        response.content = content
+        log.warning("gitvow: redacted an injected credential from a response of %s", flow.request.host)
+
+
+class ScrubAndRecord:
+    """Scrubs every response; writes decided exchanges to ``gitvow_record`` when it is set."""
+
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self.recorder: Recorder | None = None
+        self._redactor: tuple[Runtime, Redactor] | None = None
+
+    def load(self, loader: Any) -> None:
+        loader.add_option("gitvow_record", str, "", "write the agents' flows, without credentials, canaries or cookies, "
+                          "to this mitmproxy flow file (+FILE appends).")
+
+    def configure(self, updated: set[str]) -> None:
+        if "gitvow_record" not in updated:
+            return
+        if self.recorder is not None:
+            self.recorder.close()
+            self.recorder = None
+        if ctx.options.gitvow_record:
+            try:
+                self.recorder = Recorder(ctx.options.gitvow_record)
+            except GitvowError as exc:
+                raise exceptions.OptionsError(f"gitvow_record: {exc}") from None  # type: ignore[no-untyped-call]
+
+    def done(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        scrub(flow)
+        if self.recorder is not None:
+            self._record(flow)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        if self.recorder is not None:
+            self._record(flow)
+
+    def _redactor_for(self, runtime: Runtime) -> Redactor:
+        """The secrets of the policy that decided (and the canaries the store issued)."""
+        cached = self._redactor
+        if cached is not None and cached[0] is runtime:
+            return cached[1]
+        store = self.shared.store
+        redactor = Redactor.build(
+            secrets=(*runtime.secrets, *runtime.identities.secrets()),
+            canaries=store.canaries() if store is not None else {},
+            literal=tuple(runtime.policy.section(ProxyPolicy).canary.tokens),
+        )
+        self._redactor = (runtime, redactor)
+        return redactor
+
+    def _record(self, flow: http.HTTPFlow) -> None:
+        entry: Audited | None = flow.metadata.get(AUDIT_KEY)
+        recorder = self.recorder
+        if entry is None or recorder is None or entry.runtime is None or entry.agent is None:
+            return
+        flow.metadata.pop(AUDIT_KEY, None)  # one exchange, one recorded flow
+        runtime = entry.runtime
+        stamp = {"path": runtime.source or "", "sha256": runtime.sha256}
+        try:
+            recorder.write(sanitized(flow, {**entry.recording_info(), "policy": stamp}, self._redactor_for(runtime),
+                                     entry.injected))
+        except Exception as exc:  # a recording that fails must not take the proxy down
+            log.error("gitvow: cannot write the recording %s: %s: %s", recorder.path, type(exc).__name__, exc)
+
+
+__all__ = ["ScrubAndRecord", "scrub"]

@@ -1,0 +1,194 @@
+"""The state store's interface: what every store keeps, and the semantics they share.
+
+Where the proxy keeps what must outlive one request: budget windows, write counters,
+run-state flags, the canary tokens it issued and the approvals it staged. ``gitvow
+approvals``, ``pause``, ``resume`` and ``status`` open the same store as the proxy: every
+run-time control is a store operation, so a store shared between processes is all another
+implementation has to provide. The implementations (:mod:`.memory_store`,
+:mod:`.sqlite_store`, :mod:`.redis_store`) import this module only, never each other.
+
+Approvals (:mod:`gitvow_proxy.approvals`) move through their statuses only by the atomic
+operations below: :meth:`Store.stage` (never two live approvals of one request),
+:meth:`Store.decide` (only a pending one), :meth:`Store.claim` (``approved → sending`` for
+exactly one sender) and :meth:`Store.finish`. The rules every implementation applies the
+same way (:func:`tell_expired`, :func:`check_decidable`, :func:`retry_after`,
+:func:`budget_amounts`) live here, public, so each store uses them without reaching into
+another's privates.
+"""
+
+from __future__ import annotations
+
+import secrets
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Sequence
+
+from gitvow.errors import GitvowError
+from gitvow_proxy.approvals import (
+    EXPIRED,
+    PENDING,
+    Approval,
+)
+
+#: Run-state flag kinds: a repository paused, a repository whose auto-merge is off.
+PAUSED = "paused"
+AUTO_MERGE_OFF = "auto_merge_off"
+FLAG_KINDS = (PAUSED, AUTO_MERGE_OFF)
+
+
+class StoreError(GitvowError):
+    """The state store cannot be opened or used; names the path."""
+
+
+class ApprovalError(GitvowError):
+    """An approval that does not exist or is not in the status the operation needs."""
+
+
+#: An expired approval's ``reason`` once the agent's retry was refused with approval_expired.
+TOLD_EXPIRED = "expired unanswered; the agent was told"
+
+
+def tell_expired(latest: Approval | None, now: float) -> Approval | None:
+    """An approval that expired (by now or by the sender's sweep) answers the agent's next
+    identical request once with approval_expired; the one after that stages afresh."""
+    if latest is None:
+        return None
+    if (latest.status == PENDING and latest.expires <= now) or (latest.status == EXPIRED and latest.reason != TOLD_EXPIRED):
+        return latest.with_(status=EXPIRED, reason=TOLD_EXPIRED, updated=now)
+    return None
+
+
+def check_decidable(found: Approval | None, approval_id: str, now: float) -> Approval:
+    if found is None:
+        raise ApprovalError(f"no approval {approval_id!r}")
+    if found.status == PENDING and found.expires <= now:
+        raise ApprovalError(f"approval {found.id} expired unanswered")
+    if found.status != PENDING:
+        raise ApprovalError(f"approval {found.id} is {found.status}, not pending")
+    return found
+
+
+class StoreUnavailable(StoreError):
+    """The state store cannot be reached right now (a shared store's server is down): writes
+    are refused with ``state_unavailable`` until it is back."""
+
+
+#: The reason code of a write refused because the state store cannot be reached.
+STATE_UNAVAILABLE = "state_unavailable"
+
+
+def new_canary() -> str:
+    """A token no legitimate text contains by accident, shaped like a forge token."""
+    return "gvc_" + secrets.token_hex(16)
+
+
+class Store(ABC):
+    """Budget windows, counters, run-state flags and canary tokens."""
+
+    #: Calls that failed on the store's side (a shared store's server unreachable), for metrics.
+    errors: int = 0
+
+    @abstractmethod
+    def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
+             amounts: Sequence[int] | None = None) -> float | None:
+        """Consume ``amounts[i]`` units (default one) from every ``(key, limit)`` sliding
+        window, all or nothing: a request that performs three writes takes three.
+
+        Returns None when taken, else the seconds until the fullest window has room (the
+        whole window when an amount exceeds its limit and can never fit).
+        """
+
+    @abstractmethod
+    def count(self, key: str, amount: int = 1) -> None:
+        """Add to a monotonic counter (write counters: what agents asked for, per operation)."""
+
+    @abstractmethod
+    def counters(self) -> dict[str, int]:
+        """Every counter's value."""
+
+    @abstractmethod
+    def flags(self, kind: str) -> frozenset[str]:
+        """Repositories flagged ``kind`` (lower-case ``owner/name``)."""
+
+    @abstractmethod
+    def set_flag(self, kind: str, repo: str, on: bool) -> None:
+        """Flag or unflag a repository at run time, beside what the policy file says."""
+
+    @abstractmethod
+    def canary(self, agent: str) -> str:
+        """The canary token issued to ``agent``; issued on first use and kept."""
+
+    @abstractmethod
+    def canaries(self) -> dict[str, str]:
+        """Every issued token → the agent it was issued to."""
+
+    @abstractmethod
+    def usage(self, key: str, now: float, window: float) -> int:
+        """Units of the sliding window ``key`` in use at ``now`` (nothing is taken)."""
+
+    # -- approvals ------------------------------------------------------------------------
+
+    @abstractmethod
+    def stage(self, approval: Approval, now: float) -> Approval:
+        """Keep ``approval`` unless one of the same fingerprint stands; return the one that stands.
+
+        An expired one (past its expiry, or marked by :meth:`expire`) is returned once more,
+        so the caller refuses with ``approval_expired``; after that, as after a failed send,
+        ``approval`` replaces it."""
+
+    @abstractmethod
+    def approval(self, approval_id: str) -> Approval | None:
+        """One approval by id (case-insensitive)."""
+
+    @abstractmethod
+    def approvals(self, statuses: Collection[str] | None = None, limit: int = 200) -> list[Approval]:
+        """Approvals, newest first, optionally only those in ``statuses``."""
+
+    @abstractmethod
+    def decide(self, approval_id: str, *, approve: bool, by: str, reason: str | None, now: float) -> Approval:
+        """``pending → approved`` or ``→ rejected``, recording who and why; ApprovalError otherwise."""
+
+    @abstractmethod
+    def claim(self, now: float) -> Approval | None:
+        """The oldest approved approval, moved to ``sending`` atomically: one sender gets it."""
+
+    @abstractmethod
+    def finish(self, approval_id: str, *, sent: bool, status: int | None, content_type: str | None, body: bytes,
+               now: float, reason: str | None = None) -> Approval:
+        """``sending → sent`` (the upstream's answer) or ``→ failed`` (a gate refused it: ``reason``)."""
+
+    @abstractmethod
+    def expire(self, now: float) -> list[Approval]:
+        """Mark every pending approval past its expiry expired; return them."""
+
+    @abstractmethod
+    def annotate(self, approval_id: str, key: str, value: str) -> None:
+        """Keep a note on an approval under ``key`` (the forge's context, the notifications'
+        delivery state), replacing the key's last one. Never changes the approval's status."""
+
+    @abstractmethod
+    def annotations(self, approval_id: str) -> dict[str, str]:
+        """Every note kept on an approval (none: empty)."""
+
+    def pending_approvals(self) -> int:
+        """How many approvals wait for a human (for metrics)."""
+        return len(self.approvals([PENDING], limit=1 << 30))
+
+    def close(self) -> None:  # noqa: B027 - optional: only stores holding files override it
+        """Release files; the default holds none."""
+
+
+def retry_after(events: Sequence[float], limit: int, now: float, window: float, amount: int = 1) -> float:
+    """Seconds until the window holding ``events`` (sorted, inside the window) has room for ``amount``."""
+    if limit <= 0 or amount > limit or not events:
+        return window
+    oldest_blocking = events[len(events) + amount - 1 - limit]
+    return max(0.0, oldest_blocking + window - now)
+
+
+def budget_amounts(keys: Sequence[tuple[str, int]], amounts: Sequence[int] | None) -> list[int]:
+    """One positive amount per budget key (one each when ``amounts`` is None); ValueError otherwise."""
+    if amounts is None:
+        return [1] * len(keys)
+    if len(amounts) != len(keys) or any(a < 1 for a in amounts):
+        raise ValueError("one positive amount per budget key")
+    return list(amounts)

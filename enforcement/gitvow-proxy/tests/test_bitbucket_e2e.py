@@ -1,0 +1,164 @@
+"""``gitvow proxy`` in front of a loopback Bitbucket stand-in mapped to the ``bitbucket`` adapter:
+real ``git`` clones and pushes through ``git-http-backend``, REST writes refused in Bitbucket's
+own error shape, and an encoded repository name that cannot dodge a repository gate."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trustme
+from proxy_support import (
+    GIT_HTTP_BACKEND,
+    GITVOW,
+    SECRETS,
+    ProxyProcess,
+    Upstream,
+    client,
+    git,
+    make_bare_repo,
+    start_proxy,
+    start_upstream,
+)
+
+pytestmark = pytest.mark.e2e
+pytest.importorskip("gitvow_bitbucket", reason="the Bitbucket adapter plugin is not installed")
+
+TOKEN = "bb_upstream_token_0123456789"
+INJECTED = "Basic " + base64.b64encode(f"x-token-auth:{TOKEN}".encode()).decode()
+ENV = {"GITVOW_TEST_BB_TOKEN": TOKEN, "GITVOW_TEST_READER": SECRETS["reader"], "GITVOW_TEST_CODER": SECRETS["coder"]}
+
+
+def _reply(seen: object) -> tuple[int, dict[str, str], bytes]:
+    return 200, {"Content-Type": "application/json"}, b'{"type": "pullrequest", "id": 1}'
+
+
+@pytest.fixture(scope="module")
+def bitbucket(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    if not os.path.exists(GIT_HTTP_BACKEND):
+        pytest.skip("git-http-backend is not installed")
+    root = tmp_path_factory.mktemp("bitbucket-root")
+    work = tmp_path_factory.mktemp("bitbucket-seed")
+    for name in ("team/app", "team/locked"):
+        make_bare_repo(root, name, work)
+    server = start_upstream(ca, root)
+    server.routes["/2.0/"] = _reply
+    yield server
+    server.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def bb_proxy(bitbucket: Upstream, ca_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
+    workdir = tmp_path_factory.mktemp("bitbucket-proxy")
+    policy = workdir / "policy.toml"
+    policy.write_text(textwrap.dedent(f"""
+        [hosts]
+        "{bitbucket.netloc}" = "bitbucket"
+
+        [credentials.bitbucket]
+        token_env = "GITVOW_TEST_BB_TOKEN"
+
+        [proxy]
+        upstream_ca = "{ca_file}"
+        state = "{workdir / 'state.sqlite'}"
+        allowed_repos = ["team/*"]
+
+        [audit]
+        path = "{workdir / 'audit.jsonl'}"
+
+        [agents.reader]
+        mode = "advisory"
+        secret_env = "GITVOW_TEST_READER"
+
+        [agents.coder]
+        mode = "issues_prs_merge"
+        secret_env = "GITVOW_TEST_CODER"
+        autonomy = {{ "team/locked" = "issues_only" }}
+        """))
+    running = start_proxy(policy, workdir, ENV)
+    yield running
+    assert running.stop() == 0, running.log_text()
+
+
+def agent_env(proxy: ProxyProcess, agent: str, home: Path) -> dict[str, str]:
+    out = subprocess.run(
+        [GITVOW, "env", "--policy", str(proxy.policy), "--agent", agent, "--listen-port", str(proxy.port),
+         "--confdir", str(proxy.confdir), "--json"],
+        capture_output=True, text=True, check=True, env={**os.environ, **ENV},
+    )
+    env: dict[str, str] = json.loads(out.stdout)
+    env["HOME"] = str(home)
+    return env
+
+
+def test_git_clone_and_push_go_through_with_bitbuckets_credential(
+    bb_proxy: ProxyProcess, bitbucket: Upstream, tmp_path: Path
+) -> None:
+    env = agent_env(bb_proxy, "coder", tmp_path)
+    work = tmp_path / "app"
+    git("clone", "-q", bitbucket.url("/team/app.git"), str(work), cwd=tmp_path, env=env)
+    assert (work / "README.md").read_text() == "# team/app\n"
+    (work / "change.txt").write_text("a change\n")
+    git("add", "change.txt", cwd=work, env=env)
+    git("commit", "-q", "-m", "change", cwd=work, env=env)
+    bitbucket.clear()
+    git("push", "-q", "origin", "HEAD:refs/heads/feature", cwd=work, env=env)
+    pushes = [s for s in bitbucket.seen if s.path.endswith("/team/app.git/git-receive-pack")]
+    assert len(pushes) == 1 and pushes[0].headers["authorization"] == INJECTED
+    heads = git("--git-dir", str(bitbucket.git_root / "team/app.git"), "branch", "--list", "feature", cwd=tmp_path)
+    assert "feature" in heads.stdout
+    audit = [line for line in bb_proxy.audit_lines() if line.get("agent") == "coder" and line.get("repo") == "team/app"]
+    assert {op for line in audit for op in line["operations"]} >= {"git.fetch", "git.push"}
+
+
+def test_a_push_at_advisory_never_arrives(bb_proxy: ProxyProcess, bitbucket: Upstream, tmp_path: Path) -> None:
+    env = agent_env(bb_proxy, "reader", tmp_path)
+    work = tmp_path / "app"
+    git("clone", "-q", bitbucket.url("/team/app.git"), str(work), cwd=tmp_path, env=env)
+    (work / "x.txt").write_text("x\n")
+    git("add", "x.txt", cwd=work, env=env)
+    git("commit", "-q", "-m", "x", cwd=work, env=env)
+    bitbucket.clear()
+    result = git("push", "origin", "HEAD:refs/heads/nope", cwd=work, env=env, check=False)
+    assert result.returncode != 0 and "403" in result.stderr
+    assert [s for s in bitbucket.seen if "receive-pack" in s.path] == []
+
+
+@pytest.mark.parametrize("owner", ["team", "te%61m", "%74eam"])
+def test_an_encoded_name_cannot_dodge_autonomy_and_is_refused_in_bitbuckets_shape(
+    bb_proxy: ProxyProcess, bitbucket: Upstream, ca_file: Path, owner: str
+) -> None:
+    bitbucket.clear()
+    with client(bb_proxy, "coder", ca_file) as c:
+        r = c.post(bitbucket.url(f"/2.0/repositories/{owner}/locked/pullrequests/1/decline"))
+    assert r.status_code == 403, r.text
+    assert r.headers["x-gitvow-reason"] == "mode_denied"
+    body = r.json()
+    assert body["type"] == "error" and body["error"]["message"].endswith("reason=mode_denied")
+    assert bitbucket.seen == [], bitbucket.paths()
+
+
+def test_an_allowed_write_arrives_with_the_bearer_token(bb_proxy: ProxyProcess, bitbucket: Upstream,
+                                                        ca_file: Path) -> None:
+    bitbucket.clear()
+    with client(bb_proxy, "coder", ca_file) as c:
+        r = c.post(bitbucket.url("/2.0/repositories/team/app/pullrequests/1/decline"),
+                   headers={"Authorization": "Bearer agent-own"})
+    assert r.status_code == 200, r.text
+    (seen,) = bitbucket.seen
+    assert seen.headers["authorization"] == f"Bearer {TOKEN}"
+
+
+def test_a_read_outside_the_allowed_repositories_is_refused(bb_proxy: ProxyProcess, bitbucket: Upstream,
+                                                            ca_file: Path) -> None:
+    bitbucket.clear()
+    with client(bb_proxy, "coder", ca_file) as c:
+        r = c.get(bitbucket.url("/2.0/repositories/other/app/pullrequests"))
+    assert r.status_code == 403 and r.headers["x-gitvow-reason"] == "repo_not_in_config", r.text
+    assert bitbucket.seen == []

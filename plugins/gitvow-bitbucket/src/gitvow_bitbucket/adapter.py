@@ -1,0 +1,185 @@
+"""The ``bitbucket`` adapter: Bitbucket Cloud and Bitbucket Data Center, their REST APIs and git over HTTP.
+
+A request is one of these, told apart by its path (already canonical: the core decoded
+unreserved characters and refused what a front end would rewrite before ``classify``):
+
+* ``/2.0/…`` — Bitbucket Cloud's REST API 2.0 (``api.bitbucket.org``);
+* ``/rest/{api}/{1.0|latest}/…`` — Bitbucket Data Center's REST API, on the hosts the policy
+  maps to ``bitbucket`` in ``[hosts]`` (there is no default Data Center host);
+* a git smart-HTTP path — Cloud's ``/{workspace}/{repo}.git/…`` on ``bitbucket.org``, Data
+  Center's ``/scm/{project}/{repo}.git/…`` — delegated to ``gitvow_gitsmart.classify_git``;
+* anything else — the web UI: reads are ``read``, writes ``unknown`` (an agent uses the API).
+
+``GET``/``HEAD``/``OPTIONS`` are ``read`` and name the repository their path is under, so
+``[proxy] allowed_repos`` limits reads too. Every write is looked up in the route tables of
+:mod:`gitvow_bitbucket.routes`; a route they do not hold is ``unknown``, denied.
+
+Cloud names a workspace or repository by slug or by UUID (``{…}``, sent as ``%7B…%7D``). A
+UUID does not say which repository it is, so the request carries a ``Target`` that
+:meth:`BitbucketAdapter.resolve` settles by asking the API for the repository's
+``full_name``: a repository gate never judges a UUID as if it were a name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from gitvow import refusal
+from gitvow.adapter import Adapter
+from gitvow.auth import basic_authorization
+from gitvow.issues import draft_from_json
+from gitvow.paths import PathRefused, split_path
+from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
+from gitvow.routing import RouteTrie
+from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_bitbucket import fixtures
+from gitvow_bitbucket.commands import classify_curl
+from gitvow_bitbucket.routes import CLOUD, SERVER, Route
+from gitvow_gitsmart import classify_git, is_git_path
+
+if TYPE_CHECKING:
+    from gitvow.targets import Fetch
+
+CLOUD_API = "api.bitbucket.org"
+CLOUD_GIT = "bitbucket.org"
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Data Center API versions on the wire (branch permissions are 2.0); all are the inventory's ``latest``.
+_VERSIONS = frozenset({"1.0", "2.0", "latest"})
+#: Cloud's error body (what the Bitbucket clients print); Data Center's is ``errors[].message``.
+CLOUD_ERROR = {"type": "error", "error": {"message": refusal.MESSAGE}}
+SERVER_ERROR = {"errors": [{"context": None, "message": refusal.MESSAGE, "exceptionName": None}]}
+
+
+def _is_uuid(segment: str) -> bool:
+    return len(segment) > 2 and segment[0] == "{" and segment[-1] == "}"
+
+
+def cloud_repo(segments: Sequence[str]) -> str | None:
+    """``workspace/slug`` of a path under ``/2.0/repositories/{workspace}/{slug}``."""
+    if len(segments) >= 4 and segments[1] == "repositories":
+        return f"{segments[2]}/{segments[3]}"
+    return None
+
+
+def server_repo(segments: Sequence[str]) -> str | None:
+    """``PROJECT/slug`` of a path under ``/rest/{api}/{version}/…/projects/{key}/repos/{slug}``."""
+    for i in range(3, len(segments) - 3):  # mirroring's supportInfo puts it one segment deeper
+        if segments[i] == "projects" and segments[i + 2] == "repos":
+            return f"{segments[i + 1]}/{segments[i + 3]}"
+    return None
+
+
+class BitbucketAdapter(Adapter):
+    """Bitbucket Cloud (REST 2.0) and Data Center (REST 1.0), and git smart-HTTP on both."""
+
+    name = "bitbucket"
+    default_hosts = (CLOUD_API, CLOUD_GIT)
+    #: There is no official Bitbucket CLI (no ``bb``): the gate reads ``curl`` to Bitbucket Cloud.
+    commands = ("curl",)
+
+    def classify(self, request: Request) -> Classification:
+        try:
+            segments = split_path(request.path)
+        except PathRefused as exc:  # the pipeline refused it already; a direct caller gets unknown
+            return Classification.unknown(f"{exc}: a front end would route it elsewhere")
+        if segments[:1] == ["2.0"]:
+            return self._api(request, segments, cloud=True)
+        if segments[:1] == ["rest"] and len(segments) >= 3 and segments[2] in _VERSIONS:
+            return self._api(request, segments, cloud=False)
+        if is_git_path(request.path):
+            result = classify_git(request, strip_prefix="/scm" if segments[:1] == ["scm"] else "")
+            if result is not None:
+                return result
+        if request.method in READ_METHODS:
+            return Classification((READ,))
+        return Classification.unknown(f"{request.method} is not an API or git path: writes go through the REST API")
+
+    def _api(self, request: Request, segments: list[str], *, cloud: bool) -> Classification:
+        repo = cloud_repo(segments) if cloud else server_repo(segments)
+        targets = self._targets(segments) if cloud and repo is not None else ()
+        if targets:
+            repo = None
+        if request.method in READ_METHODS:
+            return Classification((READ,), repo=repo, targets=targets)
+        if not request.method.isalpha() or request.method == "*":
+            return Classification.unknown("not an HTTP method", repo=repo)
+        table: RouteTrie[Route] = CLOUD if cloud else SERVER
+        # Data Center's API version is part of the path: 1.0, 2.0 and latest are the same route.
+        rest = segments[1:] if cloud else [segments[1], "latest", *segments[3:]]
+        match = table.match(request.method, rest)
+        if match is None:
+            where = "/".join(segments)[:80]
+            return Classification.unknown(f"{request.method} /{where} is not a known Bitbucket API route", repo=repo)
+        route = match.value
+        if route.operation == UNKNOWN:
+            return Classification.unknown(route.why, repo=repo)
+        details = {"route": f"{route.method} {route.template}", "flavour": "cloud" if cloud else "data-center"}
+        if route.operation == "issue.create":
+            draft = draft_from_json(request)
+            return Classification((route.operation,), repo=repo, targets=targets, details=details,
+                                  issues=(draft,) if draft else ())
+        return Classification((route.operation,), repo=repo, targets=targets, details=details)
+
+    @staticmethod
+    def _targets(segments: Sequence[str]) -> tuple[Target, ...]:
+        workspace, slug = segments[2], segments[3]
+        if not (_is_uuid(workspace) or _is_uuid(slug)):
+            return ()
+        at = f"/2.0/repositories/{quote(workspace, safe='')}/{quote(slug, safe='')}"
+        return (Target("repository", f"{workspace}/{slug}", at=at),)
+
+    def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
+        """A repository named by UUID: ``GET /2.0/repositories/{workspace}/{repo}`` says its ``full_name``."""
+        answers: dict[Target, Resolution] = {}
+        for target in targets:
+            if target.kind != "repository" or not target.at:
+                continue
+            status, body = fetch("GET", target.at, b"")
+            try:
+                data = json.loads(body) if status == 200 else None
+            except ValueError:
+                continue
+            name = data.get("full_name") if isinstance(data, dict) else None
+            if isinstance(name, str) and name.count("/") == 1 and all(name.split("/")):
+                answers[target] = Resolution(name, "repository")
+        return answers
+
+    def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
+        """Bearer for the REST APIs; Basic for git (Cloud reads an access token with the user
+        ``x-token-auth``; a ``user:app-password`` token is kept as given)."""
+        if is_git_path(request.path) and not request.path.startswith(("/2.0/", "/rest/")):
+            return basic_authorization(token, user="x-token-auth")
+        return {"authorization": f"Bearer {token}"}
+
+    def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
+        """Cloud's ``{"type": "error", "error": {"message"}}``, Data Center's ``errors[].message``, git's text."""
+        if request.path.startswith("/2.0/"):
+            return refusal.json_shaped(message, code, CLOUD_ERROR)
+        if request.path.startswith("/rest/"):
+            return refusal.json_shaped(message, code, SERVER_ERROR)
+        return refusal.plain(message)
+
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        if operation == "pr.create":
+            return ("POST /2.0/repositories/WORKSPACE/REPO/pullrequests",)
+        if operation == "pr.merge":
+            return ("POST /2.0/repositories/WORKSPACE/REPO/pullrequests/N/merge",)
+        return ()
+
+    def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
+        return classify_curl(self, argv)
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return fixtures.FIXTURES
+
+    def fail_closed_fixtures(self) -> Sequence[Fixture]:
+        return fixtures.FAIL_CLOSED
+
+    def unsupported(self) -> Mapping[str, str]:
+        return fixtures.UNSUPPORTED
+
+    def not_implemented(self) -> Mapping[str, str]:
+        return fixtures.NOT_IMPLEMENTED
