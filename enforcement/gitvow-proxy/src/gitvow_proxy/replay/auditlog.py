@@ -12,8 +12,8 @@ The log holds more than one line per request (:mod:`gitvow_proxy.audit`):
   ``send_failed``, ``rejected``, ``expired``, or still ``pending``);
 - ``answered``: an identical retry after the send, answered with the recorded response. A
   request of its own, whose outcome is ``answered`` (it passed: a human had approved it);
-- an **operator's act** (``paused``, ``resumed``; method ``-``): not a request. Replay applies
-  the policy files' ``[run_state]`` instead;
+- an **operator's act** (``paused``, ``resumed``; method ``-``): not a request, but replayed:
+  the repository is paused (or resumed) for both sides from that time on, as it was;
 - a refused **non-HTTP stream** (method ``STREAM``): refused under any policy, not replayed.
 
 A line that is none of these, or is not JSON, stops the replay with its file and line number.
@@ -40,6 +40,8 @@ FINAL = frozenset({"rejected", "expired", "sent", "send_failed"})
 OPERATOR = frozenset({"paused", "resumed"})
 #: The verdicts of decision lines.
 DECISIONS = frozenset({"allow", "deny", "throttle", "tunnel", "refuse"})
+#: What an operator's act stands on: it is no request.
+_NO_REQUEST = Request(method="-", host="-", path="-")
 #: Reasons a refused request is staged under, or that an approved send never has.
 _NOT_A_SEND = frozenset({"hard_deny", *APPROVAL_REASONS})
 
@@ -72,12 +74,18 @@ class _Reader:
         if data.get("approval") is not None and verdict in STEPS:
             self.step(where, data, verdict)
         elif verdict in OPERATOR or data["method"] == "-":
-            return
+            self.operator(where, data, verdict)
         elif verdict in DECISIONS:
             if data["method"] != "STREAM":
                 self.decision(where, data, verdict)
         else:
             raise ValueError(f"unknown verdict {verdict!r}")
+
+    def operator(self, where: str, data: dict[str, Any], verdict: str) -> None:
+        repo = data.get("repo")
+        if verdict in OPERATOR and isinstance(repo, str) and repo:
+            self.items.append(Recorded(where, _time(data["time"]), None, _NO_REQUEST, None,
+                                       act=(repo.lower(), verdict == "paused")))
 
     def decision(self, where: str, data: dict[str, Any], verdict: str) -> None:
         item = _recorded(where, data, verdict)

@@ -80,6 +80,9 @@ class Recorded:
     body_withheld: bool = False
     #: The policy file the recording was made under (path, sha256), when the file says.
     policy: tuple[str, str] | None = None
+    #: Not a request: an operator's act in the audit log, a repository paused (True) or
+    #: resumed (False) at run time, replayed into both sides' state at its time.
+    act: tuple[str, bool] | None = None
 
 
 class InputError(GitvowError):
@@ -128,7 +131,7 @@ def read(path: Path, *, agent: str | None = None, workers: int | None = None) ->
     count = 0
     try:
         for item in read_audit(path) if audit else read_flows(path, agent=agent, workers=workers):
-            count += 1
+            count += item.act is None
             yield item
     except InputError:
         raise
