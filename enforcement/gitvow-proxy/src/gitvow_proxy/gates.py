@@ -7,9 +7,11 @@ and budget rules. Reason codes are the pipeline's (docs/architecture.md).
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from gitvow.adapters.mcp import credential_name
 from gitvow.evaluator import REPO_UNRESOLVED
@@ -23,6 +25,8 @@ from gitvow.vocabulary import UNKNOWN, writes
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
 from gitvow_proxy.settings import IssueShape, ProxyPolicy
 from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, STATE_UNAVAILABLE, Store, StoreUnavailable
+
+log = logging.getLogger("gitvow_proxy")
 
 #: Operations the write-surface lanes never restrict: signing in and fetching change nothing on the forge.
 WRITE_SURFACE_EXEMPT = frozenset({"auth.login", "git.fetch"})
@@ -86,6 +90,8 @@ class ProxyGates(Gates):
         self.credentials = dict(credentials)
         self.clock = clock
         self.note: str | None = None
+        #: What the last decision took from the budget (read by :meth:`take_taken`).
+        self.taken: Taken | None = None
         #: A write's counters could not reach the store (set by record, read by budget).
         self.lost = False
         self._paused = RepoPatterns(settings.run_state.paused)
@@ -290,10 +296,13 @@ class ProxyGates(Gates):
         try:
             if lost:
                 raise StoreUnavailable("the write could not be counted")
-            wait = self.store.take(keys, self.clock(), float(budget.window_seconds), amounts=amounts) if keys else None
+            now = self.clock()
+            wait = self.store.take(keys, now, float(budget.window_seconds), amounts=amounts) if keys else None
         except StoreUnavailable as exc:
             return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
         if wait is None:
+            if keys:
+                self.taken = Taken(tuple(key for key, _ in keys), now, tuple(amounts))
             return None
         return Throttle(math.ceil(wait), f"the write budget of {budget.window_seconds}s is used up")
 
@@ -304,6 +313,28 @@ class ProxyGates(Gates):
     def take_note(self) -> str | None:
         note, self.note = self.note, None
         return note
+
+    def take_taken(self) -> Taken | None:
+        """What the last decision took from the budget (None: nothing), for a refund if the
+        write is not performed; cleared by reading it."""
+        taken, self.taken = self.taken, None
+        return taken
+
+    def give_back(self, taken: Taken) -> None:
+        """A forwarded write the forge did not perform (no answer, or a refusal): its budget back."""
+        try:
+            self.store.give_back(taken.keys, taken.at, taken.amounts)
+        except StoreUnavailable as exc:
+            log.warning("gitvow: a failed write's budget could not be given back: %s", exc)
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """Budget units one forwarded write took: given back when the forge did not perform it."""
+
+    keys: tuple[str, ...]
+    at: float
+    amounts: tuple[int, ...]
 
 
 #: Seconds a client is told to wait when the state store cannot be reached.
