@@ -208,7 +208,7 @@ def test_redactor_replaces_and_withholds() -> None:
 
 def test_record_to_an_unwritable_place_is_refused(tmp_path: Path) -> None:
     path = policy(tmp_path, "p.toml")
-    proc = subprocess.run([GITVOW, "proxy", "--policy", str(path), "--listen-port", "0", "--confdir",
+    proc = subprocess.run([GITVOW, "proxy", "--policy", str(path), "--allow-unset-secrets", "--listen-port", "0", "--confdir",
                            str(tmp_path / "conf"), "--record", str(tmp_path / "no" / "such" / "dir" / "x.flows")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
@@ -334,15 +334,20 @@ def test_approvals_replay_as_one_request_each_with_their_final_outcome(tmp_path:
     assert {(op, old, n) for op, old, _new, n in flips} == {("pr.create", "sent", 1), ("pr.create", "answered", 1)}
 
 
-def run_replay_cli(tmp_path: Path, path: Path) -> subprocess.CompletedProcess[str]:
-    """The command under a 2 GiB address-space limit: what a file announces is never allocated."""
-    import resource
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-
-    return subprocess.run([GITVOW, "replay", "--policy", str(policy(tmp_path, "p.toml")), "--agent", "coder", str(path)],
-                          capture_output=True, text=True, timeout=120, preexec_fn=limit)
+#: Runs ``gitvow replay`` (the command's own ``main``) on each file named in argv[2:], under a
+#: 2 GiB address-space limit, in one process: each file's exit status and what it printed.
+DRIVER = """
+import contextlib, io, json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+from gitvow.cli.main import main
+results = {}
+for path in sys.argv[2:]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["replay", "--policy", sys.argv[1], "--agent", "coder", path])
+    results[path] = [code, out.getvalue(), err.getvalue()]
+print(json.dumps(results))
+"""
 
 
 def nested_tnetstring(depth: int) -> bytes:
@@ -384,12 +389,106 @@ def hostile_inputs() -> dict[str, bytes]:
     }
 
 
-@pytest.mark.parametrize("name", sorted(hostile_inputs()))
-def test_hostile_and_empty_inputs_are_one_line_exit_2(tmp_path: Path, name: str) -> None:
-    path = tmp_path / name
-    path.write_bytes(hostile_inputs()[name])
-    proc = run_replay_cli(tmp_path, path)
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr[-2000:]
-    assert proc.stderr.startswith(f"gitvow replay: {path}") or f"gitvow replay: cannot read {path}" in proc.stderr
-    assert proc.stdout == ""
+def test_hostile_and_empty_inputs_are_one_line_exit_2(tmp_path: Path) -> None:
+    """What a file announces is never allocated (2 GiB would not hold it), nesting is bounded,
+    and each bad file is exit 2 with one line naming it: never a traceback."""
+    import sys
+
+    paths = []
+    for name, data in hostile_inputs().items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        paths.append(str(path))
+    proc = subprocess.run([sys.executable, "-c", DRIVER, str(policy(tmp_path, "p.toml")), *paths],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout)
+    assert sorted(results) == sorted(paths)
+    for path, (code, out, err) in results.items():
+        assert code == 2, (path, err[-2000:])
+        assert "Traceback" not in err and err.count("\n") == 1, (path, err[-2000:])
+        assert err.startswith(f"gitvow replay: {path}") or f"gitvow replay: cannot read {path}" in err, (path, err)
+        assert out == "", path
+
+
+def test_pauses_in_the_audit_log_are_replayed_at_their_time(tmp_path: Path) -> None:
+    t = "2026-11-30T09:00:{:02d}.000Z".format
+    log = write_audit(tmp_path / "audit.jsonl", [
+        audit_line(t(0), "coder", "POST", COMMENT, ["issue.comment"], "allow", None, "forward"),
+        operator_line(t(1), "paused"),
+        audit_line(t(2), "coder", "POST", COMMENT, ["issue.comment"], "deny", "repo_paused", "run_state"),
+        operator_line(t(3), "resumed"),
+        audit_line(t(4), "coder", "POST", COMMENT, ["issue.comment"], "allow", None, "forward"),
+    ])
+    status, report, err = replay("--policy", policy(tmp_path, "same.toml"), log)
+    assert (status, report["requests"], report["changed"]) == (0, 3, 0), (err, report)
+    assert "pause and resume lines are replayed" in report["limits"]["run-time flags"]
+    # a policy that stops the agent commenting refuses the two that passed; the paused one is
+    # still refused first for the pause (run state comes before policy)
+    stricter = policy(tmp_path, "stricter.toml", coder="advisory")
+    status, report, err = replay("--policy", stricter, log)
+    assert status == 1, err
+    assert summary(report) == {("allow→deny", "issue.comment", "coder", "allow", "deny:mode_denied", 2)}
+
+
+def test_a_recording_holds_no_secret_in_any_part_or_encoding(tmp_path: Path) -> None:
+    """The canary, the injected token and the agent's proxy secret, each percent-encoded, base64'd
+    or as written, in the path, the query, a header, a header's name, HTTP/2 trailers (request
+    and response), the host, its authority and SNI, the body: none of it reaches the disk in
+    any form the canary check would find."""
+    import base64 as b64
+    from urllib.parse import quote as pct
+
+    from mitmproxy import http
+    from mitmproxy.io import FlowReader
+    from mitmproxy.test import tflow
+
+    from gitvow_proxy.canary import CanaryScanner
+    from gitvow_proxy.record import Recorder, Redactor, sanitized
+
+    canary, token, secret = "gvc_0123456789abcdef0123456789abcdef", "ghs_tokentokentoken1234", "proxysecret-5678-abcd"
+    redactor = Redactor.build(secrets=(token, secret), canaries={canary: "coder"}, literal=())
+
+    def spellings(value: str) -> list[str]:
+        return [value, pct(value, safe=""), "".join(f"%{b:02X}" for b in value.encode()),
+                b64.b64encode(value.encode()).decode(), b64.urlsafe_b64encode(b"x" + value.encode()).decode()]
+
+    flows = []
+    for value in (canary, token, secret):
+        for n, spelled in enumerate(spellings(value)):
+            flow = tflow.tflow(resp=True)  # type: ignore[no-untyped-call]
+            request = flow.request
+            request.host = f"{spelled.lower().rstrip('=')}.example.test" if n == 0 else "ghes.test"
+            request.authority = request.host
+            flow.client_conn.sni = request.host
+            request.path = f"/repos/{spelled}/issues?access_token={spelled}&page=2"
+            request.headers["X-Note"] = f"token {spelled}"
+            request.headers[f"X-{value[:8]}"] = "1"
+            request.trailers = http.Headers(((b"grpc-message", f"k={spelled}".encode()),))
+            request.content = json.dumps({"body": f"see {spelled}"}).encode()
+            flow.response.trailers = http.Headers(((b"x-echo", spelled.encode()),))
+            flow.response.headers["X-Echo"] = spelled
+            flows.append(sanitized(flow, {"agent": "coder", "verdict": "allow"}, redactor, ()))
+    path = tmp_path / "r.flows"
+    recorder = Recorder(str(path))
+    for flow in flows:
+        recorder.write(flow)
+    recorder.close()
+    assert path.stat().st_mode & 0o777 == 0o600
+    data = path.read_bytes()
+    scanner = CanaryScanner({canary: "c", token: "t", secret: "s"}, limit=1 << 26)
+    assert scanner.find(data) is None
+    for value in (canary, token, secret):
+        for spelled in spellings(value):
+            assert spelled.encode() not in data and spelled.lower().rstrip("=").encode() not in data, spelled
+    # what can be kept is kept: the route and the other parameters
+    with path.open("rb") as fo:
+        kept = list(FlowReader(fo).stream())
+    assert all("/issues" in f.request.path and "page=2" in f.request.path for f in kept)
+    assert canary_placeholder_in(kept)
+
+
+def canary_placeholder_in(flows: list[Any]) -> bool:
+    from gitvow_proxy.record import canary_placeholder
+
+    return any(canary_placeholder("coder") in f.request.path for f in flows)
