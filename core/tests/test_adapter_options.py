@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -102,19 +101,6 @@ def test_policy_schema_lists_the_plugins_options(gitvow_cli: Callable[..., subpr
     assert "inference" in by_name
     if "gitsmart" in by_name:
         assert "strip_prefix" in schema["$defs"]["GitSmartOptions"]["properties"]
-
-
-def test_no_options_no_pydantic() -> None:
-    """The agent hook's forge stage configures adapters: without options that imports no pydantic."""
-    probe = (
-        "import sys\n"
-        "from gitvow.adapter import configure_adapters\n"
-        "from gitvow.plugins import installed\n"
-        "configure_adapters(installed().adapters, {})\n"
-        "print('pydantic' in sys.modules)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"
 
 
 def test_policy_check_names_the_file_and_the_option(gitvow_cli: Callable[..., subprocess.CompletedProcess[str]],

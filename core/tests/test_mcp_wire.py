@@ -43,6 +43,10 @@ class Forge(Adapter):
         return ToolCall((ops or "unknown",), repo=f"{owner}/{repo}" if owner and repo else None, adapter="forge")
 
 
+    def relay_hints(self, operation: str) -> tuple[str, ...]:
+        return ("forge-cli pr merge",) if operation == "pr.merge" else ()
+
+
 class NoTools(Adapter):
     name = "notools"
 
@@ -225,6 +229,7 @@ def test_the_pipeline_judges_each_call_and_injects_the_forges_token_as_bearer() 
     assert ok.action is Action.FORWARD and ok.headers == {"authorization": "Bearer tok"}
     staged = engine.decide(_post(_call("merge_pull_request", owner="o", repo="r"), url=url), _caller(engine), Token())
     assert staged.action is Action.DENY and staged.staged and staged.reason == "hard_deny"
+    assert engine.adapters["mcp.local"].relay_hints("pr.merge") == ("forge-cli pr merge",)  # the forge's, as at the gate
     refused = engine.decide(_post(_call("delete_repository", owner="o", repo="r"), url=url), _caller(engine), Token())
     assert refused.action is Action.DENY and not refused.staged
     batch = [_call("add_issue_comment", 1, owner="o", repo="r"), _call("delete_repository", 2, owner="o", repo="r")]

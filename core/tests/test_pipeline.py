@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import MappingProxyType
 
 import pytest
 
@@ -15,7 +16,7 @@ from gitvow.plugins import Plugins
 from gitvow.policy.load import Policy, parse_policy
 from gitvow.policy.table import PolicyRow, PolicyTable
 from gitvow.relay import APPROVAL, RelayTemplate
-from gitvow.request import Classification, Request
+from gitvow.request import Classification, Request, Target, ToolCall
 from gitvow.verdict import Verdict
 
 HOST = "forge.example.test"
@@ -166,6 +167,47 @@ def test_a_request_mixing_a_staged_and_a_denied_operation_is_never_staged() -> N
     decision = engine.decide(req("POST"), AGENT, Recording())
     assert (decision.reason, decision.staged) == ("mode_denied", False)
     assert decision.message is not None and "repo.delete" in decision.message and "no agent mode allows it" in decision.message
+
+
+class TwoRepos(Forge):
+    """A merge of one repository's pull request and a comment on another's, in one request
+    (a GraphQL document can carry both)."""
+
+    def classify(self, request: Request) -> Classification:
+        if request.path == "/opaque":  # the comment's repository is only an opaque id
+            return Classification(("pr.merge", "issue.comment"), repos=("team/app",),
+                                  targets=(Target("node", "I_kw"),))
+        return Classification(("pr.merge", "issue.comment"), repos=("team/app", "team/locked"))
+
+
+def test_an_approval_never_covers_what_the_policy_stage_refuses_for_another_repository() -> None:
+    """Per-repository autonomy: the merge on team/app is the approval relay, the comment on
+    team/locked is below the agent's mode there. Judged per repository as the policy stage
+    judges it, the request is refused for the comment, never staged for a human."""
+    engine = Engine(Policy(), Plugins.of(adapters=[TwoRepos()], relays=[APPROVAL]))
+    caller = Caller("bot", Grant(Mode.ISSUES_PRS_MERGE, autonomy=MappingProxyType({"team/locked": Mode.ADVISORY})))
+    decision = engine.decide(req("POST"), caller, Recording())
+    assert (decision.stage, decision.reason, decision.staged) == ("policy", "mode_denied", False)
+    assert decision.message is not None and "issue.comment needs mode issues_only" in decision.message
+    # the same request on repositories where the agent's mode stands is staged
+    free = Caller("bot", Grant(Mode.ISSUES_PRS_MERGE, autonomy=MappingProxyType({"team/other": Mode.ADVISORY})))
+    assert engine.decide(req("POST"), free, Recording()).staged is True
+    # a repository not established counts as well: the autonomy could lower it
+    unresolved = engine.decide(req("POST", "/opaque"), caller, Recording())
+    assert (unresolved.reason, unresolved.staged) == ("repo_unresolved", False)
+
+
+def test_a_tool_call_is_judged_by_the_same_loop() -> None:
+    engine = Engine(Policy(), Plugins.of(adapters=[TwoRepos()], relays=[APPROVAL]))
+    adapter = engine.adapters["forge"]
+    merge = ToolCall(("pr.merge",), repo="team/app", summary="forge-cli pr merge 3")
+    staged = engine.decide_call(merge, adapter, AGENT)
+    assert (staged.action, staged.reason, staged.staged) == (Action.DENY, "hard_deny", True)
+    assert staged.message is not None and staged.message.startswith("gitvow refused pr.merge")
+    read = engine.decide_call(ToolCall(("read",), repo="team/app"), adapter, AGENT)
+    assert read.action is Action.FORWARD and read.headers == {}
+    both = engine.decide_call(ToolCall(("pr.merge", "repo.delete"), repo="team/app"), adapter, AGENT, target="x")
+    assert (both.reason, both.staged) == ("mode_denied", False)
 
 
 def test_first_refusal_is_recorded_and_stops_the_stages(engine: Engine) -> None:

@@ -6,12 +6,15 @@ fails exactly the check the variant breaks: proof that no check is vacuous.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from gitvow.adapter import Adapter
-from gitvow.request import Classification, Fixture, Request
+from gitvow.contract import Inventory
+from gitvow.request import Classification, Fixture, Request, Resolution, Target
+from gitvow.targets import Fetch
 from gitvow.vocabulary import OPERATIONS
 
 HOST = "https://toy.example.test"
@@ -19,31 +22,67 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/pulls$"), "pr.create"),
     ("PUT", re.compile(r"^/repos/([^/]+/[^/]+)/pulls/\d+/merge$"), "pr.merge"),
     ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/issues$"), "issue.create"),
+    ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/issues/bulk$"), "issue.create"),
     ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/labels$"), "label.manage"),
 )
-_COVERED = {"read", "pr.create", "pr.merge", "issue.create", "label.manage", "unknown"}
+_REPO = re.compile(r"^/repos/([^/]+/[^/]+)")
+_BY_ID = re.compile(r"^/ids/(\d+)/comments$")
+_COVERED = {"read", "pr.create", "pr.merge", "issue.create", "issue.comment", "label.manage", "unknown"}
+
+#: What the toy forge exposes (the kit's completeness check against an inventory).
+INVENTORY = Inventory(routes=[
+    ("GET", f"{HOST}/repos/{{owner}}/{{repo}}"),
+    ("POST", f"{HOST}/repos/{{owner}}/{{repo}}/pulls"),
+    ("PUT", f"{HOST}/repos/{{owner}}/{{repo}}/pulls/{{number}}/merge"),
+    ("POST", f"{HOST}/repos/{{owner}}/{{repo}}/issues"),
+    ("POST", f"{HOST}/repos/{{owner}}/{{repo}}/issues/bulk"),
+    ("POST", f"{HOST}/repos/{{owner}}/{{repo}}/labels"),
+    ("POST", f"{HOST}/ids/{{id}}/comments"),
+    ("DELETE", f"{HOST}/repos/{{owner}}/{{repo}}/issues/{{number}}"),
+], reasons={("DELETE", f"{HOST}/repos/{{owner}}/{{repo}}/issues/{{number}}"): "refused: the toy never deletes"})
 
 
 class ToyAdapter(Adapter):
     """Correct: the kit passes it (the control in the test)."""
 
     name = "toy"
+    default_hosts = ("toy.example.test",)
 
     def classify(self, request: Request) -> Classification:
+        repo = _REPO.match(request.path)
         if request.method in ("GET", "HEAD"):
-            return Classification(("read",))
+            return Classification(("read",), repo=repo.group(1) if repo else None)
+        by_id = _BY_ID.match(request.path)
+        if by_id and request.method == "POST":
+            target = Target("thing", by_id.group(1), at=f"/ids/{by_id.group(1)}")
+            return Classification(("issue.comment",), targets=(target,))
         for method, pattern, op in _ROUTES:
             match = pattern.match(request.path)
             if match and request.method == method:
                 return Classification((op,), repo=match.group(1))
         return Classification.unknown("not a toy route")
 
+    def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
+        answers = {}
+        for target in targets:
+            status, body = fetch("GET", target.at, b"")
+            try:
+                data = json.loads(body) if status == 200 else None
+            except ValueError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("repo"), str):
+                answers[target] = Resolution(data["repo"])
+        return answers
+
     def fixtures(self) -> Sequence[Fixture]:
         return (
-            Fixture("GET", f"{HOST}/repos/o/r", ("read",)),
+            Fixture("GET", f"{HOST}/repos/o/r", ("read",), repo="o/r"),
+            Fixture("GET", f"{HOST}/search?q=x", ("read",), repo=""),
             Fixture("POST", f"{HOST}/repos/o/r/pulls", ("pr.create",), repo="o/r"),
             Fixture("PUT", f"{HOST}/repos/o/r/pulls/1/merge", ("pr.merge",), repo="o/r"),
             Fixture("POST", f"{HOST}/repos/o/r/issues", ("issue.create",), repo="o/r"),
+            Fixture("POST", f"{HOST}/repos/o/r/issues/bulk", ("issue.create",), repo="o/r"),
+            Fixture("POST", f"{HOST}/ids/5/comments", ("issue.comment",)),
             Fixture("POST", f"{HOST}/repos/o/r/labels", ("label.manage",), repo="o/r", near_miss=True),
         )
 
@@ -130,7 +169,8 @@ class PendingIssues(ToyAdapter):
         return [f for f in super().fixtures() if f.operations != ("issue.create",)]
 
     def fail_closed_fixtures(self) -> Sequence[Fixture]:
-        return (*super().fail_closed_fixtures(), Fixture("POST", f"{HOST}/repos/o/r/issues", ("unknown",)))
+        return (*super().fail_closed_fixtures(), Fixture("POST", f"{HOST}/repos/o/r/issues", ("unknown",)),
+                Fixture("POST", f"{HOST}/repos/o/r/issues/bulk", ("unknown",)))
 
     def not_implemented(self) -> Mapping[str, str]:
         return {"issue.create": "not written yet"}
@@ -150,6 +190,89 @@ class UnsupportedAndPending(PendingIssues):
         return {**super().unsupported(), "issue.create": "the toy forge has no issues"}
 
 
+class ReadsWithoutRepo(ToyAdapter):
+    """Breaks repositories: reads name no repository (the guide's first snippet did this), so
+    ``[proxy] allowed_repos`` cannot limit them."""
+
+    def classify(self, request: Request) -> Classification:
+        got = super().classify(request)
+        return Classification(("read",)) if got.operations == ("read",) else got
+
+
+class NaiveReadsWithoutRepo(ReadsWithoutRepo):
+    """Breaks repositories too, and asserts "no repository" where there is one: the round trip
+    holds a fixture's NO_REPO to it."""
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return [replace(f, repo="") if f.operations == ("read",) else f for f in super().fixtures()]
+
+
+class TrailingSlashIsRead(ToyAdapter):
+    """Breaks variants: a path with a trailing slash is taken for a listing (a read), so
+    ``PUT …/merge/`` merges as a read."""
+
+    def classify(self, request: Request) -> Classification:
+        if request.path.endswith("/") and request.path != "/":
+            return Classification(("read",))
+        return super().classify(request)
+
+
+class RaisesOnBadBody(ToyAdapter):
+    """Breaks bodies: reads an issue's JSON without guarding against a malformed body."""
+
+    def classify(self, request: Request) -> Classification:
+        got = super().classify(request)
+        if got.operations == ("issue.create",) and request.body:
+            json.loads(request.body)["title"]
+        return got
+
+
+class DroppedHost(ToyAdapter):
+    """Breaks hosts: its fixtures use a host it does not serve (dropped from default_hosts)."""
+
+    default_hosts = ()
+
+
+class NoCredential(ToyAdapter):
+    """Breaks credentials: the token never reaches the forge."""
+
+    def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
+        return {}
+
+
+class ResolvesWithoutAsking(ToyAdapter):
+    """Breaks targets: settles every target to a repository whatever the forge answers."""
+
+    def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
+        return {target: Resolution("o/r") for target in targets}
+
+
+class NearMissLikeNeighbour(ToyAdapter):
+    """Breaks near misses: its near miss (``…/merge/``) classifies exactly as the merge beside it."""
+
+    def classify(self, request: Request) -> Classification:
+        path = request.path.rstrip("/") or "/"
+        return super().classify(Request(request.method, request.host, path, request.query, request.headers,
+                                        request.body, request.port, request.scheme))
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return (*super().fixtures(),
+                Fixture("PUT", f"{HOST}/repos/o/r/pulls/1/merge/", ("pr.merge",), repo="o/r", near_miss=True))
+
+
+class ForgottenRoute(ToyAdapter):
+    """Breaks the inventory: ``POST …/issues/bulk`` was forgotten (its route and its fixture),
+    while ``issue.create`` keeps a fixture, so completeness alone cannot see it."""
+
+    def classify(self, request: Request) -> Classification:
+        if request.path.endswith("/issues/bulk"):
+            return Classification.unknown("not a toy route")
+        return super().classify(request)
+
+    def fixtures(self) -> Sequence[Fixture]:
+        return [f for f in super().fixtures() if not f.url.endswith("/issues/bulk")]
+
+
 class Unregistered(ToyAdapter):
     """Breaks registration: no installed plugin registers it (an entry point that does not load)."""
 
@@ -164,18 +287,31 @@ REGISTERED: dict[str, list[Adapter]] = {"Unregistered": [], "Impostor": [ToyAdap
 #: variant → the contract checks it must fail (and no others).
 EXPECTED_FAILURES: dict[str, set[str]] = {
     "ToyAdapter": set(),
-    "Incomplete": {"test_completeness"},
-    # issue.edit and pr.edit are declared unsupported by the toy, so claiming them contradicts it too
-    "Misclassifies": {"test_round_trip", "test_declared_operations_are_never_classified"},
+    # the inventory's POST …/issues then has no fixture either
+    "Incomplete": {"test_completeness", "test_inventory"},
+    # issue.edit and pr.edit are declared unsupported by the toy, so claiming them contradicts it
+    # too; and a bad body on the route gives issue.edit, neither unknown nor the route's operation
+    "Misclassifies": {"test_round_trip", "test_declared_operations_are_never_classified", "test_bodies"},
     "NoNearMiss": {"test_near_misses"},
-    "UnrelayedMerge": {"test_round_trip", "test_relay_coverage", "test_declared_operations_are_never_classified"},
-    "FailsOpen": {"test_fail_closed"},
+    "UnrelayedMerge": {"test_round_trip", "test_relay_coverage", "test_declared_operations_are_never_classified",
+                       "test_bodies"},
+    # …and an upper-cased write, unmatched, is waved through as a read too
+    "FailsOpen": {"test_fail_closed", "test_variants"},
     "Raises": {"test_classify_never_raises"},
-    "RaisesOnMerge": {"test_round_trip", "test_relay_coverage"},
+    "RaisesOnMerge": {"test_round_trip", "test_relay_coverage", "test_bodies"},
     "CodelessDenial": {"test_denial_line", "test_unknown_is_denied_with_a_code"},
     "PendingIssues": set(),
     "PendingButClassified": {"test_fail_closed", "test_declared_operations_are_never_classified"},
     "UnsupportedAndPending": {"test_completeness"},
     "Unregistered": {"test_registered_by_its_plugin"},
     "Impostor": {"test_registered_by_its_plugin"},
+    "ReadsWithoutRepo": {"test_repositories", "test_round_trip"},
+    "NaiveReadsWithoutRepo": {"test_repositories"},
+    "TrailingSlashIsRead": {"test_variants"},
+    "RaisesOnBadBody": {"test_bodies"},
+    "DroppedHost": {"test_hosts"},
+    "NoCredential": {"test_credentials_and_resolve"},
+    "ResolvesWithoutAsking": {"test_credentials_and_resolve"},
+    "NearMissLikeNeighbour": {"test_near_misses"},
+    "ForgottenRoute": {"test_inventory"},
 }

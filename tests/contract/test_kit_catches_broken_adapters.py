@@ -26,6 +26,10 @@ class TestVariant(AdapterContract):
         return {name}()
 
     @pytest.fixture
+    def inventory(self):
+        return broken_adapters.INVENTORY
+
+    @pytest.fixture
     def registry(self, adapter):
         # Stands in for the installed plugins; the real entry-point path is proven by
         # test_plugin_guide.py, which installs a plugin built from the guide.

@@ -76,12 +76,13 @@ def test_the_guide_gives_every_file_and_the_commands(guide: Guide) -> None:
         "src/gitvow_bitbucket/plugin.py",
         "tests/test_contract.py",
     }
-    assert 'dependencies = ["gitvow>=1.0,<2"]' in guide.files["pyproject.toml"]
+    assert 'dependencies = ["gitvow>=1.0,<2", "gitvow-gitsmart>=1.0,<2"]' in guide.files["pyproject.toml"]
     venv, install, run = guide.commands
     assert venv[1:3] == ["-m", "venv"]
     assert install[:2] == [".venv/bin/pip", "install"]
     # the core is named explicitly, by path, in the same command: PyPI's gitvow is 0.42
     assert "./gitvow/core" in install and f"./{PLUGIN}" in install
+    assert "./gitvow/plugins/gitvow-gitsmart" in install  # the plugin delegates git paths to it
     assert run[:3] == [".venv/bin/python", "-m", "pytest"]
 
 
@@ -147,12 +148,17 @@ def _kit(where: Path, argv: list[str]) -> tuple[int, dict[str, str], str]:
     return result.returncode, outcomes, result.stdout + result.stderr
 
 
+_IGNORED = shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".pytest_cache", "tests")
+
+
 def _copy_core(where: Path) -> None:
-    """A copy of this checkout's core at ./gitvow/core, so pip builds in the copy, never here."""
-    shutil.copytree(
-        ROOT / "core", where / "gitvow" / "core",
-        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".pytest_cache", "tests"),
-    )
+    """Copies of this checkout's core and gitsmart at ./gitvow/, so pip builds in the copies, never here."""
+    shutil.copytree(ROOT / "core", where / "gitvow" / "core", ignore=_IGNORED)
+    _copy_gitsmart(where)
+
+
+def _copy_gitsmart(where: Path) -> None:
+    shutil.copytree(ROOT / "plugins" / "gitvow-gitsmart", where / "gitvow" / "plugins" / "gitvow-gitsmart", ignore=_IGNORED)
 
 
 def test_the_guide_builds_a_plugin_that_passes_the_kit(tmp_path: Path, guide: Guide) -> None:
@@ -170,8 +176,37 @@ def test_the_guide_builds_a_plugin_that_passes_the_kit(tmp_path: Path, guide: Gu
 
     code, outcomes, output = _kit(tmp_path, run)
     assert code == 0, output
-    assert outcomes and set(outcomes.values()) == {"passed"}, output
-    assert "test_registered_by_its_plugin" in outcomes and "test_completeness" in outcomes
+    # every check passes; the inventory check is skipped (the guide's plugin supplies none)
+    assert outcomes and {k: v for k, v in outcomes.items() if k != "test_inventory"} == dict.fromkeys(
+        [k for k in outcomes if k != "test_inventory"], "passed"), output
+    assert outcomes["test_inventory"] == "skipped", output
+    for check in ("test_registered_by_its_plugin", "test_completeness", "test_variants", "test_bodies",
+                  "test_repositories", "test_hosts", "test_credentials_and_resolve"):
+        assert outcomes.get(check) == "passed", (check, output)
+
+
+def test_an_editable_install_is_discovered_and_an_edit_is_live(tmp_path: Path, guide: Guide) -> None:
+    """``pip install -e`` as the guide says: the entry point is found, and a module edited
+    afterwards is what runs, without reinstalling."""
+    _copy_gitsmart(tmp_path)
+    _write_plugin(tmp_path, guide.files)
+    venv, _install, _run_kit = guide.commands
+    _fresh_venv(tmp_path, venv)
+    _pip(tmp_path, [".venv/bin/pip", "install", "./gitvow/plugins/gitvow-gitsmart"])  # the core: this environment's
+    editable = re.search(r"^(\.venv/bin/pip install -e \./gitvow-bitbucket)$", GUIDE.read_text(encoding="utf-8"),
+                         re.MULTILINE)
+    assert editable, "the guide gives no `pip install -e` line"
+    _pip(tmp_path, shlex.split(editable.group(1)))
+    probe = ("from gitvow.plugins import installed; p = installed(); a = p.adapters['bitbucket']; "
+             "print(p.adapter_plugin['bitbucket'], type(a).__module__, a.default_hosts[0], [str(f) for f in p.failures])")
+    first = _run([".venv/bin/python", "-c", probe], tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split()[:3] == ["bitbucket", "gitvow_bitbucket.adapter", "api.bitbucket.org"], first.stdout
+    adapter = tmp_path / PLUGIN / "src" / "gitvow_bitbucket" / "adapter.py"
+    adapter.write_text(adapter.read_text().replace('default_hosts = ("api.bitbucket.org",', 'default_hosts = ("bb.example.test",'))
+    second = _run([".venv/bin/python", "-c", probe], tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split()[2] == "bb.example.test", second.stdout
 
 
 BROKEN = {
@@ -193,9 +228,11 @@ def test_a_plugin_whose_entry_point_does_not_register_the_adapter_fails_the_kit(
     assert old in files[name], f"the guide's {name} changed: update this test's breakage"
     files[name] = files[name].replace(old, new)
     _write_plugin(tmp_path, files)
+    _copy_gitsmart(tmp_path)
     venv, _install, run = guide.commands
     _fresh_venv(tmp_path, venv)
-    _pip(tmp_path, [".venv/bin/pip", "install", f"./{PLUGIN}"])  # the core: this environment's
+    # the core: this environment's
+    _pip(tmp_path, [".venv/bin/pip", "install", "./gitvow/plugins/gitvow-gitsmart", f"./{PLUGIN}"])
 
     code, outcomes, output = _kit(tmp_path, run)
     assert code != 0, output

@@ -31,6 +31,10 @@ class Adapter(ABC):
     name: ClassVar[str]
     #: Hosts (``host`` or ``host:port``) this adapter serves without any configuration.
     default_hosts: ClassVar[tuple[str, ...]] = ()
+    #: Hosts of a self-hosted instance the adapter's fixtures use (``ghe.example.test``): never
+    #: served by default, a policy maps them in ``[hosts]``. The contract kit's host check
+    #: accepts them beside ``default_hosts``, so a host dropped from ``default_hosts`` still fails.
+    example_hosts: ClassVar[tuple[str, ...]] = ()
     #: Programs (basenames) whose command lines :meth:`classify_command` reads, so the agent
     #: gate loads only the adapter a command needs (its plugin index maps program → adapter).
     commands: ClassVar[tuple[str, ...]] = ()

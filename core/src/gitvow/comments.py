@@ -124,7 +124,7 @@ def bodies_of(request: Request, classification: Classification) -> tuple[str, ..
         return None
     try:
         payload = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(payload, dict) and isinstance(payload.get("query"), str):
         literals = graphql_strings(payload["query"])

@@ -99,17 +99,12 @@ def evaluate_operation(
     return Verdict.deny(mode_code, f"{operation} needs mode {needs}; agent has {mode.label}", operation=operation)
 
 
-def evaluate(
-    classification: Classification,
-    grant: Grant,
-    *,
-    table: PolicyTable = DEFAULT_TABLE,
-) -> Verdict:
-    """Allowed only if every operation is; otherwise the strictest verdict (relay > deny)."""
-    operations = classification.operations
-    if not operations:
-        return Verdict.deny(classification.unknown_code, "the adapter found no operation", operation=UNKNOWN)
-    verdicts = [
+def operation_verdicts(classification: Classification, grant: Grant, *, table: PolicyTable = DEFAULT_TABLE) -> list[Verdict]:
+    """The verdict of each operation of ``classification``, with exactly the policy stage's
+    inputs: every repository of the request, whether they were established (a write's only),
+    and the classification's reason codes. :func:`evaluate` and the engine's check of what an
+    approval may cover both use it, so the two can never judge an operation differently."""
+    return [
         evaluate_operation(
             op,
             grant,
@@ -120,8 +115,20 @@ def evaluate(
             unknown_code=classification.unknown_code,
             note=classification.note,
         )
-        for op in operations
+        for op in classification.operations
     ]
+
+
+def evaluate(
+    classification: Classification,
+    grant: Grant,
+    *,
+    table: PolicyTable = DEFAULT_TABLE,
+) -> Verdict:
+    """Allowed only if every operation is; otherwise the strictest verdict (relay > deny)."""
+    if not classification.operations:
+        return Verdict.deny(classification.unknown_code, "the adapter found no operation", operation=UNKNOWN)
+    verdicts = operation_verdicts(classification, grant, table=table)
     if len(verdicts) == 1:
         return verdicts[0]
     if all(v.allowed for v in verdicts):

@@ -14,8 +14,8 @@ from __future__ import annotations
 FIRST_PARTY: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "gitvow-proxy": (
         "proxy",
-        ("proxy", "credentials", "internal", "run_state", "write_surface", "budget", "canary", "issue_shape", "audit",
-         "approvals", "admin"),
+        ("proxy", "credentials", "internal", "run_state", "write_surface", "budget", "canary", "issue_shape", "egress",
+         "audit", "approvals", "admin"),
         ("proxy", "env", "replay", "approvals", "pause", "resume", "status"),
     ),
     "gitvow-gate": (

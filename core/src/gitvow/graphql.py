@@ -186,7 +186,7 @@ class GraphQLReader:
             raise GraphQLRefused(f"body over the {self.body_limit}-byte limit")
         try:
             payload = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             raise GraphQLRefused("body is not JSON") from None
         if not isinstance(payload, dict):
             raise GraphQLRefused("body is not one GraphQL request object (batches are not allowed)")

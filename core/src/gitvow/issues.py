@@ -48,7 +48,7 @@ def json_object(request: Request, *, limit: int = DRAFT_READ_LIMIT) -> dict[str,
         return None
     try:
         data = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nesting deeper than the parser's stack
         return None
     return data if isinstance(data, dict) else None
 

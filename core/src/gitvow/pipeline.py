@@ -29,8 +29,6 @@ crash, never a forward.
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -39,20 +37,39 @@ from types import MappingProxyType
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
 from gitvow.adapters.mcp import endpoints
-from gitvow.comments import apply_commands, carries_text
-from gitvow.evaluator import Grant, evaluate, evaluate_operation
+from gitvow.evaluator import Grant, evaluate, operation_verdicts
 from gitvow.gates import NO_GATES, Caller, Context, Gates
 from gitvow.hosts import HostRegistry
 from gitvow.paths import PATH_NOT_CANONICAL, PathRefused, canonical_path
-from gitvow.plugins import Plugins
-from gitvow.policy.load import Policy
+from gitvow.policy.compile import CompiledPolicy
 from gitvow.relay import RelayTemplate
-from gitvow.request import Classification, Request
+from gitvow.request import Classification, Request, ToolCall
 from gitvow.targets import Pending
 from gitvow.verdict import ALLOW, Outcome, Verdict
 from gitvow.vocabulary import UNKNOWN
 
-log = logging.getLogger("gitvow.pipeline")
+TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Installed(Protocol):
+        """What the engine needs of discovery (:class:`gitvow.plugins.Plugins` is one; the
+        agent gate's plugin index builds another with only the adapters a call needs)."""
+
+        @property
+        def adapters(self) -> Mapping[str, Adapter]: ...
+
+        @property
+        def relays(self) -> Mapping[str, RelayTemplate]: ...
+
+        @property
+        def adapter_plugin(self) -> Mapping[str, str]: ...
+
+
+def _log_error(message: str, *args: object) -> None:
+    import logging  # only when something misbehaves: logging costs the agent hook's forge path
+
+    logging.getLogger("gitvow.pipeline").error(message, *args)
 
 INTERNAL_ERROR = "internal_error"
 
@@ -96,10 +113,42 @@ _INTERNAL_STAGES: tuple[str, ...] = ("body",)
 _INTERNAL_UNKNOWN_STAGES: tuple[str, ...] = ("policy", "body")
 
 
-class Engine:
-    """Installed plugins + a validated policy: hosts resolved, adapters configured."""
+#: The request of a tool call's context: the agent gate has no HTTP request, and its stages
+#: (no run-state, no bodies) read none; the denial line names the call instead.
+_NO_REQUEST = Request(method="", host="", path="")
 
-    def __init__(self, policy: Policy, plugins: Plugins) -> None:
+
+@dataclass(frozen=True, slots=True)
+class _Stages:
+    """What the stage loop found: the first refusal and where, and a staged relay that stood."""
+
+    refusal: Verdict | None = None
+    stage: str = ""
+    staged: Verdict | None = None
+
+
+class AdapterSet:
+    """Adapters and relay templates handed to the engine without plugin discovery (the agent
+    gate's plugin index): the same three attributes :class:`gitvow.plugins.Plugins` has."""
+
+    __slots__ = ("adapter_plugin", "adapters", "relays")
+
+    def __init__(self, adapters: Mapping[str, Adapter], relays: Mapping[str, RelayTemplate] | None = None,
+                 adapter_plugin: Mapping[str, str] | None = None) -> None:
+        self.adapters = adapters
+        self.relays: Mapping[str, RelayTemplate] = relays or {}
+        self.adapter_plugin: Mapping[str, str] = adapter_plugin or {}
+
+
+class Engine:
+    """The kernel: a compiled policy and the adapters, hosts resolved and adapters configured.
+
+    It judges a request (the proxy, ``gitvow explain``, replay: :meth:`decide`) and a tool
+    call an adapter classified (the agent gate: :meth:`decide_call`) with one stage loop.
+    It imports neither pydantic nor pluggy: loading and discovery produce its inputs
+    (``core/tests/test_kernel_boundary.py`` holds it to that)."""
+
+    def __init__(self, policy: CompiledPolicy, plugins: Installed) -> None:
         self.policy = policy
         self.plugins = plugins
         adapters = configure_adapters(plugins.adapters, policy.adapter_options, source=policy.source)
@@ -109,7 +158,7 @@ class Engine:
         self.hosts = HostRegistry(adapters, policy.hosts, source=policy.source, mcp=tuple(mcp.values()))
         self.relays: dict[str, RelayTemplate] = {**plugins.relays, **policy.relays}
 
-    # -- pieces the agent gate and `gitvow explain` reuse --------------------------------
+    # -- pieces `gitvow explain` and the proxy reuse -------------------------------------
 
     def classify(self, request: Request) -> tuple[Adapter | None, Classification | None]:
         """Stages 0 and 1 alone. An adapter that raises yields an ``unknown`` classification."""
@@ -137,8 +186,8 @@ class Engine:
         if verdict.outcome is Outcome.RELAY and verdict.operation and adapter is not None:
             try:
                 hints = tuple(adapter.relay_hints(verdict.operation))
-            except Exception:
-                log.exception("adapter %r raised in relay_hints", adapter.name)
+            except Exception as exc:
+                _log_error("adapter %r raised in relay_hints: %s: %s", adapter.name, type(exc).__name__, exc)
         return denial.render(verdict, target=target, repo=classification.repo, relays=self.relays, hints=hints,
                              approval=approval)
 
@@ -158,6 +207,22 @@ class Engine:
             return _TUNNEL
         return self.decide_classified(request, adapter, self._classify(adapter, request), caller, gates)
 
+    def decide_call(self, call: ToolCall, adapter: Adapter, caller: Caller, *, target: str = "") -> Decision:
+        """The verdict on a tool call ``adapter`` classified (``gh pr merge 3``, a forge MCP
+        tool): the stages a tool call has — policy, with the staged-relay rule — through the
+        same loop as a request, so the gate and the proxy cannot disagree. A staged refusal
+        comes back with ``staged`` set: the gate lets it go on to the proxy, which stages it."""
+        classification = Classification(operations=call.operations, repo=call.repo, repos=call.repos,
+                                        adapter=call.adapter or adapter.name, unknown_code=call.unknown_code,
+                                        mode_code=call.mode_code, note=call.note, targets=call.targets)
+        ctx = Context(_NO_REQUEST, adapter, classification, caller)
+        found = self._run_stages(ctx, _AGENT_STAGES, NO_GATES)
+        refusal = found.refusal or found.staged
+        if refusal is None:
+            return Decision(Action.FORWARD, "policy", adapter.name, classification, ALLOW)
+        return self._refused(found.stage or "policy", refusal, ctx, target=target or call.summary,
+                             staged=refusal is found.staged)
+
     def decide_classified(
         self, request: Request, adapter: Adapter, classification: Classification, caller: Caller, gates: Gates = NO_GATES
     ) -> Decision:
@@ -167,79 +232,105 @@ class Engine:
         the repository the adapter found, not the body it found them in."""
         ctx = Context(request, adapter, classification, caller)
         if classification.unknown_code == PATH_NOT_CANONICAL:
-            # Refused before every gate, internal callers included: no stage may judge a
-            # path the forge would route elsewhere, and its code must not be masked by one.
-            refused = Verdict.deny(PATH_NOT_CANONICAL, classification.note, operation=UNKNOWN)
-            try:
-                gates.record(ctx, refused)
-            except Exception as exc:
-                return self._refused("record", self._stage_failed("record", exc, ctx), ctx)
-            return self._refused("path", refused, ctx)
+            return self._not_canonical(ctx, gates)
         if classification.targets and not caller.internal:
             try:
-                settled = gates.resolve(ctx)
+                ctx = self._settled(ctx, gates)
             except Pending:
                 raise
             except Exception as exc:
                 return self._refused("resolve", self._stage_failed("resolve", exc, ctx), ctx)
-            if settled is not classification:
-                classification = settled
-                ctx = Context(request, adapter, classification, caller)
-        if caller.approved:
-            stages = _APPROVED_STAGES
-        elif not caller.internal:
-            stages = _AGENT_STAGES
-        elif classification.is_unknown:
-            # Internal callers skip the agent gates, not fail-closed classification.
-            stages = _INTERNAL_UNKNOWN_STAGES
-        else:
-            stages = _INTERNAL_STAGES
-
-        refusal: Verdict | None = None
-        refused_at = ""
-        staged: Verdict | None = None
-        for stage in stages:
-            try:
-                if stage == "policy":
-                    verdict: Verdict | None = evaluate(classification, caller.grant, table=self.policy.table)
-                else:
-                    verdict = getattr(gates, stage)(ctx)
-            except Exception as exc:
-                verdict = self._stage_failed(stage, exc, ctx)
-            if verdict is not None and stage == "policy" and self.is_staged(verdict):
-                blocking = self._unstageable(classification, caller.grant)
-                if blocking is None:
-                    staged = verdict
-                    continue  # the later gates still decide whether it may be staged at all
-                verdict = blocking
-            if verdict is not None and verdict.outcome is not Outcome.ALLOW:
-                refusal, refused_at = verdict, stage
-                break
-        if refusal is None and staged is not None:
-            refusal, refused_at = staged, "policy"
+        found = self._run_stages(ctx, _stages_for(caller, ctx.classification), gates)
+        refusal, refused_at = found.refusal, found.stage
+        if refusal is None and found.staged is not None:
+            refusal, refused_at = found.staged, "policy"
         try:
             gates.record(ctx, refusal or ALLOW)
         except Exception as exc:
             refusal, refused_at = self._stage_failed("record", exc, ctx), "record"
         if refusal is not None:
-            return self._refused(refused_at, refusal, ctx, staged=refusal is staged)
+            return self._refused(refused_at, refusal, ctx, staged=refusal is found.staged)
         if not caller.internal:
+            throttled = self._throttled(ctx, gates)
+            if throttled is not None:
+                return throttled
+        return self._forward(ctx, gates)
+
+    # -- the stages ---------------------------------------------------------------------
+
+    def _not_canonical(self, ctx: Context, gates: Gates) -> Decision:
+        """Refused before every gate, internal callers included: no stage may judge a path
+        the forge would route elsewhere, and its code must not be masked by one."""
+        refused = Verdict.deny(PATH_NOT_CANONICAL, ctx.classification.note, operation=UNKNOWN)
+        try:
+            gates.record(ctx, refused)
+        except Exception as exc:
+            return self._refused("record", self._stage_failed("record", exc, ctx), ctx)
+        return self._refused("path", refused, ctx)
+
+    @staticmethod
+    def _settled(ctx: Context, gates: Gates) -> Context:
+        settled = gates.resolve(ctx)
+        if settled is ctx.classification:
+            return ctx
+        return Context(ctx.request, ctx.adapter, settled, ctx.caller)
+
+    def _run_stages(self, ctx: Context, stages: tuple[str, ...], gates: Gates) -> _Stages:
+        """Stages in order up to the first refusal. A staged relay (``approval``) lets the
+        later gates run, so a request one of them refuses is never staged for a human."""
+        staged: Verdict | None = None
+        for stage in stages:
             try:
-                throttle = gates.budget(ctx)
+                verdict = self._policy_stage(ctx) if stage == "policy" else getattr(gates, stage)(ctx)
             except Exception as exc:
-                return self._refused("budget", self._stage_failed("budget", exc, ctx), ctx)
-            if throttle is not None:
-                wait = max(1, throttle.retry_after)
-                frees = time.strftime("%H:%M:%S", time.gmtime(time.time() + wait))
-                verdict = Verdict.deny(throttle.code, throttle.why, operation=classification.operations[0],
-                                       instead=f"wait {wait}s: the window frees at {frees} UTC")
-                return self._refused("budget", verdict, ctx, status=429, retry_after=wait)
+                verdict = self._stage_failed(stage, exc, ctx)
+            if verdict is not None and stage == "policy" and self.is_staged(verdict):
+                blocking = self._unstageable(ctx.classification, ctx.caller.grant)
+                if blocking is None:
+                    staged = verdict
+                    continue
+                verdict = blocking
+            if verdict is not None and verdict.outcome is not Outcome.ALLOW:
+                return _Stages(verdict, stage, staged)
+        return _Stages(staged=staged)
+
+    def _policy_stage(self, ctx: Context) -> Verdict:
+        return evaluate(ctx.classification, ctx.caller.grant, table=self.policy.table)
+
+    def _unstageable(self, classification: Classification, grant: Grant) -> Verdict | None:
+        """The first operation of a request that a human's approval would not cover (denied,
+        or relayed elsewhere), or None when every refused operation is a staged relay.
+
+        Judged with exactly the policy stage's inputs (:func:`gitvow.evaluator.operation_verdicts`):
+        every repository of the request and whether they were established, so an approval
+        never covers more than the policy stage would allow."""
+        for verdict in operation_verdicts(classification, grant, table=self.policy.table):
+            if not verdict.allowed and not self.is_staged(verdict):
+                return verdict
+        return None
+
+    def _throttled(self, ctx: Context, gates: Gates) -> Decision | None:
+        try:
+            throttle = gates.budget(ctx)
+        except Exception as exc:
+            return self._refused("budget", self._stage_failed("budget", exc, ctx), ctx)
+        if throttle is None:
+            return None
+        import time
+
+        wait = max(1, throttle.retry_after)
+        frees = time.strftime("%H:%M:%S", time.gmtime(time.time() + wait))
+        verdict = Verdict.deny(throttle.code, throttle.why, operation=ctx.classification.operations[0],
+                               instead=f"wait {wait}s: the window frees at {frees} UTC")
+        return self._refused("budget", verdict, ctx, status=429, retry_after=wait)
+
+    def _forward(self, ctx: Context, gates: Gates) -> Decision:
         try:
             token = gates.credential(ctx)
-            headers = dict(adapter.credential_headers(request, token)) if token else _NO_HEADERS
+            headers = dict(ctx.adapter.credential_headers(ctx.request, token)) if token else _NO_HEADERS
         except Exception as exc:
             return self._refused("credentials", self._stage_failed("credentials", exc, ctx), ctx)
-        return Decision(Action.FORWARD, "forward", adapter.name, classification, ALLOW, None, 0, headers)
+        return Decision(Action.FORWARD, "forward", ctx.adapter.name, ctx.classification, ALLOW, None, 0, headers)
 
     def _refused(
         self,
@@ -250,9 +341,11 @@ class Engine:
         status: int = 403,
         retry_after: int | None = None,
         staged: bool = False,
+        target: str | None = None,
     ) -> Decision:
         request = ctx.request
-        message = self.message(verdict, ctx.classification, ctx.adapter, f"{request.method} {request.path}")
+        where = f"{request.method} {request.path}" if target is None else target
+        message = self.message(verdict, ctx.classification, ctx.adapter, where)
         headers = {denial.REASON_HEADER: verdict.code or INTERNAL_ERROR}
         if retry_after is not None:
             headers["Retry-After"] = str(retry_after)
@@ -260,20 +353,8 @@ class Engine:
         return Decision(action, stage, ctx.adapter.name, ctx.classification, verdict, message, status, headers,
                         staged=staged)
 
-    def _unstageable(self, classification: Classification, grant: Grant) -> Verdict | None:
-        """The first operation of a request that a human's approval would not cover (denied,
-        or relayed elsewhere), or None when every refused operation is a staged relay."""
-        for operation in classification.operations:
-            verdict = evaluate_operation(
-                operation, grant, repo=classification.repo, table=self.policy.table,
-                mode_code=classification.mode_code, unknown_code=classification.unknown_code, note=classification.note,
-            )
-            if not verdict.allowed and not self.is_staged(verdict):
-                return verdict
-        return None
-
     def _stage_failed(self, stage: str, exc: Exception, ctx: Context) -> Verdict:
-        log.error(
+        _log_error(
             "stage %r raised for %s %s (adapter %r): %s: %s",
             stage, ctx.request.method, ctx.request.path, ctx.adapter.name, type(exc).__name__, exc,
         )
@@ -298,8 +379,8 @@ class Engine:
         try:
             result = adapter.classify(request)
         except Exception as exc:
-            log.error("adapter %r (plugin %r) raised while classifying: %s: %s", adapter.name,
-                      self.plugins.adapter_plugin.get(adapter.name, adapter.name), type(exc).__name__, exc)
+            _log_error("adapter %r (plugin %r) raised while classifying: %s: %s", adapter.name,
+                       self.plugins.adapter_plugin.get(adapter.name, adapter.name), type(exc).__name__, exc)
             return Classification(
                 operations=(UNKNOWN,),
                 adapter=adapter.name,
@@ -307,17 +388,30 @@ class Engine:
                 note=f"adapter {adapter.name!r} failed to classify the request ({type(exc).__name__})",
             )
         if not result.adapter:
-            result = _with_adapter(result, adapter.name)
-        if self.policy.comment_commands and carries_text(result):
-            try:
-                bodies = adapter.comment_bodies(request, result)
-            except Exception as exc:
-                log.error("adapter %r raised while reading comment bodies: %s: %s", adapter.name,
-                          type(exc).__name__, exc)
-                bodies = None
-            result = apply_commands(result, None if bodies is None else tuple(bodies), self.policy.comment_commands)
+            result = replace(result, adapter=adapter.name)
+        if self.policy.comment_commands:
+            result = self._with_comment_commands(adapter, request, result)
         return result
 
+    def _with_comment_commands(self, adapter: Adapter, request: Request, result: Classification) -> Classification:
+        """``[comment_commands]``: the operations a comment's chat-ops commands perform, added."""
+        from gitvow.comments import apply_commands, carries_text
 
-def _with_adapter(classification: Classification, name: str) -> Classification:
-    return replace(classification, adapter=name)
+        if not carries_text(result):
+            return result
+        try:
+            bodies = adapter.comment_bodies(request, result)
+        except Exception as exc:
+            _log_error("adapter %r raised while reading comment bodies: %s: %s", adapter.name,
+                       type(exc).__name__, exc)
+            bodies = None
+        return apply_commands(result, None if bodies is None else tuple(bodies), self.policy.comment_commands)
+
+
+def _stages_for(caller: Caller, classification: Classification) -> tuple[str, ...]:
+    if caller.approved:
+        return _APPROVED_STAGES
+    if not caller.internal:
+        return _AGENT_STAGES
+    # Internal callers skip the agent gates, not fail-closed classification.
+    return _INTERNAL_UNKNOWN_STAGES if classification.is_unknown else _INTERNAL_STAGES

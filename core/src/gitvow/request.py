@@ -17,6 +17,8 @@ from gitvow.vocabulary import UNKNOWN
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 ZERO_OID = "0" * 40
+#: A :class:`Fixture`'s ``repo`` that asserts the request names no repository (None: not checked).
+NO_REPO = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +202,8 @@ class Fixture:
 
     ``operations`` is what the request must classify to. A ``near_miss`` fixture looks like a
     known operation but is not (GitLab ``POST /projects/:id/labels`` is not ``label.add``).
+    ``repo`` is the repository it must name; None leaves it unchecked and :data:`NO_REPO`
+    (``""``) asserts it names none.
     """
 
     method: str
@@ -222,9 +226,21 @@ class Fixture:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """Operations an adapter recognised in an agent's tool call (a shell command or an MCP tool)."""
+    """Operations an adapter recognised in an agent's tool call (a shell command or an MCP tool).
+
+    ``repos`` are every repository the call names when it names several (a GraphQL document
+    with mutations on two projects), as :attr:`Classification.repos`; ``repo`` alone otherwise."""
 
     operations: tuple[str, ...]
     repo: str | None = None
     adapter: str = ""
     summary: str = ""
+    repos: tuple[str, ...] = ()
+    #: As :class:`Classification`'s: the reason codes of an ``unknown`` operation and of a mode
+    #: refusal (a GraphQL document's are ``graphql_*``, Linear's ``linear_policy``), and why.
+    unknown_code: str = "mode_denied"
+    mode_code: str = "mode_denied"
+    note: str = ""
+    #: Objects the call names by opaque id only (a GraphQL node id): while any remains, its
+    #: repositories are not established, as for :attr:`Classification.targets`.
+    targets: tuple[Target, ...] = ()

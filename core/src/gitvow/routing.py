@@ -40,8 +40,12 @@ stripping and no normalisation: that is the caller's policy, because forges diff
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitvow.request import Request
 
 #: The method of a registration that serves every method (``("*", "/admin/**")``).
 ANY_METHOD = "*"
@@ -429,3 +433,102 @@ def _fits(entry: Entry[object], wide: Sequence[int]) -> bool:
         if not spanning[k]:
             return False
     return True
+
+
+# -- a route table: templates → operations ------------------------------------------------
+
+#: ``(request, match) → operations``: for a route whose operations depend on what it sends.
+Resolver = Callable[["Request", "Match[Route]"], tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One row of a forge's REST table: what ``method`` on ``template`` performs.
+
+    ``operations`` may name several (GitLab's ``PUT …/issues/:iid`` with ``labels`` is
+    ``issue.edit`` and ``label.add``); ``("unknown",)`` refuses the route on purpose and
+    ``why`` says why (shown to the agent). ``resolve`` settles a route whose operations
+    depend on the request (its body, its query): it returns the operations, and raising
+    is the adapter's bug, turned into a deny by the pipeline.
+    """
+
+    method: str
+    template: str
+    operations: tuple[str, ...]
+    why: str = ""
+    resolve: Resolver | None = None
+
+    def operations_for(self, request: Request, match: Match[Route]) -> tuple[str, ...]:
+        return self.resolve(request, match) if self.resolve is not None else self.operations
+
+
+class RouteTable:
+    """A :class:`RouteTrie` of :class:`Route` rows: the multi-operation table adapters share.
+
+    Built from rows checked against the vocabulary (an operation it lacks, or an ``unknown``
+    without its reason, is a :class:`TemplateError` at import time), and matched by method
+    and path segments as the trie matches. :meth:`from_rows` reads the compact text form::
+
+        POST          /repositories/{workspace}/{repo_slug}/pullrequests    pr.create
+        PUT,DELETE    /repositories/{workspace}/{repo_slug}/issues/{id}     issue.edit
+        *             /addon/**                                             unknown addon
+        PUT           /projects/{id}/issues/{iid}                           @issue_update
+
+    columns: methods (comma-separated, ``*`` for any), template, operations (comma-separated)
+    or ``@resolver`` (a key of ``resolvers``), then for ``unknown`` a key of ``reasons``.
+    """
+
+    __slots__ = ("routes", "trie")
+
+    def __init__(self, routes: Iterable[Route], **options: object) -> None:
+        from gitvow.vocabulary import OPERATIONS, UNKNOWN
+
+        self.routes = tuple(routes)
+        for route in self.routes:
+            for op in route.operations:
+                if op not in OPERATIONS:
+                    raise TemplateError(route.template, f"{op!r} is not an operation of the vocabulary")
+            if not route.operations and route.resolve is None:
+                raise TemplateError(route.template, "a route needs operations or a resolver")
+            if UNKNOWN in route.operations and not route.why:
+                raise TemplateError(route.template, "a route refused on purpose needs its reason (why)")
+        self.trie: RouteTrie[Route] = RouteTrie(((r.method, r.template, r) for r in self.routes), **options)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: str,
+        *,
+        reasons: Mapping[str, str] | None = None,
+        resolvers: Mapping[str, Resolver] | None = None,
+        **options: object,
+    ) -> RouteTable:
+        reasons, resolvers = reasons or {}, resolvers or {}
+        routes = []
+        for line in rows.strip().splitlines():
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            methods, template, operations, *rest = line.split()
+            resolve: Resolver | None = None
+            ops: tuple[str, ...]
+            if operations.startswith("@"):
+                if operations[1:] not in resolvers:
+                    raise TemplateError(template, f"no resolver named {operations}")
+                resolve, ops = resolvers[operations[1:]], ()
+            else:
+                ops = tuple(operations.split(","))
+            why = ""
+            if rest:
+                if rest[0] not in reasons:
+                    raise TemplateError(template, f"no reason named {rest[0]!r}")
+                why = reasons[rest[0]]
+            for method in methods.split(","):
+                routes.append(Route(method, template, ops, why, resolve))
+        return cls(routes, **options)
+
+    def __len__(self) -> int:
+        return len(self.routes)
+
+    def match(self, method: str, path: str | Sequence[str]) -> Match[Route] | None:
+        """The most specific route for ``method`` on ``path`` (segments, decoded), or None."""
+        return self.trie.match(method, path)

@@ -11,7 +11,7 @@ import pytest
 
 from gitvow_gate.call import GateCall
 from gitvow_gate.decide import decide
-from gitvow_gate.policy import Classifier, GatePolicy
+from gitvow_gate.gate_policy import Classifier, GatePolicy
 
 from .conftest import Hooked
 

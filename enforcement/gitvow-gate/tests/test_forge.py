@@ -138,7 +138,7 @@ def test_gh_issue_comment_is_allowed_by_converse(repo: Path, write_policy: Calla
 def test_a_broken_plugin_fails_closed_by_name(repo: Path, forge_policy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gitvow import plugins
     from gitvow.errors import PluginError
-    from gitvow_gate import policy as gate_policy
+    from gitvow_gate import gate_policy
     from gitvow_gate.call import GateCall
     from gitvow_gate.decide import decide
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitvow.errors import PolicyError
-from gitvow_gate import policy as gate_policy
+from gitvow_gate import gate_policy
 
 from .conftest import LEGACY_DEFAULT, Hooked
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gitvow_gate import policy as gate_policy
+from gitvow_gate import gate_policy
 from gitvow_gate.call import GateCall
 from gitvow_gate.decide import decide
 

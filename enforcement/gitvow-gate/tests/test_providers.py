@@ -16,7 +16,7 @@ import pytest
 from gitvow_gate import providers
 from gitvow_gate.call import FileEdit, GateCall
 from gitvow_gate.decide import decide
-from gitvow_gate.policy import GatePolicy, Provider
+from gitvow_gate.gate_policy import GatePolicy, Provider
 
 from .conftest import Hooked
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gitvow_gate import policy as gate_policy
+from gitvow_gate import gate_policy
 from gitvow_gate.call import FileEdit, GateCall
 from gitvow_gate.decide import decide
 
@@ -149,7 +149,7 @@ def test_required_literal_is_in_every_match(pattern: str, needs: str | None, mat
 def test_push_target_read_from_the_files_is_gits_own(repo: Path, tmp_path: Path) -> None:
     """The push target is read from .git/config and HEAD without running git, and equals git's answer;
     a config git would rewrite (insteadOf) is left to git."""
-    from gitvow_gate import targets
+    from gitvow_gate import command_targets as targets
 
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, check=True,
                    env={**__import__("os").environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b",
@@ -176,7 +176,7 @@ def test_push_target_read_from_the_files_is_gits_own(repo: Path, tmp_path: Path)
 def test_verbs_after_options_read_word_by_word_equal_the_old_pattern(args: tuple[str, ...]) -> None:
     import re
 
-    from gitvow_gate.policy import verb_pattern
+    from gitvow_gate.gate_policy import verb_pattern
     from gitvow_gate.rules import _verb_follows
 
     for verbs in (("push",), ("push\\b.*?(?:--force|\\s-f\\b|\\+refs)",), ("delete", "apply"), ("pr\\s+merge",)):

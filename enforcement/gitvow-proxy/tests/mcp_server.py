@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import Server
@@ -47,6 +48,25 @@ TOOLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+#: ``get_issue`` of this issue answers only after the client saw its progress notification.
+STREAMED = 999
+
+
+async def streamed(ctx: Any, release: Path) -> types.CallToolResult:
+    """Send a progress notification on the call's own event stream, then wait for the client to
+    say it arrived (by creating ``release``): a proxy that held the stream back until the answer
+    was complete would wait forever, and the call would time out."""
+    meta = ctx.meta or {}
+    token = meta.get("progress_token", meta.get("progressToken"))
+    if token is not None:
+        await ctx.session.send_progress_notification(token, 0.5, 1.0, "halfway", related_request_id=ctx.request_id)
+    for _ in range(600):
+        if release.exists():
+            return types.CallToolResult(content=[types.TextContent(type="text", text="released")])
+        await anyio.sleep(0.1)
+    return types.CallToolResult(content=[types.TextContent(type="text", text="never released")], is_error=True)
+
+
 def build(record: Path) -> Server[Any]:
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
@@ -67,6 +87,8 @@ def build(record: Path) -> Server[Any]:
         }
         with record.open("a") as out:
             out.write(json.dumps(line) + "\n")
+        if params.name == "get_issue" and (params.arguments or {}).get("issue_number") == STREAMED:
+            return await streamed(ctx, record.with_name("release"))
         text = f"done: {params.name}"
         if params.name == "merge_pull_request":
             text = "Pull Request successfully merged"

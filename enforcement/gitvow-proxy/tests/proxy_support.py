@@ -384,3 +384,10 @@ def proxy_env(plugin_path: Path) -> dict[str, str]:
         "GITVOW_TEST_TALKER": SECRETS["talker"],
         "PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_path), os.environ.get("PYTHONPATH")])),
     }
+
+
+def from_agents(seen: list[Seen]) -> list[Seen]:
+    """What reached a stand-in forge on the agents' behalf: without the proxy's own lookups
+    (resolving node ids, an approval's context), which read with ``User-Agent: gitvow-proxy``."""
+    return [s for s in seen if s.headers.get("user-agent") != "gitvow-proxy"]
+

@@ -180,3 +180,18 @@ def test_pin_sets_the_expected_head_each_forge_reads() -> None:
                            "variables": {"i": {"pullRequestId": "PR_7"}}})
     pinned = json.loads(pin("github", "https://h/api/graphql", variable.encode(), SHA))
     assert pinned["variables"]["i"] == {"pullRequestId": "PR_7", "expectedHeadOid": SHA}
+
+
+def test_gitlab_creation_and_mcp_calls(forge: Forge) -> None:
+    project = "/api/v4/projects/team%2Fapp"
+    forge.routes[project] = {"path_with_namespace": "team/app"}
+    forge.routes[f"{project}/repository/compare?from=main&to=tidy&straight=false"] = {
+        "commit": {"id": SHA}, "commits": [{"id": SHA}], "diffs": [{"old_path": "a", "new_path": "a", "diff": PATCH}]}
+    body = json.dumps({"source_branch": "tidy", "target_branch": "main", "title": "T"}).encode()
+    found = gather("gitlab", ("pr.create",), f"https://gitlab.test{project}/merge_requests", body, forge.get())
+    assert found is not None and found.error is None and found.repo == "team/app" and found.head_sha == SHA
+    call = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "merge_pull_request", "arguments": {"owner": "team", "repo": "app"}}})
+    mcp = gather("github", ("pr.merge",), "https://api.githubcopilot.com/mcp/", call.encode(), forge.get())
+    assert mcp is not None and mcp.error is not None and "MCP tool call" in mcp.error
+    assert pin("github", "https://api.githubcopilot.com/mcp/", call.encode(), SHA) == call.encode()

@@ -40,6 +40,8 @@ class Forge:
         self.upstream = upstream
         self.head = SHA
         self.hung = threading.Event()
+        #: The head the merge itself sees, when it differs from what the forge reported a moment before.
+        self.merge_head: str | None = None
 
     def pull_gql(self) -> dict[str, Any]:
         base = f"https://{HOST}:{self.upstream.port}"
@@ -79,6 +81,9 @@ class Forge:
                          "head": {"ref": "speed", "sha": self.head}, "base": {"ref": "main"}, "mergeable": True,
                          "mergeable_state": "clean", "html_url": f"https://{HOST}/team/app/pull/7", "commits": 1}
         if path == f"{root}/pulls/7/merge":
+            pinned = json.loads(seen.body or b"{}").get("sha")
+            if pinned and pinned != (self.merge_head or self.head):  # GitHub's answer to a stale pin
+                return 409, {"message": "Head branch was modified. Review and try the merge again."}
             return 200, {"sha": "m" * 40, "merged": True, "message": "Pull Request successfully merged"}
         if path == f"{root}/pulls/9/merge":  # an upstream that hangs
             self.hung.wait(60)
@@ -260,6 +265,34 @@ def test_a_merge_whose_head_moved_is_refused_and_staged_again(
     assert gitvow(proxy, "approvals", "wait", again.group(1), "--timeout", "30").returncode == 0
     (merge,) = merges(upstream)
     assert json.loads(merge.body) == {"merge_method": "merge", "sha": MOVED}
+
+
+def test_a_merge_the_forge_refuses_for_its_pin_is_staged_again(
+    proxy: ProxyProcess, forge: tuple[Upstream, Forge], tmp_path: Path
+) -> None:
+    """The head moves between the proxy's last look and the merge: the forge refuses the pinned
+    sha (409), nothing is merged, and the request is staged again."""
+    import httpx
+
+    upstream, answers = forge
+    answers.head, answers.merge_head = SHA, None
+    env = agent_env(proxy, "coder", tmp_path)
+    url = f"https://{HOST}:{upstream.port}/api/v3/repos/team/app/pulls/7/merge"
+    context = ssl.create_default_context(cafile=env["SSL_CERT_FILE"])
+    with httpx.Client(proxy=env["HTTPS_PROXY"], verify=context, timeout=30) as client:
+        ident = client.put(url, json={"merge_method": "squash"},
+                           headers={"Authorization": f"Bearer {env['GH_TOKEN']}"}).headers["x-gitvow-approval"]
+    assert shown(proxy, ident)["context"]["head_sha"] == SHA
+    answers.merge_head = MOVED
+    try:
+        assert gitvow(proxy, "approvals", "approve", ident).returncode == 0
+        waited = gitvow(proxy, "approvals", "wait", ident, "--timeout", "30")
+    finally:
+        answers.merge_head = None
+    assert waited.returncode == 1 and "reason=approval_head_moved" in waited.stderr, waited.stdout + waited.stderr
+    again = re.search(r"staged again as approval ([0-9A-Z]{6})", waited.stderr)
+    assert again and json.loads(gitvow(proxy, "approvals", "show", again.group(1), "--json").stdout)["status"] == "pending"
+    assert gitvow(proxy, "approvals", "reject", again.group(1), "--reason", "cleanup").returncode == 0
 
 
 def test_gh_rest_creation_shows_its_diff(proxy: ProxyProcess, forge: tuple[Upstream, Forge], tmp_path: Path) -> None:

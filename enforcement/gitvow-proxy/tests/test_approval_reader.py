@@ -64,3 +64,11 @@ def test_unreadable_bodies_say_so() -> None:
     assert "gzip" in summary["unreadable"]
     summary = describe(("pr.create",), "POST", f"{GHES}/api/graphql", b"{not json", JSON)
     assert "unreadable" in summary
+
+
+def test_an_mcp_tool_call_is_read_from_its_arguments() -> None:
+    call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "create_pull_request", "arguments": {
+        "owner": "team", "repo": "app", "title": "Via MCP", "head": "x", "base": "main", "meta": {"title": "decoy"}}}}
+    summary = describe(("pr.create",), "POST", "https://api.githubcopilot.com/mcp/", json.dumps(call).encode(), JSON)
+    assert (summary["tool"], summary["title"], summary["head"], summary["owner"]) == ("create_pull_request", "Via MCP",
+                                                                                      "x", "team")

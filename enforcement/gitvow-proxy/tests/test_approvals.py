@@ -196,3 +196,13 @@ def test_the_chart_counts_request_decisions_by_verdict_and_reason() -> None:
     assert list(chart["series"]) == ["allow", "deny: hard_deny"]
     assert sum(chart["series"]["allow"]) == 1 and sum(chart["series"]["deny: hard_deny"]) == 2
     assert chart["series"]["deny: hard_deny"][-1] == 1 and chart["series"]["deny: hard_deny"][5] == 1  # 600 s into the hour, 120 s buckets
+
+
+def test_notes_are_kept_beside_an_approval_and_never_change_it(store: Store) -> None:
+    a = store.stage(staged(), 100.0)
+    assert store.annotations(a.id) == {}
+    store.annotate(a.id, "context", '{"kind": "merge"}')
+    store.annotate(a.id.lower(), "notify", "{}")
+    store.annotate(a.id, "context", '{"kind": "create"}')  # replaced, not added
+    assert store.annotations(a.id) == {"context": '{"kind": "create"}', "notify": "{}"}
+    assert store.approval(a.id) == a

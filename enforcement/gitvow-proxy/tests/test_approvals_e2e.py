@@ -446,6 +446,7 @@ def test_the_desk_in_a_browser_signs_in_shows_and_approves_once(
             page = browser.new_page()
             page.goto(desk_url(proxy))
             assert page.url.endswith("/login")  # nothing without the operator secret
+            assert page.title() == "gitvow approval desk: sign in" and "coding agents" in page.inner_text("body")
             page.fill("input[name=name]", "carol")
             page.fill("input[name=secret]", "not-the-secret")
             page.click("button:has-text('Sign in')")
@@ -459,6 +460,10 @@ def test_the_desk_in_a_browser_signs_in_shows_and_approves_once(
                 assert shown in text, text
             assert page.locator("#decisions-chart rect").count() > 0
             assert "deny: hard_deny" in page.inner_text("figure")
+            # Each reason keeps its colour; the axis is dated; timestamps never wrap.
+            assert page.locator("figure .legend li:has-text('deny: hard_deny') rect").get_attribute("fill") == "#c62828"
+            assert re.search(r"\d\d [A-Z][a-z]{2} \d\d:\d\d", page.text_content("#decisions-chart") or "")
+            assert page.eval_on_selector(f"#approval-{ident} time", "t => getComputedStyle(t).whiteSpace") == "nowrap"
             page.screenshot(path=str(tmp_path / "desk.png"), full_page=True)
             card.get_by_role("button", name=f"Approve {ident}").click()
             assert f"Approved {ident}" in page.inner_text(".flash")

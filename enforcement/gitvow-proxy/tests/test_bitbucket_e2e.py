@@ -27,6 +27,8 @@ from proxy_support import (
     start_upstream,
 )
 
+from gitvow.testing import Seen
+
 pytestmark = pytest.mark.e2e
 pytest.importorskip("gitvow_bitbucket", reason="the Bitbucket adapter plugin is not installed")
 
@@ -35,7 +37,14 @@ INJECTED = "Basic " + base64.b64encode(f"x-token-auth:{TOKEN}".encode()).decode(
 ENV = {"GITVOW_TEST_BB_TOKEN": TOKEN, "GITVOW_TEST_READER": SECRETS["reader"], "GITVOW_TEST_CODER": SECRETS["coder"]}
 
 
-def _reply(seen: object) -> tuple[int, dict[str, str], bytes]:
+#: Repositories the stand-in knows by UUID (workspace UUID / repository UUID, as sent).
+UUIDS = {"%7Bws-1%7D/%7Brepo-1%7D": "team/app", "%7Bws-2%7D/%7Brepo-2%7D": "other/app"}
+
+
+def _reply(seen: Seen) -> tuple[int, dict[str, str], bytes]:
+    for key, name in UUIDS.items():
+        if seen.method == "GET" and seen.route == f"/2.0/repositories/{key}":
+            return 200, {"Content-Type": "application/json"}, json.dumps({"type": "repository", "full_name": name}).encode()
     return 200, {"Content-Type": "application/json"}, b'{"type": "pullrequest", "id": 1}'
 
 
@@ -162,3 +171,21 @@ def test_a_read_outside_the_allowed_repositories_is_refused(bb_proxy: ProxyProce
         r = c.get(bitbucket.url("/2.0/repositories/other/app/pullrequests"))
     assert r.status_code == 403 and r.headers["x-gitvow-reason"] == "repo_not_in_config", r.text
     assert bitbucket.seen == []
+
+
+def test_a_repository_named_by_uuid_is_resolved_through_the_api_before_the_gate(
+    bb_proxy: ProxyProcess, bitbucket: Upstream, ca_file: Path
+) -> None:
+    for key, allowed in (("%7Bws-1%7D/%7Brepo-1%7D", True), ("%7Bws-2%7D/%7Brepo-2%7D", False)):
+        bitbucket.clear()
+        with client(bb_proxy, "coder", ca_file) as c:
+            r = c.post(bitbucket.url(f"/2.0/repositories/{key}/pullrequests/1/decline"))
+        asked = [s for s in bitbucket.seen if s.method == "GET" and s.route == f"/2.0/repositories/{key}"]
+        assert asked and asked[0].headers["authorization"] == f"Bearer {TOKEN}", bitbucket.paths()
+        declined = [s for s in bitbucket.seen if s.method == "POST"]
+        if allowed:
+            assert r.status_code == 200, r.text
+            assert len(declined) == 1
+        else:
+            assert r.status_code == 403 and r.headers["x-gitvow-reason"] == "repo_not_in_config", r.text
+            assert declined == []

@@ -29,6 +29,7 @@ from proxy_support import (
     ProxyProcess,
     Seen,
     Upstream,
+    from_agents,
     proxy_env,
     start_proxy,
     start_upstream,
@@ -176,7 +177,7 @@ def test_gh_denials_are_one_line_with_the_code(
     assert len(lines) == 1 and shown in lines[0], result.stderr
     if code == "hard_deny":  # the default relay: staged for a human, with the approval's id
         assert "staged for a human as approval" in shown and "X-Gitvow-Approval: " in result.stdout
-    assert github.seen == []
+    assert from_agents(github.seen) == []
 
 
 # -- PyGithub --------------------------------------------------------------------------------
@@ -237,7 +238,7 @@ def test_pygithub_and_gh_issues_are_shaped_and_counted_per_issue(
     assert "X-Gitvow-Reason: issue_shape" in bad.stdout and "issue 1 of 2" in bad.stdout, bad.stdout + bad.stderr
     over = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", create("a", "b", "c"), "--include")
     assert "429" in over.stdout.splitlines()[0] and "X-Gitvow-Reason: write_budget" in over.stdout, over.stdout
-    assert github.seen == []
+    assert from_agents(github.seen) == []
     fits = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", create("a", "b"))
     assert fits.returncode == 0, fits.stderr
     assert len(github.seen) == 1  # 1 + 2 = 3: the cap is reached, not passed
@@ -258,7 +259,7 @@ def test_gh_graphql_variable_defaults_are_read_as_github_runs_them(
     # A good default passes the shape gate; the cap of 3 issues, used up above, then throttles it.
     defaulted_good = gh(ghproxy, github, "coder", tmp_path, "api", "graphql", "-f", query % "## Why\\nok", "--include")
     assert "X-Gitvow-Reason: write_budget" in defaulted_good.stdout, defaulted_good.stdout
-    assert github.seen == []
+    assert from_agents(github.seen) == []
 
 
 # -- httpx -----------------------------------------------------------------------------------

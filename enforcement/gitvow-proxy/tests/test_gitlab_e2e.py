@@ -14,7 +14,17 @@ from pathlib import Path
 
 import pytest
 import trustme
-from proxy_support import GIT_TOKEN, RESOLVE_ADDON, ProxyProcess, Seen, Upstream, proxy_env, start_proxy, start_upstream
+from proxy_support import (
+    GIT_TOKEN,
+    RESOLVE_ADDON,
+    ProxyProcess,
+    Seen,
+    Upstream,
+    from_agents,
+    proxy_env,
+    start_proxy,
+    start_upstream,
+)
 from test_github_e2e import agent_env
 
 pytestmark = pytest.mark.e2e
@@ -96,6 +106,6 @@ def test_python_gitlab_note_with_merge_is_refused_at_issues_only(
     lines = [line for line in message.splitlines() if line.startswith("gitvow refused")]
     assert len(lines) == 1, message
     assert "pr.merge" in lines[0] and "reason=" in lines[0]
-    assert gitlab_upstream.seen == []
+    assert from_agents(gitlab_upstream.seen) == []
     assert any(entry.get("operations") and "pr.merge" in entry["operations"] for entry in glproxy.audit_lines()), \
         glproxy.audit_lines()

@@ -93,7 +93,8 @@ def test_hosts_without_an_adapter_are_tunnelled_untouched_or_refused(
 ) -> None:
     other = start_upstream(ca, upstream.git_root)
     try:
-        policy = write_policy(tmp_path / "policy.toml", upstream, ca_file, tmp_path)
+        # the unserved upstream is on loopback: mapped as internal, or the egress check refuses it
+        policy = write_policy(tmp_path / "policy.toml", upstream, ca_file, tmp_path, '[egress]\ninternal = ["127.0.0.1"]\n')
         proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
         try:
             # Not intercepted: the client sees the upstream's own certificate (test CA), not mitmproxy's.

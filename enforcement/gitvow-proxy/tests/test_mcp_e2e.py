@@ -174,6 +174,27 @@ def test_an_issues_only_agents_comment_reaches_the_server_with_the_forges_token(
     assert seen[0]["session"]  # a stateful session, bound to this agent
 
 
+def test_an_event_stream_passes_as_it_arrives(proxy: ProxyProcess, server: tuple[int, Path]) -> None:
+    """The server sends a progress notification on the call's event stream and answers only once
+    the client has seen it: held back until the stream ended, it would never be answered."""
+    port, record = server
+    release = record.with_name("release")
+    release.unlink(missing_ok=True)
+    seen: list[str | None] = []
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(message)
+        release.touch()
+
+    async def slow(session: ClientSession) -> Any:
+        return await session.call_tool("get_issue", {**REPO, "issue_number": 999}, read_timeout_seconds=30,
+                                       progress_callback=progress)
+
+    result = run(proxy, "issues", f"https://{HOST}:{port}/mcp/", slow)
+    assert seen == ["halfway"]
+    assert not result.is_error and result.content[0].text == "released"
+
+
 def test_a_merge_is_refused_visibly_staged_sent_once_when_approved_and_answered_again(
         proxy: ProxyProcess, server: tuple[int, Path]) -> None:
     port, record = server

@@ -11,7 +11,7 @@ from gitvow.modes import Mode
 from gitvow.pipeline import Engine
 from gitvow.plugins import installed
 from gitvow.policy.load import parse_policy
-from gitvow_proxy.mcp.sessions import SessionBindings, session_of
+from gitvow_proxy.mcp.sessions import SessionBindings, session_of, sessions_of
 from gitvow_proxy.mcp.stream import REDACTED, EventStream
 from gitvow_proxy.mcp.tools import filtered, list_ids, usable
 
@@ -35,6 +35,9 @@ def test_the_session_is_read_from_the_header_or_the_older_transports_query() -> 
     assert session_of(" abc ", "session_id=x") == "abc"
     assert session_of("", "session_id=x&y=1") == "x" and session_of("", "sessionId=z") == "z"
     assert session_of("", "") == "" and session_of("", "other=1") == ""
+    # every id a server might read is checked: a header of one's own cannot carry another's query
+    assert sessions_of(["mine"], "session_id=theirs&sessionId=x&session_id=") == ["mine", "theirs", "", "x"]
+    assert sessions_of([" ", "a"], "") == ["a"]
 
 
 def test_events_pass_whole_and_scrubbed_as_they_complete() -> None:

@@ -21,6 +21,8 @@ import pytest
 import trustme
 from sandbox_support import GITVOW, PYTHON, gitvow_run, python_inside
 
+from gitvow.testing import wait_for_port
+
 pytest.importorskip("gitvow_proxy", reason="the sandbox's end-to-end tests go through gitvow-proxy")
 pytest.importorskip("gitvow_github", reason="the forge stand-in is mapped to the GitHub adapter")
 
@@ -42,6 +44,8 @@ from proxy_support import (
 pytestmark = pytest.mark.e2e
 
 HOST = "ghes.test"
+INDEX = "pypi.test"  # a package index stand-in no adapter serves: allowed in [egress]
+ELSEWHERE = "elsewhere.test"  # a host no adapter serves and [egress] does not allow
 CODER_SECRET = "coder-sandbox-secret-7"
 OPERATOR_TOKEN = "ghp_operatorsowntoken0123456789"
 
@@ -86,6 +90,10 @@ def policy_text(workdir: Path, forge: Upstream, ca_file: Path, extra: str = "", 
         [audit]
         path = "{workdir / 'audit.jsonl'}"
 
+        [egress]
+        allow = ["{INDEX}"]
+        internal = ["{INDEX}"]
+
         [agents.coder]
         mode = "issues_and_prs"
         secret_env = "GITVOW_TEST_CODER"
@@ -106,8 +114,10 @@ def proxy(forge: Upstream, ca_file: Path, admin_port: int, tmp_path_factory: pyt
     resolve.write_text(RESOLVE_ADDON)
     policy = workdir / "policy.toml"
     policy.write_text(policy_text(workdir, forge, ca_file, f'[admin]\nlisten = "127.0.0.1:{admin_port}"\n'))
-    running = start_proxy(policy, workdir, {"GITVOW_TEST_CODER": CODER_SECRET, "GITVOW_TEST_RESOLVE": HOST},
+    running = start_proxy(policy, workdir, {"GITVOW_TEST_CODER": CODER_SECRET,
+                                            "GITVOW_TEST_RESOLVE": f"{HOST},{INDEX},{ELSEWHERE}"},
                           extra=[f"scripts={resolve}"])
+    wait_for_port(admin_port, running.proc)  # the admin listener starts after the proxy's own
     yield running
     assert running.stop() == 0, running.log_text()
 
@@ -247,8 +257,6 @@ def sshd(tmp_path: Path) -> Iterator[int]:
     # of its own (same network), so the test writes nothing outside its directory.
     proc = subprocess.Popen(["bwrap", "--dev-bind", "/", "/", "--tmpfs", "/run", "--dir", "/run/sshd", "--",
                              "/usr/sbin/sshd", "-f", str(config), "-D", "-e"], stderr=subprocess.DEVNULL)
-    from gitvow.testing import wait_for_port
-
     wait_for_port(port, proc)  # type: ignore[arg-type]
     yield port
     proc.terminate()
@@ -321,9 +329,10 @@ def test_the_operators_credentials_and_the_proxys_files_are_unreadable(proxy: Pr
 
 
 WRITE = """
-import sys
+import os, sys
 for path in sys.argv[1:]:
     try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # as an agent planting a hook would
         with open(path, "w") as f:
             f.write("written")
         print(path, "written")
@@ -335,6 +344,9 @@ for path in sys.argv[1:]:
 def test_the_working_tree_is_writable_and_the_rest_is_not(proxy: ProxyProcess, operator: Path, tmp_path: Path
                                                           ) -> None:
     tree = operator / "src" / "project"
+    import shutil
+
+    shutil.rmtree(tree / ".git" / "hooks")  # absent: the agent must not be the one to make it
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     targets = [tree / "new.txt", tree / ".git" / "hooks" / "post-checkout", tree / ".git" / "config",
@@ -422,6 +434,9 @@ def nobody_dir() -> Iterator[Path]:
 
     if os.geteuid() != 0:
         pytest.skip("switches to an unprivileged user: needs root")
+    script = Path(GITVOW)
+    if script.is_relative_to("/root") or any(not parent.stat().st_mode & 0o001 for parent in script.parents):
+        pytest.skip(f"{GITVOW} is not reachable by an unprivileged user")
     path = Path(tempfile.mkdtemp(prefix="gitvow-nobody-"))
     path.chmod(0o755)
     yield path
@@ -509,3 +524,91 @@ def test_the_gates_hook_is_installed_for_the_agent_it_starts(proxy: ProxyProcess
     assert not {"credentials", "proxy", "audit", "admin"} & set(seen["policy"])
     assert "secret_env" not in json.dumps(seen["policy"])
     assert not (operator / ".claude").exists()  # the operator's own home is untouched
+
+
+# -- hosts that are not forges -------------------------------------------------------------------
+
+def _wheel(name: str, version: str) -> bytes:
+    """A minimal valid wheel (pip reads its metadata)."""
+    import io
+    import zipfile
+
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": "",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: gitvow-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in [*files, f"{info}/RECORD"])
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def index(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    """A loopback package index (PEP 503 simple pages and one wheel) under the name pypi.test."""
+    wheel = _wheel("gitvow_probe", "0.1")
+    filename = "gitvow_probe-0.1-py3-none-any.whl"
+    server = start_upstream(ca, tmp_path_factory.mktemp("index"), names=(INDEX, ELSEWHERE))
+    page = f'<!DOCTYPE html><html><body><a href="/files/{filename}">{filename}</a></body></html>'.encode()
+    server.routes["/simple/gitvow-probe/"] = lambda seen: (200, {"Content-Type": "text/html"}, page)
+    server.routes["/files/"] = lambda seen: (200, {"Content-Type": "application/octet-stream"}, wheel)
+    yield server
+    server.server.shutdown()
+
+
+def test_pip_download_from_an_allowed_index_works(proxy: ProxyProcess, index: Upstream, operator: Path,
+                                                  ca_file: Path) -> None:
+    tree = operator / "src" / "project"
+    (tree / "index-ca.pem").write_bytes(ca_file.read_bytes())  # the index's own CA: the tunnel is not intercepted
+    index.clear()
+    script = f"""
+        set -e
+        cat "$SSL_CERT_FILE" index-ca.pem > trusted.pem
+        export SSL_CERT_FILE="$PWD/trusted.pem" REQUESTS_CA_BUNDLE="$PWD/trusted.pem"
+        {PYTHON} -m pip download --no-deps --disable-pip-version-check --index-url https://{INDEX}:{index.port}/simple/ \\
+            -d wheels gitvow-probe
+    """
+    result = run_in(proxy, operator, ["/bin/sh", "-c", textwrap.dedent(script)])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tree / "wheels" / "gitvow_probe-0.1-py3-none-any.whl").exists()
+    assert "/files/gitvow_probe-0.1-py3-none-any.whl" in [s.route for s in index.seen]
+
+
+TUNNEL = """
+import base64, os, socket, sys
+from urllib.parse import urlsplit
+proxy = urlsplit(os.environ["HTTPS_PROXY"])
+auth = base64.b64encode(f"{proxy.username}:{proxy.password}".encode()).decode()
+with socket.create_connection((proxy.hostname, proxy.port), timeout=10) as conn:
+    conn.sendall(f"CONNECT {sys.argv[1]} HTTP/1.1\\r\\nHost: {sys.argv[1]}\\r\\nProxy-Authorization: Basic {auth}\\r\\n\\r\\n".encode())
+    print(conn.recv(65536).decode(errors="replace"))
+"""
+
+
+def test_a_host_egress_does_not_allow_is_refused_with_its_reason(proxy: ProxyProcess, index: Upstream,
+                                                                  operator: Path) -> None:
+    index.clear()
+    allowed = run_in(proxy, operator, [*python_inside(TUNNEL), f"{INDEX}:{index.port}"])
+    assert allowed.stdout.startswith("HTTP/1.1 200"), allowed.stdout + allowed.stderr  # the same server, allowed
+    result = run_in(proxy, operator, [*python_inside(TUNNEL), f"{ELSEWHERE}:{index.port}"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("HTTP/1.1 403")
+    assert "reason=egress_not_allowed" in result.stdout
+
+
+def test_the_admin_listener_is_not_reachable_through_the_proxy_either(proxy: ProxyProcess, operator: Path,
+                                                                      admin_port: int) -> None:
+    assert outside_connects(admin_port)
+    result = run_in(proxy, operator, [*python_inside(TUNNEL), f"127.0.0.1:{admin_port}"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("HTTP/1.1 403")
+    assert "reason=egress_" in result.stdout
+
+
+def test_the_commands_exit_status_and_output_pass_through(proxy: ProxyProcess, operator: Path) -> None:
+    result = run_in(proxy, operator, ["/bin/sh", "-c", "echo out; echo err >&2; exit 7"])
+    assert (result.returncode, result.stdout, result.stderr) == (7, "out\n", "err\n")

@@ -94,3 +94,10 @@ def test_data_center_versions_are_one_route(bitbucket: BitbucketAdapter) -> None
         got = bitbucket.classify(Request.from_url(
             "POST", f"https://bb.example.test/rest/api/{version}/projects/PROJ/repos/app/pull-requests/7/merge"))
         assert got.operations == ("pr.merge",) and got.repo == "PROJ/app"
+
+
+def test_the_web_clients_api_path_is_the_api(bitbucket: BitbucketAdapter) -> None:
+    got = bitbucket.classify(Request.from_url("POST", "https://bitbucket.org/!api/2.0/repositories/team/app/pullrequests/1/merge"))
+    assert got.operations == ("pr.merge",) and got.repo == "team/app"
+    read = bitbucket.classify(Request.from_url("GET", "https://bitbucket.org/!api/2.0/repositories/other/app/src"))
+    assert read.operations == ("read",) and read.repo == "other/app"

@@ -30,9 +30,9 @@ GH = [
     ("gh issue delete 3", ("unknown",), None),
     ("gh label create bug", ("label.manage",), None),
     ("gh label list", ("read",), None),
-    ("gh repo delete octo/app --yes", ("repo.delete",), None),
-    ("gh repo create octo/new --private", ("repo.create",), None),
-    ("gh repo fork octo/app", ("repo.fork",), None),
+    ("gh repo delete octo/app --yes", ("repo.delete",), "octo/app"),  # the repository is the positional
+    ("gh repo create octo/new --private", ("repo.create",), "octo/new"),
+    ("gh repo fork octo/app", ("repo.fork",), "octo/app"),
     ("gh release create v1 ./a.zip", ("release.write",), None),
     ("gh gist create notes.md", ("gist.write",), None),
     ("gh workflow run ci.yml --ref main", ("workflow.dispatch",), None),

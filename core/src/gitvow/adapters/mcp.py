@@ -172,6 +172,10 @@ class McpAdapter(Adapter):
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
         return {"authorization": f"Bearer {token}"}
 
+    def relay_hints(self, operation: str) -> Sequence[str]:
+        """The forge's: the same tools are not to be used for a relayed operation, as at the gate."""
+        return self.forge.relay_hints(operation)
+
     def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
         return "application/json", refusal(request.body, message, code)
 

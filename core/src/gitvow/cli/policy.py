@@ -13,6 +13,7 @@ from pathlib import Path
 from gitvow.cli.common import engine, error, print_json
 from gitvow.errors import GitvowError, PolicyError
 from gitvow.plugins import installed
+from gitvow.policy.load import Policy
 from gitvow.policy.selftest import failures
 
 
@@ -32,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         loaded = engine(args.file, plugins, absent="error").policy
+        assert isinstance(loaded, Policy)  # a file was named: the loader's policy, sections and all
         problems = failures(loaded, plugins)
         if problems:
             raise PolicyError("; ".join(problems), source=args.file)

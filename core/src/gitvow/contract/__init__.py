@@ -23,6 +23,7 @@ docs/writing-a-plugin.md describes each check.
 
 from __future__ import annotations
 
+from gitvow.contract.attacks import Inventory
 from gitvow.contract.suite import AdapterContract, engine_for
 
-__all__ = ["AdapterContract", "engine_for"]
+__all__ = ["AdapterContract", "Inventory", "engine_for"]

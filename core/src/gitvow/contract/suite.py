@@ -14,15 +14,26 @@ import pytest
 
 from gitvow import denial
 from gitvow.adapter import Adapter
+from gitvow.contract.attacks import (
+    READ_METHODS,
+    Inventory,
+    bad_bodies,
+    loopback_fetch,
+    repository_prefix,
+    through_core,
+    under,
+    variants,
+)
 from gitvow.evaluator import Grant, evaluate_operation
 from gitvow.gates import Caller
 from gitvow.modes import CAPABILITIES, Mode
+from gitvow.paths import PATH_NOT_CANONICAL
 from gitvow.pipeline import Action, Decision, Engine
 from gitvow.plugins import Plugins, installed
 from gitvow.policy.load import Policy
 from gitvow.policy.table import DEFAULT_TABLE
 from gitvow.relay import APPROVAL
-from gitvow.request import Classification, Fixture, Request
+from gitvow.request import NO_REPO, Classification, Fixture, Request
 from gitvow.verdict import Outcome
 from gitvow.vocabulary import OPERATIONS, UNKNOWN
 
@@ -69,7 +80,10 @@ def _traceback(exc: BaseException) -> str:
 
 
 class Classified:
-    """What ``adapter.classify`` gave for one request: a result, or the exception it raised."""
+    """What ``adapter.classify`` gave for one request: a result, or the exception it raised.
+
+    The request reaches the adapter as the pipeline hands it over: with its canonical path
+    (a path the core refuses never reaches the adapter, and is reported as that refusal)."""
 
     __slots__ = ("error", "result", "traceback")
 
@@ -77,8 +91,12 @@ class Classified:
         self.result: object = None
         self.error: Exception | None = None
         self.traceback = ""
+        canonical = through_core(request, encoded_slash=adapter.encoded_slash)
+        if canonical is None:
+            self.result = Classification.unknown("refused by the core before the adapter", code=PATH_NOT_CANONICAL)
+            return
         try:
-            self.result = adapter.classify(request)
+            self.result = adapter.classify(canonical)
         except Exception as exc:
             self.error, self.traceback = exc, _traceback(exc)
 
@@ -108,6 +126,18 @@ class AdapterContract:
     @pytest.fixture
     def engine(self, adapter: Adapter, fixtures: list[Fixture]) -> Engine:
         return engine_for(adapter, [*fixtures, *adapter.fail_closed_fixtures()])
+
+    @pytest.fixture
+    def mapped_hosts(self) -> Sequence[str]:
+        """Hosts a policy maps to this adapter in ``[hosts]`` (a self-hosted instance the
+        fixtures use), beyond ``default_hosts``. Override it when your fixtures need one."""
+        return ()
+
+    @pytest.fixture
+    def inventory(self) -> Inventory | None:
+        """What the forge exposes (:class:`gitvow.contract.Inventory`), for ``test_inventory``;
+        None (the default) skips that check. The shipped adapters derive theirs from the forge."""
+        return None
 
     @pytest.fixture
     def registry(self) -> Plugins:
@@ -242,15 +272,177 @@ class AdapterContract:
                 continue
             if Counter(got.operations) != Counter(fixture.operations):
                 problems.append(f"{fixture.id}: {seen.describe()}")
-            if fixture.repo is not None and got.repo != fixture.repo:
+            if fixture.repo == NO_REPO:
+                if got.repos or got.targets:
+                    problems.append(f"{fixture.id}: names {list(got.repos) or list(got.targets)}, expected no repository")
+            elif fixture.repo is not None and got.repo != fixture.repo:
                 problems.append(f"{fixture.id}: repository {got.repo!r}, expected {fixture.repo!r}")
         _fail(problems, "round-trip", tracebacks=filter(None, tracebacks))
 
-    def test_near_misses(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
-        """Near misses exist and classify to something other than what they resemble."""
+    def test_near_misses(self, adapter: Adapter, fixtures: list[Fixture], engine: Engine) -> None:
+        """Near misses exist, and each classifies differently from the route it sits beside (the
+        fixtures on its host whose paths share the most leading segments with it: a near miss
+        classified exactly as all of them is not told apart from them)."""
         near = [f for f in fixtures if f.near_miss]
         if not near:
             pytest.fail("ship at least one near-miss fixture (a look-alike that is not the operation it resembles)", pytrace=False)
+        problems = []
+        others = [f for f in fixtures if not f.near_miss]
+        for fixture in near:
+            beside = _neighbours(fixture, others)
+            if not beside:
+                continue  # alone on its route (a GraphQL endpoint): its operations are the round trip's
+            mine = engine.classify(fixture.request())[1]
+            theirs = [engine.classify(f.request())[1] for f in beside]
+            if mine is not None and all(t is not None and Counter(t.operations) == Counter(mine.operations)
+                                        for t in theirs):
+                problems.append(f"{fixture.id}: classifies as {','.join(mine.operations)}, exactly as the route(s) "
+                                f"beside it ({'; '.join(f.id for f in beside[:3])}): a near miss must classify "
+                                "differently")
+        _fail(problems, "near misses")
+
+    # -- 2b. the adapter attacked around its fixtures -------------------------------------
+
+    def test_variants(self, adapter: Adapter, fixtures: list[Fixture], engine: Engine) -> None:
+        """Each fixture respelled (a segment's letter percent-encoded, the path upper-cased, a
+        trailing slash, a ``.`` segment) classifies to the same operations and repository
+        through the core, or is refused: never to something else. (An upper-cased read may lose
+        its repository: forges that route case-sensitively never serve it.)"""
+        problems = []
+        for fixture in fixtures:
+            original = engine.classify(fixture.request())[1]
+            if original is None or original.is_unknown:
+                continue
+            for label, request in variants(fixture.request()):
+                got = engine.classify(request)[1]
+                if got is None or got.is_unknown:
+                    continue
+                same_repos = sorted(r.lower() for r in got.repos) == sorted(r.lower() for r in original.repos) or (
+                    label == "upper-case" and got.operations == original.operations == ("read",))
+                if Counter(got.operations) != Counter(original.operations) or not same_repos:
+                    problems.append(f"{fixture.id}, {label} ({request.method} {request.path[:80]}): classified as "
+                                    f"{','.join(got.operations)} on {list(got.repos)}, the original as "
+                                    f"{','.join(original.operations)} on {list(original.repos)}")
+        _fail(problems[:30], "respelled requests")
+
+    def test_bodies(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
+        """Each of the adapter's own write routes, sent malformed, over-limit and wrongly-typed
+        bodies, never raises; an unreadable body (truncated, not UTF-8, nested past the
+        parser's stack, over the limit, its own fields wrongly typed) comes back ``unknown`` or
+        as (at least) what the route is."""
+        problems: list[str] = []
+        tracebacks: list[str] = []
+        for fixture in fixtures:
+            if fixture.near_miss or fixture.method in READ_METHODS or fixture.operations == (UNKNOWN,):
+                continue
+            for label, request, strict in bad_bodies(fixture):
+                seen = Classified(adapter, request)
+                got = seen.classification
+                if got is None or not got.operations:
+                    problems.append(f"{fixture.id} with {label}: {seen.describe() if got is None else 'no operation'}")
+                    tracebacks.append(seen.traceback)
+                elif strict and not got.is_unknown and not set(fixture.operations) <= set(got.operations):
+                    problems.append(f"{fixture.id} with {label}: {seen.describe()}, neither unknown nor "
+                                    f"{','.join(fixture.operations)}")
+        _fail(problems[:30], "bodies", tracebacks=filter(None, tracebacks))
+
+    def test_repositories(self, adapter: Adapter, fixtures: list[Fixture], engine: Engine) -> None:
+        """Every request under a repository's path names that repository, reads included (so
+        ``[proxy] allowed_repos`` limits them): each fixture under a path where another fixture
+        spells its repository, and a GET of every such fixture's URL. A fixture whose ``repo``
+        is ``NO_REPO`` must name none (checked by the round trip)."""
+        if not adapter.has_repositories:
+            return
+        prefixes: dict[tuple[str, tuple[str, ...]], str] = {}
+        for fixture in fixtures:
+            if fixture.repo and not fixture.near_miss:
+                request = fixture.request()
+                prefix = repository_prefix(request, fixture.repo)
+                if prefix is not None:
+                    prefixes.setdefault((_host_key(request), prefix), fixture.repo)
+        requests = [(f.id, f.request()) for f in fixtures]
+        requests += [(f"GET {f.url}", Request.from_url("GET", f.url)) for f in fixtures
+                     if f.method not in READ_METHODS and f.repo]
+        problems = []
+        for label, request in requests:
+            for (host, prefix), repo in prefixes.items():
+                if host != _host_key(request) or not _at_or_under(request, prefix):
+                    continue
+                got = engine.classify(request)[1]
+                if got is None or got.is_unknown or got.targets:
+                    break
+                if repo.lower() not in (r.lower() for r in got.repos):
+                    problems.append(f"{label}: under {'/'.join(prefix)}, classified as {','.join(got.operations)} "
+                                    f"naming {list(got.repos) or 'no repository'}; expected {repo!r}")
+                break
+        _fail(problems[:30], "repositories")
+
+    def test_hosts(self, adapter: Adapter, fixtures: list[Fixture], mapped_hosts: Sequence[str]) -> None:
+        """Every host a fixture uses is served: in ``default_hosts``, or a self-hosted instance's
+        a policy maps (``example_hosts``, or the test's ``mapped_hosts``). A host dropped from
+        ``default_hosts`` would be tunnelled untouched."""
+        declared = set(adapter.default_hosts) | set(adapter.example_hosts) | set(mapped_hosts)
+        used: dict[str, int] = {}
+        for fixture in [*fixtures, *adapter.fail_closed_fixtures()]:
+            host = _host_key(fixture.request())
+            used[host] = used.get(host, 0) + 1
+        problems = [f"{host}: used by {n} fixture(s) but neither in default_hosts {sorted(adapter.default_hosts)} nor "
+                    "in example_hosts nor in mapped_hosts (a self-hosted instance's, which a policy maps)"
+                    for host, n in sorted(used.items()) if host not in declared]
+        _fail(problems, "hosts")
+
+    def test_credentials_and_resolve(self, adapter: Adapter, fixtures: list[Fixture], engine: Engine) -> None:
+        """``credential_headers`` carries the token (as is, or inside Basic) in single-line
+        headers for every fixture; ``resolve`` is asked about every target the fixtures carry,
+        against a loopback stand-in that answers 404 and then garbage, and settles none of them
+        to a repository (what the forge did not say plainly stays unresolved)."""
+        from gitvow.testing import RecordingServer
+
+        problems: list[str] = []
+        tracebacks: list[str] = []
+        for fixture in [*fixtures, *adapter.fail_closed_fixtures()]:
+            problems.extend(_credential_problems(adapter, fixture))
+        targeted = []
+        for fixture in fixtures:
+            got = engine.classify(fixture.request())[1]
+            if got is not None and got.targets:
+                targeted.append((fixture, got))
+        for status, body in ((404, b'{"message": "Not Found"}'), (200, b"<html>not what you asked</html>")):
+            with RecordingServer((status, {"Content-Type": "application/json"}, body)) as standin:
+                for fixture, got in targeted:
+                    headers = dict(adapter.credential_headers(fixture.request(), _TOKEN))
+                    try:
+                        answers = adapter.resolve(got.targets, loopback_fetch(standin.port, headers))
+                    except Exception as exc:  # raising is answering nothing: allowed, never trusted
+                        tracebacks.append(_traceback(exc))
+                        continue
+                    settled = {t.value: a.repo for t, a in answers.items() if a.repo is not None}
+                    if settled:
+                        problems.append(f"{fixture.id}: resolve() settled {settled} though the forge answered {status} "
+                                        f"{body[:30]!r}")
+        _fail(problems[:30], "credentials and targets")
+
+    def test_inventory(self, adapter: Adapter, fixtures: list[Fixture], inventory: Inventory | None,
+                       engine: Engine) -> None:
+        """Where a forge inventory is supplied, every write route of it has a fixture (same
+        method, a path the template matches) or a declared reason, and every read route
+        classifies as ``read``: a route forgotten in the adapter's table fails here even when
+        other fixtures of its operation remain."""
+        if inventory is None:
+            pytest.skip("no inventory supplied (override the `inventory` fixture)")
+        problems = []
+        examples = [f.request() for f in [*fixtures, *adapter.fail_closed_fixtures()]]
+        for method, url in inventory.routes:
+            if (method, url) in inventory.reasons:
+                continue
+            if method in READ_METHODS:
+                got = engine.classify(_instantiate(method, url, inventory))[1]
+                if got is None or got.operations != ("read",):
+                    problems.append(f"{method} {url}: a read classified as {got and ','.join(got.operations)}")
+                continue
+            if not any(_exemplifies(request, method, url) for request in examples):
+                problems.append(f"{method} {url}: no fixture and no declared reason")
+        _fail(problems[:40] + ([f"... and {len(problems) - 40} more"] if len(problems) > 40 else []), "inventory")
 
     # -- 3. relay coverage ----------------------------------------------------------------
 
@@ -411,3 +603,108 @@ def _probe_requests(adapter: Adapter, fixtures: Sequence[Fixture]) -> list[tuple
     return [*known, *_unmatched_requests(adapter, fixtures), *_odd_requests(adapter, fixtures)]
 
 
+
+
+_TOKEN = "gitvow-contract-token-0123456789"
+
+
+def _credential_problems(adapter: Adapter, fixture: Fixture) -> list[str]:
+    import base64
+    import binascii
+    import contextlib
+
+    try:
+        headers = adapter.credential_headers(fixture.request(), _TOKEN)
+    except Exception as exc:
+        return [f"{fixture.id}: credential_headers raised {type(exc).__name__}: {exc}"]
+    carried = False
+    problems = []
+    for name, value in dict(headers).items():
+        if not isinstance(name, str) or not isinstance(value, str) or name != name.lower():
+            problems.append(f"{fixture.id}: credential header {name!r} must be a lower-case name with a text value")
+            continue
+        if "\n" in value or "\r" in value:
+            problems.append(f"{fixture.id}: credential header {name!r} spans lines")
+        if _TOKEN in value:
+            carried = True
+        elif value.lower().startswith("basic "):
+            with contextlib.suppress(binascii.Error, ValueError):
+                carried = carried or _TOKEN in base64.b64decode(value[6:]).decode("utf-8", "replace")
+    if not carried and not problems and not (headers == {} and fixture.operations == ("auth.login",)):
+        # (a sign-in exchange may carry the agent's own flow and no injected credential)
+        problems.append(f"{fixture.id}: the token reaches the forge in no header ({sorted(dict(headers))})")
+    return problems
+
+
+def _neighbours(fixture: Fixture, others: Sequence[Fixture]) -> list[Fixture]:
+    """The fixtures on the same host, of another route (method, path or query), whose paths
+    share the most leading segments with ``fixture``'s."""
+    request = fixture.request()
+    mine = request.path.strip("/").split("/")
+    best = -1
+    found: list[Fixture] = []
+    for other in others:
+        theirs = other.request()
+        if _host_key(theirs) != _host_key(request) or (theirs.method, theirs.path, theirs.query) == (
+                request.method, request.path, request.query):
+            continue  # the same request with another body is not the route beside it
+        shared = 0
+        for a, b in zip(mine, theirs.path.strip("/").split("/"), strict=False):
+            if a != b:
+                break
+            shared += 1
+        if shared > best:
+            best, found = shared, [other]
+        elif shared == best:
+            found.append(other)
+    return found
+
+
+def _at_or_under(request: Request, prefix: tuple[str, ...]) -> bool:
+    from gitvow.paths import PathRefused, split_path
+
+    try:
+        segments = tuple(s.lower() for s in split_path(request.path))
+    except PathRefused:
+        return False
+    return segments == prefix or under(request, prefix)
+
+
+def _template_segments(url: str) -> tuple[str, list[str]]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return host, [s for s in parts.path.split("/") if s]
+
+
+def _is_param(segment: str) -> bool:
+    return segment.startswith(":") or ("{" in segment and "}" in segment)
+
+
+def _exemplifies(request: Request, method: str, url: str) -> bool:
+    """Whether ``request`` is an instance of the inventory route (a ``{x*}``/last parameter may span)."""
+    if request.method != method:
+        return False
+    host, template = _template_segments(url)
+    if host != _host_key(request):
+        return False
+    segments = [s for s in request.path.split("/") if s]
+    if len(segments) != len(template):
+        spans = template and _is_param(template[-1]) and len(segments) > len(template)
+        if not spans:
+            return False
+        segments = [*segments[: len(template) - 1], "/".join(segments[len(template) - 1:])]
+    return all(_is_param(t) or t == s for t, s in zip(template, segments, strict=True))
+
+
+def _instantiate(method: str, url: str, inventory: Inventory) -> Request:
+    import re
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        return inventory.sample.get(name, f"{name}-1")
+
+    return Request.from_url(method, re.sub(r"\{([^}/]+)\}|:([A-Za-z_]\w*)", fill, url))

@@ -17,14 +17,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from gitvow.comments import CommentCommand
 from gitvow.errors import PolicyError
-from gitvow.evaluator import Grant
 from gitvow.policy import compile as build
+from gitvow.policy.compile import CompiledPolicy
 from gitvow.policy.document import parse_document
 from gitvow.policy.model import CorePolicy
 from gitvow.policy.sections import PolicySection, install_hint, owner_of
-from gitvow.policy.table import PolicyTable
 from gitvow.relay import RelayTemplate
 
 #: What to do with a key of a shipped enforcement point that is not installed: ``error``
@@ -34,32 +32,25 @@ Absent = Literal["error", "skip"]
 
 
 @dataclass(frozen=True, slots=True)
-class Policy:
-    """A validated policy: the table, the relay templates, hosts, adapter options and sections."""
+class Policy(CompiledPolicy):
+    """A validated policy: the compiled policy (:class:`~gitvow.policy.compile.CompiledPolicy`,
+    what the engine judges with) plus the validated model and sections the loader produced."""
 
-    table: PolicyTable = field(default_factory=PolicyTable)
-    relays: Mapping[str, RelayTemplate] = field(default_factory=dict)
-    hosts: Mapping[str, str] = field(default_factory=dict)
-    adapter_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     model: CorePolicy = field(default_factory=CorePolicy)
     #: The validated sections, by model; filled at load for every installed section.
     sections: dict[type[BaseModel], BaseModel] = field(default_factory=dict)
     #: The document as read (comments removed), so a section model not registered at load
     #: time is still validated from the file, never defaulted.
     data: Mapping[str, Any] = field(default_factory=dict)
-    source: str | None = None
     #: Names of the adapters installed when the file was loaded, for cross-reference checks
     #: (``[credentials.NAME]``); None when the caller did not say (nothing is checked against it).
     installed_adapters: frozenset[str] | None = None
-    #: ``[comment_commands]`` compiled; empty unless the operator declares some.
-    comment_commands: tuple[CommentCommand, ...] = ()
-    #: ``[mcp.NAME]`` as validated (``url``, ``tools``, ``filter_tools``); the engine adds the built-in ones.
-    mcp: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
-    def grant_for(self, agent: str) -> Grant | None:
-        """The grant of ``[agents.NAME]``, or None when the policy does not name that agent."""
-        rule = self.model.agents.get(agent)
-        return None if rule is None else build.grant(rule.model_dump())
+    @property
+    def compiled(self) -> CompiledPolicy:
+        """The kernel's input alone, without the pydantic model (what the agent gate caches)."""
+        return CompiledPolicy(self.table, self.relays, self.hosts, self.adapter_options, self.comment_commands,
+                              self.grants, self.mcp, self.source, self.plain)
 
     def section[S: BaseModel](self, model: type[S]) -> S:
         """The file's keys that ``model`` owns, validated by it (defaults where the file is silent)."""
@@ -119,6 +110,12 @@ def read_document(path: Path) -> dict[str, Any]:
     return parse_document(source, text)
 
 
+def plain_form(model: CorePolicy) -> dict[str, Any]:
+    """The core's validated tables as plain data, the input of :func:`gitvow.policy.compile.compile_policy`."""
+    return {key: {name: (value.model_dump() if isinstance(value, BaseModel) else value)
+                  for name, value in getattr(model, key).items()} for key in build.PLAIN_KEYS}
+
+
 def compile_policy(
     model: CorePolicy,
     *,
@@ -128,21 +125,20 @@ def compile_policy(
     data: Mapping[str, Any] | None = None,
 ) -> Policy:
     """Validate cross-references (operations, relays) and build the table, through :mod:`gitvow.policy.compile`."""
-    templates = build.relay_templates({k: v.model_dump() for k, v in model.relays.items()}, relays)
-    table = build.policy_table({k: v.model_dump() for k, v in model.operations.items()}, templates, source=source)
+    compiled = build.compile_policy(plain_form(model), relays, source=source)
     return Policy(
-        table=table,
-        relays=templates,
-        hosts=dict(model.hosts),
-        adapter_options={k: dict(v) for k, v in model.adapters.items()},
+        table=compiled.table,
+        relays=compiled.relays,
+        hosts=compiled.hosts,
+        adapter_options=compiled.adapter_options,
+        comment_commands=compiled.comment_commands,
+        grants=compiled.grants,
+        mcp=compiled.mcp,
+        source=source,
+        plain=compiled.plain,
         model=model,
         sections=dict(sections or {}),
         data=dict(data or {}),
-        source=source,
-        comment_commands=build.comment_commands(
-            {k: v.model_dump() for k, v in model.comment_commands.items()}, source=source
-        ),
-        mcp={k: v.model_dump() for k, v in model.mcp.items()},
     )
 
 

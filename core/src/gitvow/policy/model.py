@@ -64,6 +64,8 @@ class AgentRule(StrictModel):
     repos: list[str] | None = None
     secret_env: str | None = None
     secret_file: str | None = None
+    #: The proxy's shadow mode for this agent (``false``), overriding ``[proxy] enforce``.
+    enforce: bool | None = None
 
 
 class CommentCommandRule(StrictModel):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from gitvow_gate.records import record
+from gitvow_gate.plain_record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

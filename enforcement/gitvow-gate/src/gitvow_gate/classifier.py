@@ -12,7 +12,7 @@ import json
 
 from gitvow_gate import process
 from gitvow_gate.call import GateCall
-from gitvow_gate.policy import Classifier
+from gitvow_gate.gate_policy import Classifier
 
 MAX_OUTPUT = 64 * 1024
 VERDICTS = {"ALLOW": "allow", "CONFIRM": "confirm", "DENY": "deny"}

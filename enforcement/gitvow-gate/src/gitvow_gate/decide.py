@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 
 from gitvow_gate import rules, shell
 from gitvow_gate.call import GateCall
-from gitvow_gate.policy import GatePolicy
-from gitvow_gate.records import record
+from gitvow_gate.gate_policy import GatePolicy
+from gitvow_gate.plain_record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,115 +105,158 @@ def strictest(decisions: Sequence[GateDecision]) -> GateDecision:
                         worst.answers)
 
 
+@record
+class RuleFindings:
+    """What the rules found in one call: a refusal that ends the decision (``final``), a
+    confirmation still to ask (``pending``), observe-tier findings, and the parsed commands."""
+
+    final: GateDecision | None = None
+    pending: GateDecision | None = None
+    observed: tuple[str, ...] = ()
+    commands: tuple[shell.Command, ...] | None = None
+
+
+def _shell_rules(policy: GatePolicy, call: GateCall, env: Mapping[str, str] | None) -> RuleFindings:
+    """``bash_deny``, ``bash_confirm``, then commands the gate cannot read or that run others."""
+    line = call.command
+    parsed = shell.commands(line)
+    commands = None if parsed is None else tuple(parsed)
+    hit = rules.first_command_match(policy.bash_deny, line, parsed, call.cwd, env)
+    if hit is not None and hit.certain:
+        return RuleFindings(final=GateDecision(DENY, hit.describe(), "bash_deny"), commands=commands)
+    pending: GateDecision | None = None
+    if hit is not None:
+        pending = GateDecision(CONFIRM, f"{hit.rule.reason}? the gate cannot tell what this reaches: {hit.target}",
+                               "bash_deny")
+    observed: list[str] = []
+    for found in rules.all_command_matches(policy.bash_confirm, line, parsed, call.cwd, env):
+        if found.rule.when == "observe":
+            observed.append(found.describe())
+        else:
+            pending = pending or GateDecision(CONFIRM, found.describe(), "bash_confirm")
+            break
+    if pending is None:
+        pending = _unreadable(commands, observed)
+    return RuleFindings(pending=pending, observed=tuple(observed), commands=commands)
+
+
+def _unreadable(commands: tuple[shell.Command, ...] | None, observed: list[str]) -> GateDecision | None:
+    """A line the gate cannot parse, or a command that runs what the gate cannot read, is asked about."""
+    if commands is None:
+        return GateDecision(CONFIRM, f"{UNREADABLE} (an unbalanced quote, or nesting deeper than the gate reads)",
+                            "unreadable")
+    for command in commands:
+        if command.indirect:
+            return GateDecision(CONFIRM, f"{INDIRECT}: {command.indirect}", "indirect")
+        if shell.reads_stdin(command):
+            return GateDecision(CONFIRM, f"{INDIRECT}: {command.program} reading commands from its standard input",
+                                "indirect")
+        script = shell.runs_script(command)
+        if script:
+            observed.append(f"{INDIRECT}: {script}")
+    return None
+
+
+def _edit_rules(policy: GatePolicy, call: GateCall, env: Mapping[str, str] | None) -> RuleFindings:
+    """``path_confirm`` on each edited file, as given and relative to its repository."""
+    # an edit (an apply_patch body, say) whose files cannot be read is asked about
+    pending = None if call.edits else GateDecision(CONFIRM, "an edit whose files the gate cannot read", "edit")
+    observed: list[str] = []
+    repo = None
+    for edit in call.edits:
+        spellings = [edit.path]
+        if edit.path.startswith("/"):
+            from gitvow_gate.paths import relative, repo_of
+
+            repo = repo or repo_of(call)
+            spellings.append(relative(edit.path, repo))
+        for path_rule in rules.match_paths(policy.path_confirm, *spellings):
+            if path_rule.when == "observe":
+                observed.append(f"{path_rule.reason}: {spellings[-1]}")
+            elif pending is None:
+                pending = GateDecision(CONFIRM, f"{path_rule.reason}: {spellings[-1]}", "path_confirm")
+    return RuleFindings(pending=pending, observed=tuple(observed))
+
+
+def _mcp_rules(policy: GatePolicy, call: GateCall, env: Mapping[str, str] | None) -> RuleFindings:
+    """``mcp_deny``, then ``mcp_allow`` (a tool off a non-empty allow list is asked about)."""
+    if rules.mcp_listed(policy.mcp_deny, call.mcp_tool):
+        return RuleFindings(final=GateDecision(DENY, f"MCP tool {call.mcp_tool} is on the deny list", "mcp_deny"))
+    if policy.mcp_allow and not rules.mcp_listed(policy.mcp_allow, call.mcp_tool):
+        return RuleFindings(pending=GateDecision(CONFIRM, f"MCP tool {call.mcp_tool} is not on the allow list",
+                                                 "mcp_allow"))
+    return RuleFindings()
+
+
+def _no_rules(policy: GatePolicy, call: GateCall, env: Mapping[str, str] | None) -> RuleFindings:
+    return RuleFindings()
+
+
+#: The rules of each kind of call: one small function per kind.
+RULES_BY_KIND = {"shell": _shell_rules, "edit": _edit_rules, "mcp": _mcp_rules}
+
+
+def _forge_stage(policy: GatePolicy, call: GateCall, agent: str, found: RuleFindings,
+                 env: Mapping[str, str] | None) -> GateDecision | tuple[str, ...]:
+    """The engine's refusal of a forge operation in the call, or the operations it allowed."""
+    if not agent or agent not in policy.agents:
+        return ()
+    from gitvow_gate import forge
+
+    if not forge.may_be_forge(call, found.commands):
+        return ()
+    verdict = forge.evaluate(call, found.commands, agent, policy, env)
+    if not verdict.allowed:
+        return GateDecision(DENY, verdict.message, "forge", observed=found.observed, operations=verdict.operations)
+    return verdict.operations
+
+
+def _provider_stage(policy: GatePolicy, call: GateCall, observed: tuple[str, ...],
+                    operations: tuple[str, ...]) -> GateDecision | tuple[Answer, ...]:
+    """Providers' answers about an edit: any concern (or failure) asks the human."""
+    from gitvow_gate import providers
+    from gitvow_gate.paths import repo_of
+
+    repo = repo_of(call)
+    questions = providers.questions_for_call(call, repo)
+    if len(questions) > providers.MAX_QUESTIONS:
+        return GateDecision(CONFIRM, f"the edit raises {len(questions)} provider questions, more than the "
+                                     f"{providers.MAX_QUESTIONS} the gate asks per call", "providers", observed=observed)
+    answers = tuple(providers.ask(policy.providers, questions, repo, call.tool))
+    concerns = [a for a in answers if a.requires_confirm]
+    if not concerns:
+        return answers
+    chosen = [a for a in concerns if a.failed] or concerns
+    reason = "; ".join(a.reason() for a in chosen[:3])
+    if len(chosen) > 3:
+        reason += f"; and {len(chosen) - 3} more"
+    evidence = tuple(f"{a.provider} ({a.question} {a.subject}): {e}" for a in concerns for e in a.evidence)
+    return GateDecision(CONFIRM, reason, "providers", evidence, observed, operations, answers)
+
+
 def decide(policy: GatePolicy, call: GateCall, agent: str = "", env: Mapping[str, str] | None = None) -> GateDecision:
     """The decision for one act; ``env`` supplies ``HOME`` and friends (default: this process's)."""
-    observed: list[str] = []
-    pending: GateDecision | None = None
-    commands: list[shell.Command] | None = None
-
-    # 1. rules: regular expressions on the text, and checks on the parsed command
-    if call.kind == "shell":
-        line = call.command
-        commands = shell.commands(line)
-        hit = rules.first_command_match(policy.bash_deny, line, commands, call.cwd, env)
-        if hit is not None and hit.certain:
-            return GateDecision(DENY, hit.describe(), "bash_deny", observed=tuple(observed))
-        if hit is not None:
-            pending = GateDecision(CONFIRM, f"{hit.rule.reason}? the gate cannot tell what this reaches: "
-                                            f"{hit.target}", "bash_deny")
-        for found in rules.all_command_matches(policy.bash_confirm, line, commands, call.cwd, env):
-            if found.rule.when == "observe":
-                observed.append(found.describe())
-            else:
-                pending = pending or GateDecision(CONFIRM, found.describe(), "bash_confirm")
-                break
-        if pending is None and commands is None:
-            pending = GateDecision(CONFIRM, f"{UNREADABLE} (an unbalanced quote, or nesting deeper than the gate "
-                                            "reads)", "unreadable")
-        if pending is None:
-            for command in commands or ():
-                if command.indirect:
-                    pending = GateDecision(CONFIRM, f"{INDIRECT}: {command.indirect}", "indirect")
-                    break
-                if shell.reads_stdin(command):
-                    pending = GateDecision(CONFIRM, f"{INDIRECT}: {command.program} reading commands from its "
-                                                    "standard input", "indirect")
-                    break
-                script = shell.runs_script(command)
-                if script:
-                    observed.append(f"{INDIRECT}: {script}")
-    elif call.kind == "edit":
-        if not call.edits:
-            # an edit (an apply_patch body, say) whose files cannot be read is asked about
-            pending = GateDecision(CONFIRM, "an edit whose files the gate cannot read", "edit")
-        repo = None
-        for edit in call.edits:
-            spellings = [edit.path]
-            if edit.path.startswith("/"):
-                from gitvow_gate.paths import relative, repo_of
-
-                repo = repo or repo_of(call)
-                spellings.append(relative(edit.path, repo))
-            for path_rule in rules.match_paths(policy.path_confirm, *spellings):
-                if path_rule.when == "observe":
-                    observed.append(f"{path_rule.reason}: {spellings[-1]}")
-                elif pending is None:
-                    pending = GateDecision(CONFIRM, f"{path_rule.reason}: {spellings[-1]}", "path_confirm")
-    elif call.kind == "mcp":
-        if rules.mcp_listed(policy.mcp_deny, call.mcp_tool):
-            return GateDecision(DENY, f"MCP tool {call.mcp_tool} is on the deny list", "mcp_deny")
-        if policy.mcp_allow and not rules.mcp_listed(policy.mcp_allow, call.mcp_tool):
-            pending = GateDecision(CONFIRM, f"MCP tool {call.mcp_tool} is not on the allow list", "mcp_allow")
-
-    # 2. forge operations, for agents the policy names
-    operations: tuple[str, ...] = ()
-    if agent and agent in policy.agents:
-        from gitvow_gate import forge
-
-        if forge.may_be_forge(call, commands):
-            verdict = forge.evaluate(call, commands, agent, policy, env)
-            if not verdict.allowed:
-                return GateDecision(DENY, verdict.message, "forge", observed=tuple(observed),
-                                    operations=verdict.operations)
-            operations = verdict.operations
-
-    if pending is not None:
-        return GateDecision(pending.outcome, pending.reason, pending.stage, observed=tuple(observed),
+    found = RULES_BY_KIND.get(call.kind, _no_rules)(policy, call, env)  # 1. rules
+    if found.final is not None:
+        return found.final
+    forged = _forge_stage(policy, call, agent, found, env)  # 2. forge operations, for agents the policy names
+    if isinstance(forged, GateDecision):
+        return forged
+    observed, operations = found.observed, forged
+    if found.pending is not None:
+        return GateDecision(found.pending.outcome, found.pending.reason, found.pending.stage, observed=observed,
                             operations=operations)
-
-    # 3. providers, for edits
     answers: tuple[Answer, ...] = ()
-    if call.kind == "edit" and policy.providers and call.edits:
-        from gitvow_gate import providers
-        from gitvow_gate.paths import repo_of
-
-        repo = repo_of(call)
-        questions = providers.questions_for_call(call, repo)
-        if len(questions) > providers.MAX_QUESTIONS:
-            return GateDecision(
-                CONFIRM,
-                f"the edit raises {len(questions)} provider questions, more than the "
-                f"{providers.MAX_QUESTIONS} the gate asks per call",
-                "providers",
-                observed=tuple(observed),
-            )
-        answers = tuple(providers.ask(policy.providers, questions, repo, call.tool))
-        concerns = [a for a in answers if a.requires_confirm]
-        if concerns:
-            failed = [a for a in concerns if a.failed]
-            chosen = failed or concerns
-            reason = "; ".join(a.reason() for a in chosen[:3])
-            if len(chosen) > 3:
-                reason += f"; and {len(chosen) - 3} more"
-            evidence = tuple(f"{a.provider} ({a.question} {a.subject}): {e}" for a in concerns for e in a.evidence)
-            return GateDecision(CONFIRM, reason, "providers", evidence, tuple(observed), operations, answers)
-
-    # 4. the classifier, for what nothing above stopped
-    if policy.classifier is not None:
+    if call.kind == "edit" and policy.providers and call.edits:  # 3. providers, for edits
+        asked = _provider_stage(policy, call, observed, operations)
+        if isinstance(asked, GateDecision):
+            return asked
+        answers = asked
+    if policy.classifier is not None:  # 4. the classifier, for what nothing above stopped
         from gitvow_gate import classifier
 
         outcome, reason = classifier.classify(policy.classifier, call, agent)
         if outcome != ALLOW:
-            return GateDecision(outcome, reason, "classifier", observed=tuple(observed), operations=operations,
+            return GateDecision(outcome, reason, "classifier", observed=observed, operations=operations,
                                 answers=answers)
-    return GateDecision(ALLOW, observed=tuple(observed), operations=operations, answers=answers)
+    return GateDecision(ALLOW, observed=observed, operations=operations, answers=answers)

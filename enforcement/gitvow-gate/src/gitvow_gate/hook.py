@@ -48,7 +48,7 @@ def judge(calls: Sequence[GateCall], agent: str, env: Mapping[str, str]) -> Gate
     an edit the repository of the edited file (a session opened in one checkout may edit
     another, as gitvow 0.42 allowed). Raises :class:`~gitvow.errors.PolicyError`.
     """
-    from gitvow_gate import policy as gate_policy
+    from gitvow_gate import gate_policy
 
     cwd = (calls[0].cwd or os.getcwd()) if calls else os.getcwd()
     policies: dict[str, gate_policy.GatePolicy] = {}
@@ -99,9 +99,9 @@ def run(agent: str, event: str, stdin: str, env: Mapping[str, str] | None = None
                 adapter, f"the policy cannot be loaded: {exc}; every tool call is refused until it is fixed", payload,
             )
         if final.observed:
-            from gitvow_gate import record
+            from gitvow_gate import observations
 
-            record.observed(final.observed, agent=agent, tool=calls[0].tool, cwd=cwd, env=env)
+            observations.observed(final.observed, agent=agent, tool=calls[0].tool, cwd=cwd, env=env)
         return adapter.render(final, payload)
     except Exception as exc:  # the gate fails closed, with a reason
         return _blocked(adapter, f"gitvow hook failed ({type(exc).__name__}: {str(exc)[:200]})", payload)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gitvow.errors import GitvowError
-from gitvow_gate import agents, record
+from gitvow_gate import agents, observations
 from gitvow_gate.agents.base import HOOK_FAILED
 
 # ``gitvow hook --agent NAME EVENT`` as this gitvow writes it, and ``gitvow hook EVENT`` as
@@ -96,7 +96,7 @@ def config_path(agent: str, *, user: bool, repo: str, home: str) -> Path:
 
 def _state_path(path: Path, env: Mapping[str, str] | None) -> Path:
     key = hashlib.sha256(str(path.absolute()).encode()).hexdigest()[:32]
-    return Path(record.home(env), "install", key + ".json")
+    return Path(observations.home(env), "install", key + ".json")
 
 
 def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:

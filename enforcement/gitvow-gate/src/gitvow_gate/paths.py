@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from gitvow_gate.call import GateCall
-from gitvow_gate.policy import find_repo_root
+from gitvow_gate.gate_policy import find_repo_root
 
 __all__ = ["relative", "repo_of"]
 

@@ -24,7 +24,7 @@ import sys
 import zlib
 from collections.abc import Mapping
 
-from gitvow_gate.records import record
+from gitvow_gate.plain_record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def key(env: Mapping[str, str]) -> str:
 
 
 def _path(env: Mapping[str, str]) -> str:
-    from gitvow_gate.policy import cache_dir
+    from gitvow_gate.gate_policy import cache_dir
 
     return os.path.join(cache_dir(env), "plugins.json")
 

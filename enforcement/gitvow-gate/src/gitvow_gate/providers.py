@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from gitvow_gate import process
 from gitvow_gate.call import FileEdit, GateCall
+from gitvow_gate.gate_policy import Provider
 from gitvow_gate.paths import relative
-from gitvow_gate.policy import Provider
 
 PROTOCOL = 1
 ANSWERS = frozenset({"yes", "no", "unknown"})

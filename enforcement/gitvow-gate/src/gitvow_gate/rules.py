@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from gitvow_gate import shell
-from gitvow_gate.policy import CommandRule, PathRule, command_rule_pattern, verb_pattern
-from gitvow_gate.records import record
+from gitvow_gate.gate_policy import CommandRule, PathRule, command_rule_pattern, verb_pattern
+from gitvow_gate.plain_record import record
 
 
 @record
@@ -59,7 +59,7 @@ def match_command(
             continue
         if rule.target is None:
             return RuleMatch(rule, command.program)
-        from gitvow_gate import targets
+        from gitvow_gate import command_targets as targets
 
         target = targets.resolve(command.program, command.args, cwd)
         if target is None or re.search(rule.target, target):
@@ -75,7 +75,7 @@ _VALUE = r"[^-\s|;&<>()]"
 def _verb_follows(verbs: tuple[str, ...], args: tuple[str, ...]) -> bool:
     """Whether a verb follows the options after the program: gitvow 0.42's ``OPTS`` semantics.
 
-    The same answer as matching :func:`~gitvow_gate.policy.verb_pattern` against the joined
+    The same answer as matching :func:`~gitvow_gate.gate_policy.verb_pattern` against the joined
     arguments, without compiling that large pattern on every hook call: the options are
     stepped over word by word (``--k=v``; ``--k v`` where ``v`` is not an option or shell
     metacharacter; a bare ``-k``, each option taking its value or not), and the small verb

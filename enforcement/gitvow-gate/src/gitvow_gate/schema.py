@@ -7,7 +7,7 @@ are comments. The old tool's keys that gitvow does not implement (``decisions``,
 ``intent``…) are accepted and reported as ignored by ``gitvow policy check``; any other
 unknown key is an error, as everywhere in the policy file.
 
-This module is imported only to validate a file that changed (see :mod:`gitvow_gate.policy`):
+This module is imported only to validate a file that changed (see :mod:`gitvow_gate.gate_policy`):
 the hook's hot path never imports pydantic.
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gitvow_gate.policy import command_rule_pattern
+from gitvow_gate.gate_policy import command_rule_pattern
 
 if TYPE_CHECKING:
     from gitvow.policy.load import Policy

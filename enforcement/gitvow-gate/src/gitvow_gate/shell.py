@@ -23,7 +23,7 @@ import os
 import re
 import shlex
 
-from gitvow_gate.records import record
+from gitvow_gate.plain_record import record
 
 #: Words that run the rest of the line as a command. Options to them are stepped over too.
 WRAPPERS = frozenset({"sudo", "doas", "env", "time", "nohup", "exec", "command", "nice", "xargs", "builtin", "stdbuf",

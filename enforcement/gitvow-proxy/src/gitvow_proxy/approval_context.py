@@ -510,13 +510,16 @@ def gather(adapter: str, operations: tuple[str, ...], url: str, body: bytes, get
            now: Callable[[], float] = time.time) -> Context | None:
     """The context of a staged request, or None when it has none (not a merge or creation, a
     forge without a context reader). Never raises: a failure is a context with ``error``."""
-    what = subject(adapter, operations, url, body)
     reader = FORGES.get(adapter)
-    if what is None or reader is None:
-        if reader is None or not ({"pr.merge", "pr.create"} & set(operations)):
-            return None
-        return Context(MERGE if "pr.merge" in operations else CREATE, fetched_at=now(),
-                       error="the request does not say which pull request or branches it acts on")
+    if reader is None or not ({"pr.merge", "pr.create"} & set(operations)):
+        return None
+    kind = MERGE if "pr.merge" in operations else CREATE
+    if _is_jsonrpc(body):
+        return Context(kind, fetched_at=now(), error="an MCP tool call: the forge's context is not fetched for it; "
+                       "read the tool's arguments above")
+    what = subject(adapter, operations, url, body)
+    if what is None:
+        return Context(kind, fetched_at=now(), error="the request does not say which pull request or branches it acts on")
     try:
         found = reader(get, url, what)
     except (ContextError, OSError, KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -524,6 +527,15 @@ def gather(adapter: str, operations: tuple[str, ...], url: str, body: bytes, get
         return Context(what.kind, repo=what.repo, fetched_at=now(), error=f"could not ask the forge: {why}",
                        number=what.number, head=what.head, base=what.base)
     return Context(**{**{f: getattr(found, f) for f in found.__dataclass_fields__}, "fetched_at": now()})
+
+
+def _is_jsonrpc(body: bytes) -> bool:
+    try:
+        data = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        return False
+    first = data[0] if isinstance(data, list) and data else data
+    return isinstance(first, dict) and "jsonrpc" in first
 
 
 def head_now(adapter: str, operations: tuple[str, ...], url: str, body: bytes,
@@ -587,7 +599,7 @@ def pin(adapter: str, url: str, body: bytes, head_sha: str) -> bytes:
     A field the agent already set is kept (the forge then checks that one). Unchanged when the
     body cannot carry it (a GitLab ``/merge`` note: the proxy checks the head right before it
     sends instead)."""
-    if not head_sha:
+    if not head_sha or _is_jsonrpc(body):
         return body
     path = urlsplit(url).path.rstrip("/")
     if path.endswith("/graphql"):

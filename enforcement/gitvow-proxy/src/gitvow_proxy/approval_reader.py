@@ -55,6 +55,10 @@ FIELDS = {
     "issue": "issue",
     "issue_number": "issue",
     "merge_when_pipeline_succeeds": "when pipeline succeeds",
+    "pullNumber": "number",
+    "pull_number": "number",
+    "owner": "owner",
+    "repo": "repository name",
     "auto_merge": "when pipeline succeeds",
 }
 #: Bodies larger than this are not read (the summary then says so).
@@ -84,6 +88,9 @@ def _rest(method: str, url: str, content_type: str, body: bytes) -> list[dict[st
             data = None
     elif body and "x-www-form-urlencoded" in content_type:
         data = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+    mcp = _mcp(data)
+    if mcp is not None:
+        return mcp
     fields = _labelled(data) if isinstance(data, Mapping) else {}
     write: dict[str, Any] = dict(query)
     for label, value in fields.items():
@@ -95,6 +102,24 @@ def _rest(method: str, url: str, content_type: str, body: bytes) -> list[dict[st
     if body and data is None:
         write["unreadable"] = "the body is not JSON or a form: read it below"
     return [write]
+
+
+def _mcp(data: Any) -> list[dict[str, Any]] | None:
+    """An MCP ``tools/call`` (or a batch of them): each call a write, read from its
+    ``arguments`` (what the server acts on); None when ``data`` is not JSON-RPC."""
+    calls = data if isinstance(data, list) else [data]
+    if not calls or not all(isinstance(c, Mapping) and "jsonrpc" in c for c in calls):
+        return None
+    writes = []
+    for call in calls:
+        params = call.get("params") if isinstance(call.get("params"), Mapping) else {}
+        if call.get("method") != "tools/call":
+            continue
+        arguments = params.get("arguments")
+        write: dict[str, Any] = {"tool": str(params.get("name", "?"))}
+        write.update(_labelled(arguments) if isinstance(arguments, Mapping) else {"unreadable": "no arguments object"})
+        writes.append(write)
+    return writes
 
 
 def _graphql(body: bytes) -> list[dict[str, Any]]:

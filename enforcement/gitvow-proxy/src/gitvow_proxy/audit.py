@@ -11,30 +11,120 @@ a header or a secret: paths are logged without their query, since tokens travel 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from gitvow.errors import PolicyError
 from gitvow_proxy.approvals import Approval
+
+if TYPE_CHECKING:
+    from gitvow_proxy.telemetry.otlp import OtlpExport
+
+
+logger = logging.getLogger("gitvow_proxy")
+
+#: The reason code of a request refused because its audit line could not be written.
+AUDIT_UNAVAILABLE = "audit_unavailable"
+
+
+class AuditUnavailable(PolicyError):
+    """The audit log cannot be opened or written: the decision it would record is refused."""
+
+
+def audit_path_problem(path: str) -> str | None:
+    """Why ``path`` could not be the audit log (``None`` when it can), without creating it."""
+    if path == "-":
+        return None
+    target = Path(path).expanduser()
+    if target.is_dir():
+        return f"{target} is a directory"
+    if target.exists():
+        return None if os.access(target, os.W_OK) else f"{target} is not writable"
+    parent = target.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot create {target}: {parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create {target}: {parent} is not writable"
+    return None
 
 
 class AuditLog:
-    """Appends JSON lines to a file (``-`` is standard error); line-buffered, thread-safe."""
+    """Appends JSON lines to a file (``-`` is standard error); line-buffered, thread-safe.
 
-    def __init__(self, path: str) -> None:
+    The audit log must never be lost silently. Before each line the path is checked against
+    the open file (one ``stat``): a log moved away or deleted (logrotate, an operator) is
+    reopened at the configured path, so every line lands there; :meth:`reopen` does the same
+    on SIGHUP. A line that cannot be written raises :class:`AuditUnavailable` and is counted
+    (``errors``): the proxy then refuses the request it would have recorded (fail closed).
+
+    With ``otlp``, each line is also handed to the OpenTelemetry exporter, which queues it
+    and never blocks (:mod:`gitvow_proxy.telemetry.otlp`)."""
+
+    def __init__(self, path: str, *, otlp: OtlpExport | None = None) -> None:
         self.path = path
+        self.otlp = otlp
+        self.errors = 0
         self._lock = threading.Lock()
         self._owned = path != "-"
         self._second, self._stamp = -1, ""
+        self._identity: tuple[int, int] | None = None
+        self._stream: IO[str] | None = sys.stderr
         if self._owned:
-            target = Path(path).expanduser()
+            self._stream = None
+            self._open()
+
+    def _open(self) -> None:
+        target = Path(self.path).expanduser()
+        try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            self._stream: IO[str] = target.open("a", encoding="utf-8", buffering=1)
-        else:
-            self._stream = sys.stderr
+            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            stream = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
+        except OSError as exc:
+            self._stream = None
+            raise AuditUnavailable(f"cannot open the audit log: {exc.strerror or exc}", source=str(target),
+                                   key="audit.path") from None
+        st = os.fstat(stream.fileno())
+        self._stream, self._identity = stream, (st.st_dev, st.st_ino)
+
+    def _current(self) -> IO[str]:
+        """The stream to write to, reopened when the path no longer names the open file."""
+        if not self._owned:
+            assert self._stream is not None
+            return self._stream
+        try:
+            st = os.stat(Path(self.path).expanduser())
+            moved = (st.st_dev, st.st_ino) != self._identity
+        except OSError:
+            moved = True
+        if moved or self._stream is None:
+            self._close_stream()
+            self._open()
+        assert self._stream is not None
+        return self._stream
+
+    def _close_stream(self) -> None:
+        if self._owned and self._stream is not None:
+            with contextlib.suppress(OSError):
+                self._stream.close()
+            self._stream = None
+
+    def reopen(self) -> None:
+        """Close and open the configured path again (SIGHUP, as logrotate expects)."""
+        with self._lock:
+            self._close_stream()
+            try:
+                self._open()
+            except AuditUnavailable:
+                self.errors += 1
 
     def write(
         self,
@@ -78,18 +168,41 @@ class AuditLog:
             record["by"] = by
         line = json.dumps(record, separators=(",", ":")) + "\n"
         with self._lock:
-            self._stream.write(line)
+            try:
+                self._current().write(line)
+            except OSError as exc:
+                self.errors += 1
+                self._close_stream()  # the next line tries the path afresh
+                raise AuditUnavailable(f"cannot write the audit log: {exc.strerror or exc}", source=self.path,
+                                       key="audit.path") from None
+            except AuditUnavailable:
+                self.errors += 1
+                raise
+        if self.otlp is not None:
+            self.otlp.emit(record)
 
     def close(self) -> None:
-        if self._owned:
-            with self._lock:
-                self._stream.close()
+        if self.otlp is not None:
+            self.otlp.close()
+        with self._lock:
+            self._close_stream()
 
 
 def audit_approval(log: AuditLog, approval: Approval, verdict: str, *, by: str | None = None,
                    reason: str | None = None, note: str | None = None) -> None:
-    """One approval step as an audit line: where the request goes, never its body."""
+    """One approval step as an audit line: where the request goes, never its body.
+
+    A step that cannot be written is logged and counted (``AuditLog.errors``), not raised:
+    the step happened (a human decided, the forge answered) whether or not it was written."""
     host = approval.url.split("://", 1)[-1].partition("/")[0]
+    try:
+        _write_step(log, approval, verdict, host, by=by, reason=reason, note=note)
+    except AuditUnavailable as exc:
+        logger.error("gitvow: approval %s %s not audited: %s", approval.id, verdict, exc)
+
+
+def _write_step(log: AuditLog, approval: Approval, verdict: str, host: str, *, by: str | None, reason: str | None,
+                note: str | None) -> None:
     log.write(agent=approval.agent, host=host, method=approval.method, path=approval.target.partition(" ")[2],
               operations=approval.operations, repo=approval.repo, verdict=verdict, reason=reason, stage="approval",
               note=note, approval=approval.id, by=by)

@@ -424,6 +424,7 @@ class _Handler(BaseHTTPRequestHandler):
             f"action='{base}logout'><input type='hidden' name='csrf' value='{_e(session.csrf)}'>"
             "<button>Sign out</button></form></p>",
             f"<p class='flash' role='status'>{_e(done)}</p>" if done else "",
+            _shadow_banner(data["shadow"]),
             f"<h2>Pending approvals ({len(pending)})</h2>",
             "".join(_approval_card(a, session, self.desk.context(a), deliveries=self.desk.deliveries(a))
                     for a in pending) or "<p class='empty'>Nothing is waiting.</p>",
@@ -445,7 +446,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:60rem;padding:1rem 1.5rem;color:#1b1b1b}
-h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd}
+h1{font-size:1.4rem}.shadow{background:#b71c1c;color:#fff;padding:.6rem .8rem;border-radius:4px}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd}
 .card{border:1px solid #ccc;border-radius:6px;padding:.75rem 1rem;margin:.75rem 0}
 .card h3{margin:.1rem 0 .5rem;font-size:1rem}
 dl{display:grid;grid-template-columns:9rem 1fr;gap:.15rem .75rem;margin:.25rem 0}dt{color:#555}dd{margin:0}
@@ -461,6 +462,14 @@ table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .
 .failed-send{color:#8a1c1c}.context{border-top:1px dashed #ccc;margin-top:.5rem}.context-error{color:#8a1c1c}
 pre.diff{max-height:28rem;font-size:.85rem}table.files td{font-size:.9rem}.flash{background:#e8f0fe;padding:.5rem .75rem;border-radius:4px}.empty{color:#666}.who{float:right;margin:0}
 """
+
+
+def _shadow_banner(agents: list[str]) -> str:
+    """Shadow mode, said loudly: these agents' refusals are recorded, not enforced."""
+    if not agents:
+        return ""
+    return ("<p class='shadow' role='alert'><b>Shadow mode</b>: not enforcing for "
+            f"{_e(', '.join(agents))}. What the policy refuses is forwarded and recorded as would_refuse.</p>")
 
 
 def _page(title: str, body: str) -> str:

@@ -11,6 +11,9 @@ so every replica of a shared store reports the same value (take the max, not the
 - ``gitvow_store_errors_total``: store calls that failed (a shared store's server unreachable)
 - ``gitvow_store_up``: 1 while the store answers
 - ``gitvow_approvals_pending``: approvals waiting for a human
+- ``gitvow_audit_errors_total``: audit lines that could not be written (each refused its request)
+- ``gitvow_otlp_records_total{outcome}``: decisions handed to the OTLP exporter, by what became
+  of them (``exported``, ``dropped``: the queue was full or the collector did not take them)
 
 Per request the proxy only adds to plain counters (a dict increment, a bisect); the text
 format is built by prometheus-client when scraped, so a proxy without ``[admin]`` never
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from gitvow_proxy.settings import ProxyPolicy
 
 if TYPE_CHECKING:
+    from gitvow_proxy.audit import AuditLog
     from gitvow_proxy.runtime import Runtime
     from gitvow_proxy.store import Store
 
@@ -37,6 +41,12 @@ UPSTREAM_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 State = Callable[[], "tuple[Runtime | None, Store | None]"]
+#: The audit log in force (its write errors, its OTLP exporter's counts).
+CurrentAudit = Callable[[], "AuditLog | None"]
+
+
+def _no_audit() -> AuditLog | None:
+    return None
 
 
 class Timings:
@@ -66,8 +76,9 @@ class Timings:
 class Metrics:
     """What one proxy process counted; rendered on demand."""
 
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: State, audit: CurrentAudit = _no_audit) -> None:
         self._state = state
+        self._audit = audit
         self.decisions: defaultdict[tuple[str, str, str, str], int] = defaultdict(int)
         self.decision_seconds = Timings(DECISION_BUCKETS)
         self.upstream_seconds: dict[str, Timings] = {}
@@ -99,6 +110,17 @@ class Metrics:
         for adapter, timings in list(self.upstream_seconds.items()):
             upstream.add_metric([adapter], timings.buckets(), timings.total)
         yield upstream
+        audit = self._audit()
+        errors = CounterMetricFamily("gitvow_audit_errors", "Audit lines that could not be written (each refused).")
+        errors.add_metric([], audit.errors if audit is not None else 0)
+        yield errors
+        counts = audit.otlp.counts if audit is not None and audit.otlp is not None else None
+        if counts is not None:
+            records = CounterMetricFamily("gitvow_otlp_records", "Decisions handed to the OTLP exporter, by outcome.",
+                                          labels=["outcome"])
+            records.add_metric(["exported"], counts.exported)
+            records.add_metric(["dropped"], counts.dropped)
+            yield records
         yield from self._collect_state(CounterMetricFamily, GaugeMetricFamily)
 
     def _collect_state(self, counter: Any, gauge: Any) -> Iterator[Any]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from gitvow.errors import GitvowError
 from gitvow.policy.load import load_policy
 from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.shared import Shared
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -167,7 +168,8 @@ async def serve(options: ProxyOptions) -> int:
         confdir=str(confdir),
     )
     master = Master(opts, with_termlog=True)
-    master.addons.add(*lean_addons(), *proxy_addons())  # type: ignore[no-untyped-call]
+    shared = Shared()
+    master.addons.add(*lean_addons(), *proxy_addons(shared))  # type: ignore[no-untyped-call]
     updates: dict[str, object] = {
         "connection_strategy": "lazy",
         "gitvow_policy": str(options.policy),
@@ -188,8 +190,15 @@ async def serve(options: ProxyOptions) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, master.shutdown)
+    loop.add_signal_handler(signal.SIGHUP, _reopen_audit, shared)  # logrotate's signal: reopen, never exit
     await master.run()
     return 0
+
+
+def _reopen_audit(shared: Shared) -> None:
+    if shared.audit is not None:
+        shared.audit.reopen()
+        log.info("gitvow: SIGHUP: the audit log %s is reopened", shared.audit.path)
 
 
 def main(options: ProxyOptions) -> int:

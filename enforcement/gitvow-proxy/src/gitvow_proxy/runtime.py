@@ -17,6 +17,7 @@ from gitvow.evaluator import Grant
 from gitvow.pipeline import Engine
 from gitvow.plugins import Plugins, installed
 from gitvow.policy.load import Policy, load_policy
+from gitvow.policy.selftest import failures as policy_test_failures
 from gitvow_proxy.gates import ProxyGates
 from gitvow_proxy.identity import Identities, read_secret
 from gitvow_proxy.settings import ProxyPolicy
@@ -37,6 +38,9 @@ class Runtime:
     needles: tuple[bytes, ...] = ()
     #: The SHA-256 of the policy file as it was loaded ("" when unreadable), for recordings.
     sha256: str = ""
+    #: Agents in shadow mode (``[proxy] enforce = false``, or their own ``enforce = false``):
+    #: what would be refused is forwarded and recorded as ``would_refuse``.
+    shadowed: frozenset[str] = frozenset()
 
     def grant_for(self, agent: str) -> Grant | None:
         return self.grants.get(agent)
@@ -88,6 +92,9 @@ def build_runtime(
     policy = load_policy(path, relays=plugins.relays, sections=plugins.sections, absent="skip",
                          adapters=plugins.adapters)
     engine = Engine(policy, plugins)
+    failed = policy_test_failures(policy, plugins, tool_calls="skip")
+    if failed:
+        raise PolicyError("; ".join(failed), source=policy.source)
     identities = Identities.from_policy(policy)
     credentials = read_credentials(policy, plugins)
     canaries = {store.canary(agent): agent for agent in policy.model.agents}
@@ -98,7 +105,15 @@ def build_runtime(
     gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries, resolutions=kept)
     grants = {name: grant for name in policy.model.agents if (grant := policy.grant_for(name)) is not None}
     secrets = tuple(credentials.values())
-    return Runtime(policy, engine, identities, gates, secrets, grants, tuple(s.encode() for s in secrets), sha256)
+    return Runtime(policy, engine, identities, gates, secrets, grants, tuple(s.encode() for s in secrets), sha256,
+                   shadowed(policy))
+
+
+def shadowed(policy: Policy) -> frozenset[str]:
+    """The agents whose refusals are only recorded: ``[agents.NAME] enforce``, else ``[proxy] enforce``."""
+    default = policy.section(ProxyPolicy).proxy.enforce
+    return frozenset(name for name, rule in policy.model.agents.items()
+                     if not (default if rule.enforce is None else rule.enforce))
 
 
 def file_sha256(path: str | Path) -> str:

@@ -42,6 +42,8 @@ from gitvow_proxy.store import StoreUnavailable
 log = logging.getLogger("gitvow_proxy")
 
 SEND_TIMEOUT = 120.0
+#: Flow metadata of a replayed merge pinned to the head the human saw: that head.
+PINNED_KEY = "gitvow.pinned"
 #: Approved requests in flight at once.
 CONCURRENT_SENDS = 8
 
@@ -65,6 +67,7 @@ class Sender:
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(CONCURRENT_SENDS)
+        self._pins: dict[str, str] = {}  # approval id → the head its body was pinned to
         self._sending: set[asyncio.Task[None]] = set()
 
     def start(self) -> None:
@@ -150,6 +153,8 @@ class Sender:
             self._finish(approval, sent=False, status=None, content_type=None, body=b"", reason=str(exc))
             return
         flow = _flow(approval)
+        if pinned_to := self._pins.pop(approval.id, None):
+            flow.metadata[PINNED_KEY] = pinned_to
         try:
             await asyncio.wait_for(ReplayHandler(flow, ctx.options).replay(), timeout=SEND_TIMEOUT)
         except Exception as exc:
@@ -188,6 +193,8 @@ class Sender:
         if now is None and pinned == approval.body:
             raise ContextError("not sent: the forge could not say whether the head moved since it was approved, "
                                "and this merge cannot carry the head the human saw")
+        if pinned != approval.body:
+            self._pins[approval.id] = seen.head_sha
         return approval.with_(body=pinned)
 
     def _restage(self, approval: Approval, moved: HeadMoved) -> None:
@@ -202,7 +209,8 @@ class Sender:
                          operations=approval.operations, repo=approval.repo, adapter=approval.adapter,
                          method=approval.method, url=approval.url, headers=approval.headers, body=approval.body,
                          created=now, expires=now + ttl)
-        why = (f"the head moved from {moved.seen[:12]} to {moved.now[:12]} after it was approved; staged again as "
+        moved_to = moved.now[:12] if all(c in "0123456789abcdef" for c in moved.now) else moved.now
+        why = (f"the head moved from {moved.seen[:12]} to {moved_to} after it was approved; staged again as "
                f"approval {fresh.id}. reason={APPROVAL_HEAD_MOVED}")
         self._finish(approval, sent=False, status=None, content_type=None, body=b"", reason=why, code=APPROVAL_HEAD_MOVED)
         staged = store.stage(fresh, now)
@@ -265,6 +273,9 @@ class Sender:
             self._finish(approval, sent=False, status=response.status_code,
                          content_type=response.headers.get("content-type"), body=response.raw_content or b"",
                          reason=str(refused), code=response.headers.get(REASON_HEADER))
+        elif response is not None and response.status_code == 409 and PINNED_KEY in flow.metadata:
+            # The forge refused the pinned head: it moved between our last look and the merge.
+            self._restage(approval, HeadMoved(flow.metadata[PINNED_KEY], "a newer commit"))
         elif response is not None:
             self._finish(approval, sent=True, status=response.status_code,
                          content_type=response.headers.get("content-type"), body=response.content or b"")

@@ -54,6 +54,11 @@ them::
     body_max = 65536
     required_sections = ["## Summary"]
 
+    [egress]                              # hosts no adapter serves (addons/egress.py)
+    allow = ["pypi.org", "*.pythonhosted.org"]   # set: only these are tunnelled (egress_not_allowed)
+    internal = ["registry.corp:8443"]     # may resolve to loopback/private/link-local addresses
+                                          # (egress_private_address otherwise)
+
     [audit]
     path = "~/.local/state/gitvow/audit.jsonl"    # "-" for standard error
 
@@ -102,6 +107,9 @@ class ProxySettings(_Section):
     plain_hosts: list[str] = Field(default_factory=list)
     resolve_ttl: float = Field(default=300.0, gt=0)
     resolve_cache_size: int = Field(default=4096, gt=0)
+    #: ``false``: shadow mode. What would be refused is forwarded (with the credential) and
+    #: recorded as ``would_refuse`` with its reason; ``[agents.NAME] enforce`` overrides it per agent.
+    enforce: bool = True
 
     def plain(self, host: str, port: int) -> bool:
         """Whether ``host:port`` (or ``host``) is marked to be reached over plain HTTP."""
@@ -230,10 +238,62 @@ class IssueShape(_Section):
     scan_limit: int = Field(default=1024 * 1024, gt=0)
 
 
+def _host_pattern_problem(pattern: str) -> str | None:
+    host, sep, port = pattern.rpartition(":") if pattern.count(":") == 1 else (pattern, "", "")
+    if not host or any(c in host for c in "/@ "):
+        return f"expected HOST or HOST:PORT (glob patterns allowed in HOST), got {pattern!r}"
+    if sep and not port.isdigit():
+        return f"the port of {pattern!r} is not a number"
+    return None
+
+
+def _host_matches(patterns: list[str], host: str, port: int) -> bool:
+    host = host.lower().strip("[]")
+    for pattern in patterns:
+        name, sep, wanted = pattern.lower().rpartition(":") if pattern.count(":") == 1 else (pattern.lower(), "", "")
+        if fnmatch.fnmatchcase(host, name.strip("[]")) and (not sep or wanted == str(port)):
+            return True
+    return False
+
+
+class Egress(_Section):
+    """``[egress]``: which hosts no adapter serves may be tunnelled, and which may be internal."""
+
+    allow: list[str] = Field(default_factory=list)
+    internal: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _patterns(self) -> Egress:
+        problems = [why for why in map(_host_pattern_problem, [*self.allow, *self.internal]) if why]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def allows(self, host: str, port: int) -> bool:
+        """Whether a tunnel to ``host:port`` may open (no ``allow`` list: every host may)."""
+        return not self.allow or _host_matches(self.allow, host, port) or self.is_internal(host, port)
+
+    def is_internal(self, host: str, port: int) -> bool:
+        """Whether the operator mapped ``host:port`` as internal: its private addresses are meant."""
+        return _host_matches(self.internal, host, port)
+
+
+class OtlpExportSettings(_Section):
+    """``[audit.otlp]``: each decision as an OpenTelemetry log record, over OTLP/HTTP."""
+
+    endpoint: str = Field(pattern=r"^https?://", description="the collector's logs URL, e.g. http://127.0.0.1:4318/v1/logs")
+    protocol: Literal["http/protobuf"] = "http/protobuf"
+    #: An environment variable holding the headers (``k=v,k2=v2``, OTEL_EXPORTER_OTLP_HEADERS' format).
+    headers_env: str | None = None
+    queue: int = Field(default=2048, gt=0)
+
+
 class Audit(_Section):
-    """``[audit]``: where the one-JSON-line-per-decision log goes (``-`` is standard error)."""
+    """``[audit]``: where the one-JSON-line-per-decision log goes (``-`` is standard error), and
+    optionally an OpenTelemetry collector that receives each decision too."""
 
     path: str = DEFAULT_AUDIT
+    otlp: OtlpExportSettings | None = None
 
 
 Event = Literal["staged", "approved", "rejected", "expired", "sent", "failed"]
@@ -316,6 +376,7 @@ class ProxyPolicy(_Section):
     budget: Budget = Field(default_factory=Budget)
     canary: Canary = Field(default_factory=Canary)
     issue_shape: IssueShape | None = None
+    egress: Egress = Field(default_factory=Egress)
     audit: Audit = Field(default_factory=Audit)
     approvals: Approvals = Field(default_factory=Approvals)
     admin: Admin | None = None
@@ -352,6 +413,11 @@ def proxy_problems(policy: Policy) -> list[str]:
             why = repo_shape(repo, glob=glob)
             if why:
                 problems.append(f"{key}.{i}: {why}")
+    from gitvow_proxy.audit import audit_path_problem
+
+    why = audit_path_problem(section.audit.path)
+    if why:
+        problems.append(f"audit.path: {why}; expected a file the proxy can append to (or \"-\")")
     return problems
 
 
@@ -363,6 +429,7 @@ __all__ = [
     "BudgetLimits",
     "Canary",
     "CredentialRule",
+    "Egress",
     "InternalIdentity",
     "IssueShape",
     "ProxyPolicy",

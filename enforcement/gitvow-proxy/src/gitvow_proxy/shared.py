@@ -31,7 +31,7 @@ class Shared:
         #: The audit log ``[audit] path`` names (reopened when a reload changes the path).
         self.audit: AuditLog | None = None
         #: What this process counted, served at ``/metrics``.
-        self.metrics = Metrics(lambda: (self.runtime, self.store))
+        self.metrics = Metrics(lambda: (self.runtime, self.store), lambda: self.audit)
         #: Wakes the approval sender now (the desk calls it from its thread after an approval).
         self.wake_sender: Callable[[], None] = _nothing
 

@@ -23,7 +23,7 @@ from gitvow_proxy.store import PAUSED, Store
 
 #: How much of the audit log's end is read (bytes): enough for a day of a busy proxy's refusals.
 AUDIT_TAIL = 4 * 1024 * 1024
-_REFUSALS = frozenset({"deny", "throttle", "refuse"})
+_REFUSALS = frozenset({"deny", "throttle", "refuse", "would_refuse"})
 _DECISIONS = _REFUSALS | {"allow"}
 
 
@@ -158,7 +158,11 @@ def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span
         for r in records if r.get("verdict") in _REFUSALS
     ][-refusals:][::-1]
     pending = [a.as_json() for a in store.approvals([PENDING]) if a.expires > now]
+    from gitvow_proxy.runtime import shadowed
+
     return {
+        #: Agents whose refusals are only recorded (shadow mode): shown first, loudly.
+        "shadow": sorted(shadowed(policy)),
         "policy": policy.source,
         "state": settings.proxy.state,
         "audit": settings.audit.path,

@@ -4,13 +4,12 @@ The sandbox has a network namespace of its own with loopback only, so no TCP add
 machine is reachable from inside. A Unix socket is a file: bound into the sandbox at
 ``/run/gitvow/proxy.sock``, it is the single connection it can make, and ``socat`` inside
 turns it back into a loopback port that proxy-aware clients can be pointed at. This side runs
-in ``gitvow run``'s own process (an event loop on a thread), so it is ready before the
-sandbox starts and costs no process of its own.
+in ``gitvow run``'s own process, on threads (no event loop to import or stop: start-up time),
+and listens before the sandbox starts, so no client can be early.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import socket
@@ -20,15 +19,16 @@ from pathlib import Path
 CHUNK = 256 * 1024
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    """Copy until end of stream, then pass the end on (half-close), so both directions finish."""
     try:
-        while data := await reader.read(CHUNK):
-            writer.write(data)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
-    except (OSError, RuntimeError):
-        writer.close()
+        while data := source.recv(CHUNK):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
 
 
 class Bridge:
@@ -37,39 +37,39 @@ class Bridge:
     def __init__(self, path: Path, target: tuple[str, int]) -> None:
         self.path = path
         self.target = target
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="gitvow-run-bridge", daemon=True)
-        self._server: asyncio.AbstractServer | None = None
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 
     def start(self) -> Bridge:
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(self.path))
+        self._listener.bind(str(self.path))
         os.chmod(self.path, 0o600)
-        listener.listen(128)  # listening before the sandbox starts: no client can be early
-        self._thread.start()
-        started = asyncio.run_coroutine_threadsafe(asyncio.start_unix_server(self._serve, sock=listener), self._loop)
-        self._server = started.result(timeout=10)
+        self._listener.listen(128)
+        threading.Thread(target=self._accept, name="gitvow-run-bridge", daemon=True).start()
         return self
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            up_reader, up_writer = await asyncio.open_connection(*self.target)
-        except OSError:
-            writer.close()
-            return
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
-        for w in (up_writer, writer):
-            w.close()
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:  # stopped
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        with client:
+            try:
+                upstream = socket.create_connection(self.target, timeout=30)
+            except OSError:
+                return
+            with upstream:
+                upstream.settimeout(None)
+                back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+                back.start()
+                _pump(client, upstream)
+                back.join()
 
     def stop(self) -> None:
-        async def close() -> None:
-            if self._server is not None:
-                self._server.close()
-
-        if self._thread.is_alive():
-            with contextlib.suppress(Exception):
-                asyncio.run_coroutine_threadsafe(close(), self._loop).result(timeout=5)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=5)
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
+        self._listener.close()
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()

@@ -104,9 +104,12 @@ def working_tree(cwd: Path) -> Path:
 
 
 def _git_protected(tree: Path) -> list[Path]:
+    """What git outside the sandbox would run or obey: the hooks directory (made if missing,
+    or the agent could make it) and the repository's config (``core.hooksPath``, filters)."""
     git = tree / ".git"
     if not git.is_dir():
         return []
+    (git / "hooks").mkdir(exist_ok=True)
     return [p for p in (git / "hooks", git / "config") if p.exists()]
 
 

@@ -20,5 +20,4 @@ def register_policy_sections(register: Callable[[PolicySection], None]) -> None:
 @hookimpl
 def register_commands(register: Callable[[Command], None]) -> None:
     """``gitvow run``."""
-    register(Command("run", "gitvow_sandbox.cli.run",
-                     "run a command in a sandbox whose only network is the proxy"))
+    register(Command("run", "gitvow_sandbox.cli.run", "run a command in a sandbox whose only network is the proxy"))

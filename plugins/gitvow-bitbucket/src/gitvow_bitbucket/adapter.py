@@ -3,7 +3,8 @@
 A request is one of these, told apart by its path (already canonical: the core decoded
 unreserved characters and refused what a front end would rewrite before ``classify``):
 
-* ``/2.0/…`` — Bitbucket Cloud's REST API 2.0 (``api.bitbucket.org``);
+* ``/2.0/…`` — Bitbucket Cloud's REST API 2.0 (``api.bitbucket.org``; ``bitbucket.org/!api/2.0/…``
+  for its web client);
 * ``/rest/{api}/{1.0|latest}/…`` — Bitbucket Data Center's REST API, on the hosts the policy
   maps to ``bitbucket`` in ``[hosts]`` (there is no default Data Center host);
 * a git smart-HTTP path — Cloud's ``/{workspace}/{repo}.git/…`` on ``bitbucket.org``, Data
@@ -31,13 +32,14 @@ from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.issues import draft_from_json
+from gitvow.overrides import method_override
 from gitvow.paths import PathRefused, split_path
 from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
-from gitvow.routing import RouteTrie
+from gitvow.routing import RouteTable
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_bitbucket import fixtures
 from gitvow_bitbucket.commands import classify_curl
-from gitvow_bitbucket.routes import CLOUD, SERVER, Route
+from gitvow_bitbucket.routes import CLOUD, SERVER
 from gitvow_gitsmart import classify_git, is_git_path
 
 if TYPE_CHECKING:
@@ -59,7 +61,7 @@ def _is_uuid(segment: str) -> bool:
 
 def cloud_repo(segments: Sequence[str]) -> str | None:
     """``workspace/slug`` of a path under ``/2.0/repositories/{workspace}/{slug}``."""
-    if len(segments) >= 4 and segments[1] == "repositories":
+    if len(segments) >= 4 and segments[1].lower() == "repositories":
         return f"{segments[2]}/{segments[3]}"
     return None
 
@@ -67,7 +69,7 @@ def cloud_repo(segments: Sequence[str]) -> str | None:
 def server_repo(segments: Sequence[str]) -> str | None:
     """``PROJECT/slug`` of a path under ``/rest/{api}/{version}/…/projects/{key}/repos/{slug}``."""
     for i in range(3, len(segments) - 3):  # mirroring's supportInfo puts it one segment deeper
-        if segments[i] == "projects" and segments[i + 2] == "repos":
+        if segments[i].lower() == "projects" and segments[i + 2].lower() == "repos":
             return f"{segments[i + 1]}/{segments[i + 3]}"
     return None
 
@@ -77,6 +79,7 @@ class BitbucketAdapter(Adapter):
 
     name = "bitbucket"
     default_hosts = (CLOUD_API, CLOUD_GIT)
+    example_hosts = ("bitbucket.example.test",)  # a Data Center instance the fixtures use
     #: There is no official Bitbucket CLI (no ``bb``): the gate reads ``curl`` to Bitbucket Cloud.
     commands = ("curl",)
 
@@ -85,9 +88,14 @@ class BitbucketAdapter(Adapter):
             segments = split_path(request.path)
         except PathRefused as exc:  # the pipeline refused it already; a direct caller gets unknown
             return Classification.unknown(f"{exc}: a front end would route it elsewhere")
-        if segments[:1] == ["2.0"]:
+        # Bitbucket's front ends route some paths case-blind: literals are compared folded.
+        head = [segment.lower() for segment in segments[:3]]
+        if head[:2] == ["!api", "2.0"]:
+            # bitbucket.org's own web client calls the same API under /!api/2.0
+            return self._api(request, segments[1:], cloud=True)
+        if head[:1] == ["2.0"]:
             return self._api(request, segments, cloud=True)
-        if segments[:1] == ["rest"] and len(segments) >= 3 and segments[2] in _VERSIONS:
+        if head[:1] == ["rest"] and len(head) == 3 and head[2] in _VERSIONS:
             return self._api(request, segments, cloud=False)
         if is_git_path(request.path):
             result = classify_git(request, strip_prefix="/scm" if segments[:1] == ["scm"] else "")
@@ -106,7 +114,10 @@ class BitbucketAdapter(Adapter):
             return Classification((READ,), repo=repo, targets=targets)
         if not request.method.isalpha() or request.method == "*":
             return Classification.unknown("not an HTTP method", repo=repo)
-        table: RouteTrie[Route] = CLOUD if cloud else SERVER
+        refused = method_override(request)
+        if refused:
+            return Classification.unknown(refused, repo=repo)
+        table: RouteTable = CLOUD if cloud else SERVER
         # Data Center's API version is part of the path: 1.0, 2.0 and latest are the same route.
         rest = segments[1:] if cloud else [segments[1], "latest", *segments[3:]]
         match = table.match(request.method, rest)
@@ -114,14 +125,15 @@ class BitbucketAdapter(Adapter):
             where = "/".join(segments)[:80]
             return Classification.unknown(f"{request.method} /{where} is not a known Bitbucket API route", repo=repo)
         route = match.value
-        if route.operation == UNKNOWN:
+        operations = route.operations_for(request, match)
+        if UNKNOWN in operations:
             return Classification.unknown(route.why, repo=repo)
         details = {"route": f"{route.method} {route.template}", "flavour": "cloud" if cloud else "data-center"}
-        if route.operation == "issue.create":
+        if "issue.create" in operations:
             draft = draft_from_json(request)
-            return Classification((route.operation,), repo=repo, targets=targets, details=details,
+            return Classification(operations, repo=repo, targets=targets, details=details,
                                   issues=(draft,) if draft else ())
-        return Classification((route.operation,), repo=repo, targets=targets, details=details)
+        return Classification(operations, repo=repo, targets=targets, details=details)
 
     @staticmethod
     def _targets(segments: Sequence[str]) -> tuple[Target, ...]:

@@ -1,6 +1,7 @@
 """Bitbucket's write routes, Cloud (REST 2.0) and Data Center (REST 1.0), each mapped to an operation.
 
-Rows are ``METHOD template operation`` (``unknown`` rows name their reason in :data:`WHY`): every
+Rows are ``METHOD template operation`` in the core's :class:`gitvow.routing.RouteTable` form
+(``unknown`` rows name their reason in :data:`WHY`): every
 write of the inventories derived from npm ``@coderabbitai/bitbucket``
 (``tests/data/bitbucket_routes.json``) is either mapped here or refused on purpose by a subtree
 claim with a reason, never by falling off the table (``tests/test_inventory.py``). Reads
@@ -12,19 +13,7 @@ version written ``latest`` (the wire's ``1.0`` and ``latest`` are the same route
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from gitvow.routing import ANY_METHOD, RouteTrie
-from gitvow.vocabulary import OPERATIONS, UNKNOWN
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    method: str
-    template: str
-    operation: str
-    why: str = ""
-
+from gitvow.routing import RouteTable
 
 WHY = {
     "addon": "Connect app installation is authenticated by the app (JWT), never by an agent",
@@ -243,23 +232,7 @@ POST   /api/latest/markup/preview                              read
 """
 
 
-def parse(rows: str) -> tuple[Route, ...]:
-    """The rows as routes; an operation outside the vocabulary or an ``unknown`` without a reason raises."""
-    routes = []
-    for line in rows.strip().splitlines():
-        method, template, operation, *reason = line.split()
-        why = WHY[reason[0]] if reason else ""
-        if operation not in OPERATIONS or (operation == UNKNOWN) != bool(why):
-            raise ValueError(f"bad route row: {line}")
-        routes.append(Route(ANY_METHOD if method == "*" else method, template, operation, why))
-    return tuple(routes)
-
-
-def trie(routes: tuple[Route, ...]) -> RouteTrie[Route]:
-    return RouteTrie((route.method, route.template, route) for route in routes)
-
-
-CLOUD_ROUTES = parse(CLOUD_ROWS)
-SERVER_ROUTES = parse(SERVER_ROWS)
-CLOUD = trie(CLOUD_ROUTES)
-SERVER = trie(SERVER_ROUTES)
+# Literals fold case: a front end that routes /2.0/REPOSITORIES/… must not make a write unknown
+# here and a read without its repository there.
+CLOUD = RouteTable.from_rows(CLOUD_ROWS, reasons=WHY, fold_case=True)
+SERVER = RouteTable.from_rows(SERVER_ROWS, reasons=WHY, fold_case=True)

@@ -80,7 +80,7 @@ def _archives(request: Request) -> bool:
         return True  # unread: assume the worst, it is denied either way by default
     try:
         payload = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return False
     return isinstance(payload, dict) and payload.get("archived") is True
 

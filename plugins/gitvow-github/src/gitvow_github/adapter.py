@@ -51,6 +51,7 @@ class GitHubAdapter(Adapter):
     name = "github"
     commands = ("gh",)
     default_hosts = DEFAULT_HOSTS
+    example_hosts = ("ghe.example.test",)  # a GitHub Enterprise Server the fixtures use
 
     def __init__(self) -> None:
         self.reader = GraphQLReader()

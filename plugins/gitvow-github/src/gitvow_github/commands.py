@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
-from gitvow.argv import option_at, option_value
+from gitvow.argv import option_at, option_value, positionals
 from gitvow.graphql import GraphQLReader
 from gitvow.request import ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
@@ -63,6 +63,11 @@ SUBCOMMANDS: Mapping[str, Mapping[str, str]] = {
 READ_GROUPS = frozenset({"search", "browse", "status", "help", "version", "completion", "--version", "--help", "-h"})
 #: Options of ``pr edit`` and ``issue edit`` that put labels on as well.
 _LABEL_OPTIONS = ("--add-label",)
+#: Options of ``gh repo`` subcommands that take a value (so it is never read as the repository).
+_REPO_VALUE_OPTIONS = frozenset({"-d", "--description", "-h", "--homepage", "--remote-name", "--fork-name", "--org",
+                                 "-t", "--team", "-p", "--template", "--visibility", "--default-branch",
+                                 "--add-topic", "--remove-topic", "-u", "--upstream-branch", "-b", "--branch",
+                                 "--source", "-s", "--clone"})
 _API_VALUE_OPTIONS = frozenset({"-H", "--header", "-q", "--jq", "-t", "--template", "--hostname", "-p", "--preview", "--cache"})
 
 
@@ -108,6 +113,10 @@ def classify_gh(argv: Sequence[str], reader: GraphQLReader) -> ToolCall | None:
     if group in ("pr", "issue") and sub == "edit" and any(a == o or a.startswith(o + "=") for a in rest for o in _LABEL_OPTIONS):
         operations.append("label.add")
     repo = _repo_arg(option_value(rest, ("--repo", "-R")))
+    if repo is None and group == "repo":
+        # `gh repo delete|fork|view|edit… [OWNER/REPO]`: the repository is the first positional
+        named = [a for a in positionals(rest, _REPO_VALUE_OPTIONS) if "/" in a]
+        repo = _repo_arg(named[0]) if named else None
     if repo is None:
         urls = [a for a in rest if a.startswith(("https://", "http://"))]
         repo = _repo_arg(urls[0]) if urls else None
@@ -172,7 +181,8 @@ def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
     repo = result.repo
     if repo is not None and ("{owner}" in repo or "{repo}" in repo or ":owner" in repo):
         repo = None  # gh fills these from the current checkout, which the gate does not know
-    return ToolCall(result.operations, repo=repo, adapter=ADAPTER, summary=summary)
+    return ToolCall(result.operations, repo=repo, adapter=ADAPTER, summary=summary, unknown_code=result.unknown_code,
+                    mode_code=result.mode_code, note=result.note, targets=result.targets)
 
 
 

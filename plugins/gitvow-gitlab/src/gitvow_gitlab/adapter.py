@@ -27,6 +27,7 @@ from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.graphql import GraphQLReader
+from gitvow.overrides import method_override
 from gitvow.paths import PathRefused, split_path
 from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.vocabulary import READ
@@ -34,7 +35,7 @@ from gitvow_gitlab.fixtures import fail_closed_fixtures, fixtures
 from gitvow_gitlab.glab import classify_glab
 from gitvow_gitlab.graphql_ops import ResultCache, classify_graphql
 from gitvow_gitlab.mcp import classify_mcp
-from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, method_override, target_project, unknown
+from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, target_project, unknown
 from gitvow_gitsmart import classify_git, is_git_path
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT
 
@@ -198,14 +199,13 @@ class GitLabAdapter(Adapter):
     def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
         return classify_mcp(tool, arguments, self._graphql_document)
 
-    def _graphql_document(self, query: str, variables: object) -> tuple[tuple[str, ...], str | None]:
+    def _graphql_document(self, query: str, variables: object) -> Classification:
         payload: dict[str, object] = {"query": query}
         if variables is not None:
             payload["variables"] = variables
         request = Request(method="POST", host=self.default_hosts[0], path="/api/graphql",
                           body=json.dumps(payload).encode(), headers={"content-type": "application/json"})
-        result = classify_graphql(request, self.reader)
-        return result.operations, result.repo
+        return classify_graphql(request, self.reader)
 
     # -- the contract kit ----------------------------------------------------------------------
 

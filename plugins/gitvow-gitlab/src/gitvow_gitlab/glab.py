@@ -99,6 +99,10 @@ def classify_glab(argv: Sequence[str], classify_request: RestClassifier, host: s
     op = ACTIONS.get(sub, {}).get(action)
     if op is None:
         op = READ if action in READ_ACTIONS or (not action and sub in ACTIONS) else UNKNOWN
+    if repo is None and sub == "repo":
+        # `glab repo delete|fork|view… [GROUP/]NAMESPACE/REPO`: the repository is the positional after the action
+        named = [a for a in positional[1:2] if "/" in a]
+        repo = named[0].strip("/").removesuffix(".git") if named else None
     summary = " ".join(["glab", sub, action]).strip()
     operations: tuple[str, ...] = (op,)
     if sub in _TEXT_CONTEXTS and op in TEXT_OPERATIONS:
@@ -203,4 +207,6 @@ def _classify_api(
     result = classify_request(request)
     summary = f"glab api {method} {unquote(request.path)}"
     found = result.repo if result.repo and not result.repo.startswith(":") else None
-    return ToolCall(result.operations, repo=found or repo, adapter="gitlab", summary=summary)
+    return ToolCall(result.operations, repo=found or repo, adapter="gitlab", summary=summary,
+                    unknown_code=result.unknown_code, mode_code=result.mode_code, note=result.note,
+                    targets=result.targets)

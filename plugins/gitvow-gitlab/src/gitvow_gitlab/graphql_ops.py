@@ -139,7 +139,7 @@ def _classify_post(body: bytes, reader: GraphQLReader) -> Classification:
         return _denied(f"body over the {reader.body_limit}-byte limit")
     try:
         payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return _denied("body is not JSON")
     if not isinstance(payload, dict):
         return _denied("body is not one GraphQL request object (batches are not allowed)")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 from gitvow.comments import TEXT_OPERATIONS, strings_in
 from gitvow.mcp import split_tool
-from gitvow.request import ToolCall
+from gitvow.request import Classification, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitlab.quick_actions import quick_actions
 
@@ -88,7 +88,8 @@ TOOLS: Mapping[str, str] = {tool: op for op, tools in _TOOLS.items() for tool in
 READ_PREFIXES = ("get_", "list_", "search_", "download_", "wait_for_")
 GRAPHQL_TOOLS = frozenset({"execute_graphql"})
 
-GraphQLClassifier = Callable[[str, object], tuple[tuple[str, ...], str | None]]
+#: A GraphQL document and its variables → its classification, as the proxy reads it.
+GraphQLClassifier = Callable[[str, object], Classification]
 
 
 
@@ -108,8 +109,10 @@ def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLCla
         return None
     repo = _repo(arguments)
     if name in GRAPHQL_TOOLS and ours:
-        graphql_ops, graphql_repo = graphql(str(arguments.get("query", "")), arguments.get("variables"))
-        return ToolCall(graphql_ops, repo=graphql_repo or repo, adapter="gitlab", summary=f"MCP {name}")
+        found = graphql(str(arguments.get("query", "")), arguments.get("variables"))
+        return ToolCall(found.operations, repo=found.repos[0] if found.repos else repo, repos=found.repos,
+                        adapter="gitlab", summary=f"MCP {name}", unknown_code=found.unknown_code,
+                        mode_code=found.mode_code, note=found.note, targets=found.targets)
     op = TOOLS.get(name)
     if op is None:
         if not ours:

@@ -23,8 +23,6 @@ from gitvow_gitlab.routes import ROUTES, Route
 #: The adapter's name, set on every classification so the pipeline need not copy it in.
 ADAPTER = "gitlab"
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-#: Headers Rack::MethodOverride and other front ends honour to turn a POST into another verb.
-OVERRIDE_HEADERS = ("x-http-method-override", "x-http-method", "x-method-override")
 _LABEL_KEYS = frozenset({"labels", "add_labels"})
 #: Only these add labels without being able to remove any (``labels`` replaces the whole set).
 _ADD_ONLY_KEYS = frozenset({"add_labels"})
@@ -68,7 +66,7 @@ def grape_params(request: Request) -> list[tuple[str, object]] | None:
         if content_type == "application/x-www-form-urlencoded":
             return pairs + list(parse_qsl(text, keep_blank_values=True))
         payload = json.loads(text)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(payload, dict):
         return None
@@ -124,23 +122,6 @@ def text_values(request: Request, names: frozenset[str]) -> list[str] | None:
 
 def _base_key(key: str) -> str:
     return key.split("[", 1)[0]
-
-
-def method_override(request: Request) -> str | None:
-    """Why the request's verb cannot be trusted, or None: an override header or ``_method``."""
-    for name in OVERRIDE_HEADERS:
-        if name in request.headers:
-            return f"the {name} header is not allowed"
-    # Cheap substring tests first; "method" also catches %5Fmethod and a JSON "\u005fmethod".
-    if "method" in request.query.lower():
-        keys = {k for k, _ in parse_qsl(request.query, keep_blank_values=True)}
-        if "_method" in keys:
-            return "a _method parameter is not allowed"
-    if b"method" in request.body.lower():
-        keys_in_body = param_keys(request)
-        if keys_in_body is None or "_method" in keys_in_body:
-            return "a _method parameter is not allowed"
-    return None
 
 
 def _resolve(route: Route, request: Request) -> tuple[str, ...]:

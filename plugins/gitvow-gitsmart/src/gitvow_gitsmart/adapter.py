@@ -39,6 +39,7 @@ class GitSmartAdapter(Adapter):
     """git smart-HTTP on a host that speaks nothing else."""
 
     name = "gitsmart"
+    example_hosts = ("git.example.test",)  # a plain git host the fixtures use
     commands = ("git",)
 
     def __init__(self) -> None:

@@ -17,8 +17,12 @@ _GZIP_WINDOW = 16 + zlib.MAX_WBITS
 
 
 def is_git_path(path: str) -> bool:
-    """Whether a path belongs to git's HTTP protocols rather than to a forge API."""
-    return path.endswith(_ENDPOINTS) or ".git/" in path or path.endswith(".git")
+    """Whether a path belongs to git's HTTP protocols rather than to a forge API.
+
+    Case-blind, so ``/o/r.GIT/INFO/REFS`` (which a case-insensitive front end could route to
+    git) is git's, and :func:`classify_git`, which reads only git's own spelling, refuses it."""
+    lowered = path.lower()
+    return lowered.endswith(_ENDPOINTS) or ".git/" in lowered or lowered.endswith(".git")
 
 
 def _repo(prefix: str, strip: str) -> str | None:

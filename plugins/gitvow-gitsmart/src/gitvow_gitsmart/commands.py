@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 from gitvow.request import ToolCall
 
@@ -25,6 +26,23 @@ def git_subcommand(argv: Sequence[str]) -> tuple[str, list[str]] | None:
     return args[0], args[1:]
 
 
+def _remote_repo(rest: Sequence[str]) -> str | None:
+    """The repository of a remote given as a URL (``https://host/team/app.git``,
+    ``git@host:team/app.git``): its path, as the forge's adapter reads it on the wire. A
+    remote's name (``origin``) says nothing the gate can read: None."""
+    remote = next((a for a in rest if not a.startswith("-")), None)
+    if remote is None:
+        return None
+    if "://" in remote:
+        path = urlsplit(remote).path
+    elif ":" in remote and "@" in remote.split(":", 1)[0]:
+        path = remote.split(":", 1)[1]
+    else:
+        return None
+    path = path.strip("/").removesuffix(".git").strip("/")
+    return path if path.count("/") >= 1 else None
+
+
 def classify_git_command(argv: Sequence[str]) -> ToolCall | None:
     found = git_subcommand(argv)
     if found is None:
@@ -37,7 +55,7 @@ def classify_git_command(argv: Sequence[str]) -> ToolCall | None:
             summary += " (deletes a ref)"
         elif flags & {"--force", "-f", "--force-with-lease", "--mirror"} or any(a.startswith("+") for a in rest):
             summary += " (force)"
-        return ToolCall(("git.push",), adapter="gitsmart", summary=summary)
+        return ToolCall(("git.push",), repo=_remote_repo(rest), adapter="gitsmart", summary=summary)
     if sub in _FETCHING:
-        return ToolCall(("git.fetch",), adapter="gitsmart", summary=f"git {sub}")
+        return ToolCall(("git.fetch",), repo=_remote_repo(rest), adapter="gitsmart", summary=f"git {sub}")
     return None

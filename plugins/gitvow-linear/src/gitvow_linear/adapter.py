@@ -13,6 +13,7 @@ denial — reports ``linear_policy``, the code Linear's refusals always had, kep
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gitvow import refusal
@@ -131,7 +132,9 @@ class LinearAdapter(Adapter):
         return {"authorization": token}
 
     def classify_mcp_tool(self, tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
-        return classify_linear_tool(tool, arguments)
+        found = classify_linear_tool(tool, arguments)
+        # refused with Linear's own code, as the GraphQL the server sends would be
+        return None if found is None else replace(found, unknown_code=LINEAR_POLICY, mode_code=LINEAR_POLICY)
 
     def fixtures(self) -> Sequence[Fixture]:
         return fixtures.FIXTURES

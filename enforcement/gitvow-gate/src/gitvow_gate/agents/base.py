@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from gitvow_gate.call import FileEdit, GateCall, text
 from gitvow_gate.decide import GateDecision
-from gitvow_gate.records import record
+from gitvow_gate.plain_record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -24,8 +24,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gitvow.errors import PolicyError
-    from gitvow_gate import policy as gate_policy
-    from gitvow_gate import providers
+    from gitvow_gate import gate_policy, providers
     from gitvow_gate.paths import relative
 
     cwd = os.getcwd()

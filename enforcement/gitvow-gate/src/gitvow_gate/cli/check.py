@@ -48,7 +48,7 @@ def command_line(argv: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from gitvow.errors import PolicyError
-    from gitvow_gate import policy as gate_policy
+    from gitvow_gate import gate_policy
     from gitvow_gate.call import FileEdit, GateCall
     from gitvow_gate.decide import DENY, GateDecision
     from gitvow_gate.hook import judge, policy_agent

@@ -23,7 +23,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def target(args: argparse.Namespace) -> tuple[str, str]:
-    from gitvow_gate.policy import find_repo_root
+    from gitvow_gate.gate_policy import find_repo_root
 
     home = os.environ.get("HOME") or os.path.expanduser("~")
     start = args.repo or os.getcwd()

@@ -5,6 +5,8 @@ before it left on the flow, :mod:`gitvow_proxy.flow_metadata`):
 
 1. :class:`PolicyReload` loads the policy, the store and the audit log, and keeps them current;
 2. :class:`ProxyIdentity` proves the caller (407 otherwise);
+   :class:`EgressControl` refuses tunnels to hosts outside ``[egress] allow`` or with
+   non-public addresses (:mod:`gitvow_proxy.addons.egress`);
 3. :class:`~gitvow_proxy.mcp.addons.McpSessions` refuses an MCP session to any agent but the
    one that opened it, and opens one of the proxy's own for an approved MCP call;
 4. :class:`PolicyEnforcement` refuses what cannot be inspected, asks the engine and applies
@@ -28,6 +30,7 @@ from __future__ import annotations
 from gitvow_proxy.addons.admin_listener import AdminListener
 from gitvow_proxy.addons.approval_relay import ApprovalRelay
 from gitvow_proxy.addons.decision_audit import DecisionAudit
+from gitvow_proxy.addons.egress import EgressControl
 from gitvow_proxy.addons.enforcement import PolicyEnforcement
 from gitvow_proxy.addons.policy_reload import PolicyReload
 from gitvow_proxy.addons.proxy_identity import ProxyIdentity
@@ -43,6 +46,7 @@ def proxy_addons(shared: Shared | None = None) -> list[object]:
     return [
         PolicyReload(shared),
         ProxyIdentity(shared),
+        EgressControl(shared),
         sessions,
         PolicyEnforcement(shared),
         McpStaging(shared),
@@ -55,6 +59,6 @@ def proxy_addons(shared: Shared | None = None) -> list[object]:
 
 
 __all__ = [
-    "AdminListener", "ApprovalRelay", "DecisionAudit", "PolicyEnforcement", "PolicyReload", "ProxyIdentity",
-    "ScrubAndRecord", "proxy_addons",
+    "AdminListener", "ApprovalRelay", "DecisionAudit", "EgressControl", "PolicyEnforcement", "PolicyReload",
+    "ProxyIdentity", "ScrubAndRecord", "proxy_addons",
 ]

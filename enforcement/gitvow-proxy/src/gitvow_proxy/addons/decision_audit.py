@@ -13,10 +13,23 @@ import time
 
 from mitmproxy import http, tcp, udp
 
+from gitvow_proxy.audit import AUDIT_UNAVAILABLE, AuditUnavailable
 from gitvow_proxy.flow_metadata import AUDIT_KEY, SENT_KEY, Audited
+from gitvow_proxy.refusals import plain_refusal
 from gitvow_proxy.shared import Shared
 
 log = logging.getLogger("gitvow_proxy")
+
+
+def _refuse_unaudited(flow: http.HTTPFlow | tcp.TCPFlow | udp.UDPFlow) -> None:
+    """Fail closed: what cannot be audited is not forwarded (a refusal stands as it is)."""
+    if isinstance(flow, http.HTTPFlow):
+        if flow.response is None:
+            flow.response = plain_refusal(503, "gitvow refused the request: its audit line cannot be written; "
+                                          f"the operator is told. reason={AUDIT_UNAVAILABLE}", AUDIT_UNAVAILABLE,
+                                          **{"Retry-After": "5"})
+    else:
+        flow.kill()  # type: ignore[no-untyped-call]
 
 
 class DecisionAudit:
@@ -39,8 +52,9 @@ class DecisionAudit:
             audit.write(agent=entry.agent, host=entry.host, method=entry.method, path=entry.path,
                         operations=entry.operations, repo=entry.repo, verdict=entry.verdict, reason=entry.reason,
                         stage=entry.stage, latency=entry.took, note=entry.note)
-        except OSError as exc:
-            log.error("gitvow: cannot write the audit log: %s", exc)
+        except AuditUnavailable as exc:
+            log.error("gitvow: %s; refusing what it would record", exc)
+            _refuse_unaudited(flow)
 
     def http_connect(self, flow: http.HTTPFlow) -> None:
         self._write(flow)

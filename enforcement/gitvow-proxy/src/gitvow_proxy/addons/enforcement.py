@@ -17,9 +17,11 @@ import asyncio
 import logging
 import ssl
 import time
+from dataclasses import replace
 
 from mitmproxy import ctx, http, tcp, tls, udp
 
+from gitvow.adapters.mcp import credential_name
 from gitvow.errors import GitvowError
 from gitvow.gates import Caller
 from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
@@ -59,6 +61,8 @@ _TAKEN_KEY = "gitvow.budget_taken"
 #: The canary check's reason code (the body stage's, for trailers too).
 CANARY_EGRESS = "canary_egress"
 _VERDICTS = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle"}
+#: The audit verdict of a request shadow mode forwarded although the policy refuses it.
+WOULD_REFUSE = "would_refuse"
 
 
 def as_request(flow: http.HTTPFlow) -> Request:
@@ -320,12 +324,27 @@ class PolicyEnforcement:
                 flow.metadata[AUDIT_KEY] = _audited(request, identity.name, "deny", HOST_NOT_SERVED, "host", took,
                                                     runtime=runtime)
                 return
+        elif identity.name in runtime.shadowed and not identity.internal and APPROVAL_KEY not in flow.metadata:
+            self._pass_in_shadow(runtime, flow, request, identity, decision, took, note)
+            return
         else:
             self._refuse(runtime, flow, request, identity, decision, took)
         injected = tuple(decision.headers) if action is Action.FORWARD else ()
         flow.metadata[AUDIT_KEY] = _audited(request, identity.name, _VERDICTS.get(action, "tunnel"), decision.reason,
                                             decision.stage, took, decision, note=note, runtime=runtime,
                                             injected=injected)
+
+    def _pass_in_shadow(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity,
+                        decision: Decision, took: float, note: str | None) -> None:
+        """Shadow mode: forward what would be refused, with the credential, and say so in the audit."""
+        adapter = runtime.engine.hosts.lookup(request.host, request.port)
+        token = runtime.gates.credentials.get(credential_name(adapter)) if adapter is not None else None
+        headers = dict(adapter.credential_headers(request, token)) if adapter is not None and token else {}
+        _inject(runtime, flow, replace(decision, headers=headers))
+        would = "would stage for a human's approval" if decision.staged else "would refuse"
+        flow.metadata[AUDIT_KEY] = _audited(request, identity.name, WOULD_REFUSE, decision.reason, decision.stage,
+                                            took, decision, note=f"shadow mode: {would}" + (f"; {note}" if note else ""),
+                                            runtime=runtime, injected=tuple(headers))
 
     def _refuse(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision,
                 took: float) -> None:

@@ -12,15 +12,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mitmproxy import ctx, exceptions
 
 from gitvow.errors import GitvowError
 from gitvow_proxy.audit import AuditLog
 from gitvow_proxy.runtime import build_runtime, open_state
-from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.settings import OtlpExportSettings, ProxyPolicy
 from gitvow_proxy.shared import Shared
+
+if TYPE_CHECKING:
+    from gitvow_proxy.telemetry.otlp import OtlpExport
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -33,6 +36,15 @@ def _file_stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
+def _exporter(settings: OtlpExportSettings | None) -> OtlpExport | None:
+    """The OTLP exporter ``[audit.otlp]`` names (opentelemetry is imported only then)."""
+    if settings is None:
+        return None
+    from gitvow_proxy.telemetry.otlp import from_settings
+
+    return from_settings(settings.endpoint, settings.headers_env, settings.queue)
+
+
 class PolicyReload:
     """Loads the policy into :attr:`Shared.runtime`; owns the store's and audit log's lifetimes."""
 
@@ -40,6 +52,7 @@ class PolicyReload:
         self.shared = shared
         self._stamp: tuple[int, int] | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self._otlp: OtlpExportSettings | None = None
 
     def load(self, loader: Any) -> None:
         loader.add_option("gitvow_policy", str, "", "gitvow policy file (TOML or JSON).")
@@ -83,9 +96,11 @@ class PolicyReload:
 
             shared.store = open_state(load_policy(path, absent="skip"), ctx.options.gitvow_state or None)
         runtime = build_runtime(path, shared.store, previous=None if initial else shared.runtime)
-        audit_path = runtime.policy.section(ProxyPolicy).audit.path
-        if shared.audit is None or shared.audit.path != audit_path:
-            old, shared.audit = shared.audit, AuditLog(audit_path)
+        audit_settings = runtime.policy.section(ProxyPolicy).audit
+        audit_path = audit_settings.path
+        if shared.audit is None or (shared.audit.path, self._otlp) != (audit_path, audit_settings.otlp):
+            old, shared.audit = shared.audit, AuditLog(audit_path, otlp=_exporter(audit_settings.otlp))
+            self._otlp = audit_settings.otlp
             if old is not None:
                 old.close()
         shared.runtime, self._stamp = runtime, stamp

@@ -28,6 +28,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
+    if data["shadow"]:
+        print(f"SHADOW MODE: not enforcing for {', '.join(data['shadow'])}: what the policy refuses is forwarded "
+              "and recorded as would_refuse")
     print(f"policy {data['policy']}; state {data['state']}; audit {data['audit']}")
     print("agents:")
     for a in data["agents"]:

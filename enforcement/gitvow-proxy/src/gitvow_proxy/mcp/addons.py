@@ -41,7 +41,7 @@ from gitvow_proxy.flow_metadata import (
     Audited,
 )
 from gitvow_proxy.mcp.handshake import DEFAULT_VERSION, open_session
-from gitvow_proxy.mcp.sessions import MCP_SESSION, SessionBindings, session_of
+from gitvow_proxy.mcp.sessions import MCP_SESSION, SessionBindings, session_of, sessions_of
 from gitvow_proxy.mcp.stream import EventStream
 from gitvow_proxy.mcp.tools import filtered, list_ids, usable
 from gitvow_proxy.resolver import tls_context
@@ -88,6 +88,11 @@ def _session(flow: http.HTTPFlow) -> str:
     return session_of(flow.request.headers.get(SESSION_HEADER, ""), flow.request.path.partition("?")[2])
 
 
+def _sessions(flow: http.HTTPFlow) -> list[str]:
+    headers = flow.request.headers.get_all(SESSION_HEADER)
+    return sessions_of(list(headers), flow.request.path.partition("?")[2])
+
+
 class McpSessions:
     """Each MCP session is the agent's that opened it: ids are bound when a server gives them."""
 
@@ -105,10 +110,8 @@ class McpSessions:
         if APPROVAL_KEY in flow.metadata:
             await self._approved(flow, endpoint, agent)
             return
-        session = _session(flow)
-        if not session:
-            return
-        why = self.bindings.refusal(endpoint.name, session, agent)
+        why = next((reason for session in _sessions(flow)
+                    if (reason := self.bindings.refusal(endpoint.name, session, agent)) is not None), None)
         if why is None:
             return
         req = flow.request

@@ -23,15 +23,18 @@ QUERY_KEYS = ("session_id", "sessionId")
 
 def session_of(headers_value: str, query: str) -> str:
     """The session a request speaks in: its ``Mcp-Session-Id``, else its message URL's query."""
-    if headers_value:
-        return headers_value.strip()
-    if not query:
-        return ""
-    values = parse_qs(query)
-    for key in QUERY_KEYS:
-        if values.get(key):
-            return values[key][0]
-    return ""
+    found = sessions_of([headers_value] if headers_value else [], query)
+    return found[0] if found else ""
+
+
+def sessions_of(header_values: list[str], query: str) -> list[str]:
+    """Every session id a request names, in any header or query parameter a server may read:
+    each must be the sender's, since the proxy cannot know which one the server picks."""
+    found = [value.strip() for value in header_values if value.strip()]
+    if query:
+        values = parse_qs(query, keep_blank_values=True)
+        found += [value for key in QUERY_KEYS for value in values.get(key, ())]
+    return found
 
 
 class SessionBindings:

@@ -29,7 +29,7 @@ from opentelemetry.sdk.resources import Resource
 #: Verdicts an audit line can carry, by OpenTelemetry severity: allowed → INFO, staged for a
 #: human → WARN, refused → ERROR (a throttled write is a refusal too).
 _SEVERITY: Mapping[str, str] = {
-    "allow": "INFO", "answered": "INFO", "approved": "INFO", "sent": "INFO", "would_deny": "WARN",
+    "allow": "INFO", "answered": "INFO", "approved": "INFO", "sent": "INFO", "would_refuse": "WARN",
     "staged": "WARN", "expired": "WARN", "rejected": "WARN",
 }
 

@@ -23,16 +23,18 @@ from types import MappingProxyType
 
 from gitvow import __version__
 from gitvow.errors import PolicyError
-from gitvow_gate.records import record
+from gitvow_gate.plain_record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from gitvow.policy.compile import CompiledPolicy
+
 QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
 WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
 #: Bumped whenever the cached form changes, so an old cache entry is never misread.
-CACHE_SCHEMA = 5
+CACHE_SCHEMA = 6
 DEFAULT_POLICY = os.path.join(os.path.dirname(__file__), "default_policy.json")
 POLICY_NAMES: tuple[str, ...] = ("policy.json", "policy.toml")
 
@@ -96,7 +98,7 @@ class Classifier:
     timeout: float = 30.0
 
 
-_NO_FORGE: Mapping[str, Any] = MappingProxyType({"operations": {}, "relays": {}, "agents": {}, "adapters": {}})
+_NO_CORE: Mapping[str, Any] = MappingProxyType({})
 
 
 @record
@@ -116,11 +118,15 @@ class GatePolicy:
     #: ``keep`` (built-in rules layered under this file's), ``replace`` (this file's rules
     #: alone), or ``builtin`` (the packaged default itself is in force).
     builtin_rules: str = "keep"
-    #: What the forge stage needs, as JSON: ``operations`` (name → [min_mode, capability,
-    #: relay, deny]), ``relays`` (command → [usage, what]), ``agents`` (name → [mode,
-    #: capabilities, autonomy]) and ``adapters`` (name → options). Plain data, so the forge
-    #: stage never needs the pydantic model either.
-    forge: Mapping[str, Any] = _NO_FORGE
+    #: The core's compiled policy as JSON (:meth:`gitvow.policy.compile.CompiledPolicy.to_plain`):
+    #: what the forge stage hands the engine, so it never needs the pydantic model either.
+    core: Mapping[str, Any] = _NO_CORE
+
+    def compiled(self) -> CompiledPolicy:
+        """The kernel's compiled policy, built from the cached plain form (no pydantic)."""
+        from gitvow.policy.compile import CompiledPolicy
+
+        return CompiledPolicy.from_plain(self.core, source=self.source)
 
     # -- the cached form ----------------------------------------------------------------
 
@@ -138,7 +144,7 @@ class GatePolicy:
             "agents": sorted(self.agents),
             "ignored": list(self.ignored),
             "builtin_rules": self.builtin_rules,
-            "forge": dict(self.forge),
+            "core": dict(self.core),
         }
 
     @classmethod
@@ -156,7 +162,7 @@ class GatePolicy:
             agents=frozenset(data["agents"]),
             ignored=tuple(data["ignored"]),
             builtin_rules=data["builtin_rules"],
-            forge=data["forge"],
+            core=data["core"],
         )
 
 
@@ -336,17 +342,10 @@ def validate(path: str, content: bytes) -> GatePolicy:
     plugins = installed()
     policy = parse_policy(data, source=path, relays=plugins.relays, sections=plugins.sections, absent="skip",
                           adapters=plugins.adapters)
-    model = policy.model
-    # The forge stage's input to gitvow.policy.compile, in the validated plain form the
-    # loader itself compiles from: one path builds the table for the proxy and the gate.
-    forge = {
-        "operations": {name: rule.model_dump() for name, rule in model.operations.items()},
-        "relays": {command: rule.model_dump() for command, rule in model.relays.items()},
-        "agents": {name: rule.model_dump() for name, rule in model.agents.items()},
-        "adapters": {name: dict(options) for name, options in model.adapters.items()},
-    }
-    own = compile_gate(policy.section(GateSections), agents=model.agents, source=path, ignored=ignored_keys(data),
-                       forge=forge)
+    # The core's compiled policy, cached in the plain form gitvow.policy.compile builds it
+    # from again: one path builds the table for the proxy and the gate.
+    own = compile_gate(policy.section(GateSections), agents=policy.model.agents, source=path,
+                       ignored=ignored_keys(data), core=policy.compiled.to_plain())
     if os.path.abspath(path) == os.path.abspath(DEFAULT_POLICY):
         return replace(own, builtin_rules="builtin")
     if own.builtin_rules == "replace":
@@ -394,7 +393,7 @@ def compile_gate(
     agents: Mapping[str, Any],
     source: str,
     ignored: list[str] | None = None,
-    forge: Mapping[str, Any] | None = None,
+    core: Mapping[str, Any] | None = None,
 ) -> GatePolicy:
     """Build the gate's plain form from validated :class:`~gitvow_gate.schema.GateSections` and agents."""
     import shlex
@@ -434,5 +433,5 @@ def compile_gate(
         agents=frozenset(agents),
         ignored=tuple(ignored or ()),
         builtin_rules=model.builtin_rules,
-        forge=forge if forge is not None else _NO_FORGE,
+        core=core if core is not None else _NO_CORE,
     )

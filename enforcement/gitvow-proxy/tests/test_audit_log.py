@@ -1,0 +1,161 @@
+"""The audit log is never lost silently: reopened when moved or deleted, and on SIGHUP; a line
+that cannot be written refuses its request (``audit_unavailable``); a path that cannot be the
+log is one line at start and in ``policy check``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import ssl
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from proxy_support import GITVOW, SECRETS, ProxyProcess, Upstream, proxy_env, start_proxy, write_policy
+
+from gitvow_proxy.audit import AuditLog, AuditUnavailable, audit_path_problem
+
+FETCH = "/team/app.git/info/refs?service=git-upload-pack"
+
+
+def _line(log: AuditLog, n: int) -> None:
+    log.write(agent="bot", host="h:443", method="GET", path=f"/{n}", verdict="allow", stage="policy")
+
+
+def _paths(path: Path) -> list[str]:
+    return [json.loads(line)["path"] for line in path.read_text().splitlines()]
+
+
+def test_a_deleted_or_moved_log_is_reopened_at_its_path(tmp_path: Path) -> None:
+    path = tmp_path / "logs" / "audit.jsonl"
+    log = AuditLog(str(path))
+    _line(log, 1)
+    path.unlink()
+    _line(log, 2)
+    assert _paths(path) == ["/2"]
+    path.rename(tmp_path / "audit.jsonl.1")  # logrotate's move
+    _line(log, 3)
+    assert _paths(path) == ["/3"] and _paths(tmp_path / "audit.jsonl.1") == ["/2"]
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    log.close()
+
+
+def test_reopen_follows_a_rotation(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(str(path))
+    _line(log, 1)
+    path.rename(tmp_path / "old")
+    log.reopen()
+    _line(log, 2)
+    assert _paths(path) == ["/2"]
+    log.close()
+
+
+def test_a_failed_write_raises_and_is_counted() -> None:
+    log = AuditLog("/dev/full")  # every write fails with ENOSPC, as on a full disk
+    with pytest.raises(AuditUnavailable, match=r"audit\.path: cannot write the audit log"):
+        _line(log, 1)
+    with pytest.raises(AuditUnavailable):
+        _line(log, 2)
+    assert log.errors == 2
+    log.close()
+
+
+def test_paths_that_cannot_be_the_log(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert audit_path_problem(str(blocker / "audit.jsonl")) == f"cannot create {blocker / 'audit.jsonl'}: {blocker} is not a directory"
+    assert audit_path_problem(str(tmp_path)) == f"{tmp_path} is a directory"
+    assert audit_path_problem(str(tmp_path / "new" / "dir" / "audit.jsonl")) is None
+    assert audit_path_problem("-") is None
+    with pytest.raises(AuditUnavailable, match=r"audit\.path: cannot open the audit log"):
+        AuditLog(str(blocker / "audit.jsonl"))
+
+
+# -- through the real proxy ---------------------------------------------------------------------
+
+def client(proxy: ProxyProcess, agent: str) -> httpx.Client:
+    return httpx.Client(proxy=proxy.url(agent, SECRETS[agent]),
+                        verify=ssl.create_default_context(cafile=str(proxy.ca)), timeout=30)
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.mark.e2e
+def test_an_unwritable_audit_path_is_one_line_at_start_and_in_policy_check(
+    upstream: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    policy = write_policy(tmp_path / "policy.toml", upstream, ca_file, tmp_path)
+    policy.write_text(policy.read_text().replace(str(tmp_path / "audit.jsonl"), str(blocker / "audit.jsonl")))
+    env = {**os.environ, **proxy_env(broken_plugin_path)}
+    started = subprocess.run([GITVOW, "proxy", "--policy", str(policy), "--listen-port", "0"], capture_output=True,
+                             text=True, env=env, timeout=60)
+    assert started.returncode == 2
+    (line,) = started.stderr.strip().splitlines()
+    assert "audit.path" in line and "is not a directory" in line
+    checked = subprocess.run([GITVOW, "policy", "check", str(policy)], capture_output=True, text=True, env=env,
+                             timeout=60)
+    assert checked.returncode != 0 and "audit.path" in checked.stderr and "Traceback" not in checked.stderr
+
+
+@pytest.mark.e2e
+def test_the_audit_log_survives_deletion_and_sighup_under_traffic(
+    upstream: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
+) -> None:
+    policy = write_policy(tmp_path / "policy.toml", upstream, ca_file, tmp_path)
+    proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
+    try:
+        upstream.clear()
+        sent = 0
+        with client(proxy, "coder") as c:
+            for i in range(60):
+                if i == 20:
+                    proxy.audit.unlink()  # deleted mid-run
+                if i == 40:
+                    proxy.audit.rename(tmp_path / "audit.jsonl.1")  # rotated, then told
+                    proxy.proc.send_signal(signal.SIGHUP)
+                assert c.get(upstream.url(f"{FETCH}&n={i}")).status_code == 200
+                sent += 1
+        assert proxy.proc.poll() is None, "SIGHUP must not stop the proxy"
+        forwarded = len([s for s in upstream.seen if s.path.startswith("/team/app.git/info/refs")])
+        assert forwarded == sent == 60
+        kept = proxy.audit_lines()
+        rotated = [json.loads(x) for x in (tmp_path / "audit.jsonl.1").read_text().splitlines()]
+        allowed = [line for line in [*rotated, *kept] if line["verdict"] == "allow" and line["agent"] == "coder"]
+        # The first 20 lines went with the deleted file; every later one is at the configured path
+        # (requests 20-39 until the rotation, 40-59 after SIGHUP).
+        assert len(allowed) == 40
+        assert len([line for line in kept if line["agent"] == "coder"]) == 20
+    finally:
+        assert proxy.stop() == 0
+
+
+@pytest.mark.e2e
+def test_a_failing_audit_log_refuses_instead_of_forwarding(
+    upstream: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
+) -> None:
+    policy = write_policy(tmp_path / "policy.toml", upstream, ca_file, tmp_path)
+    policy.write_text(policy.read_text().replace(str(tmp_path / "audit.jsonl"), "/dev/full"))
+    proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
+    try:
+        upstream.clear()
+        with client(proxy, "coder") as c:
+            refused = c.get(upstream.url(FETCH))
+        assert refused.status_code == 503 and refused.headers["x-gitvow-reason"] == "audit_unavailable"
+        assert upstream.seen == []
+        assert "cannot write the audit log" in proxy.log_text()
+    finally:
+        assert proxy.stop() == 0
