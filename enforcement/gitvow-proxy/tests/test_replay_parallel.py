@@ -252,12 +252,20 @@ def test_unreadable_flow_files_say_why_in_one_line(tmp_path: Path, damage: str) 
         assert "flow format version 99" in message
 
 
-def test_the_command_reads_a_large_file_on_every_core(tmp_path: Path, policies: tuple[Path, Path]) -> None:
+def test_the_command_reads_a_large_file_on_every_core(tmp_path: Path, policies: tuple[Path, Path],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Above the threshold ``gitvow replay`` reads in parallel by itself; its report is the
-    one mitmproxy's FlowReader gives in one process."""
+    one mitmproxy's FlowReader gives in one process. The threshold is lowered for the command
+    (``GITVOW_REPLAY_PARALLEL_MIN``), so the file need not hold thousands of flows."""
+    import os
+
     old, new = policies
-    path = write(tmp_path / "large.flows", recorded_flows(parallel.PARALLEL_MIN_RECORDS + 10))
+    assert parallel.workers_for(150, None) == 1  # below the shipped threshold: one process
+    path = write(tmp_path / "large.flows", recorded_flows(150))
+    env = {**os.environ, "GITVOW_REPLAY_PARALLEL_MIN": "100"}
+    monkeypatch.setenv("GITVOW_REPLAY_PARALLEL_MIN", "100")
+    assert parallel.workers_for(150, None) == parallel.cores()  # what the command does with it
     proc = subprocess.run([GITVOW, "replay", "--json", "--policy", str(new), "--against", str(old), str(path)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout) == replay(flow_reader(path), new, old).as_dict()

@@ -32,8 +32,10 @@ from gitvow.request import Request
 from gitvow_proxy.replay import flowfile
 from gitvow_proxy.replay.inputs import Seen, seen_from_fields, seen_from_flow
 
-#: Files with fewer records than this are read in one process.
+#: Files with fewer records than this are read in one process (``GITVOW_REPLAY_PARALLEL_MIN``
+#: overrides it: a machine where processes start faster, or a test that needs no large file).
 PARALLEL_MIN_RECORDS = 4000
+_MIN_VARIABLE = "GITVOW_REPLAY_PARALLEL_MIN"
 #: Records per piece handed to a worker (small enough to keep both cores busy to the end).
 CHUNK_RECORDS = 2000
 _BOM = b"\xef\xbb\xbf"
@@ -51,7 +53,9 @@ def cores() -> int:
 def workers_for(records: int, workers: int | None) -> int:
     if workers is not None:
         return max(1, workers)
-    return 1 if records < PARALLEL_MIN_RECORDS else cores()
+    threshold = os.environ.get(_MIN_VARIABLE, "")
+    least = int(threshold) if threshold.isdigit() else PARALLEL_MIN_RECORDS
+    return 1 if records < least else cores()
 
 
 class Unreadable(Exception):
