@@ -65,10 +65,11 @@ def addon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Shared, st
         patch.setenv("GITVOW_FUZZ_TOKEN", TOKEN)
         patch.setenv("GITVOW_FUZZ_SECRET", SECRET)
         store = MemoryStore()
-        runtime = build_runtime(policy, store)
+        canary = store.canary("bot")  # issued before the policy loads: the runtime knows every issued canary
+        runtime = build_runtime(policy, store, confdir=workdir / "conf")
     shared = Shared()
     shared.runtime, shared.store = runtime, store
-    yield shared, store.canary("bot")
+    yield shared, canary
 
 
 def encode(body: bytes, encoding: str) -> bytes:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from urllib.parse import urlsplit
 
+from gitvow.change import Change
 from gitvow.paths import split_path
 from gitvow.vocabulary import UNKNOWN
 
@@ -39,6 +39,8 @@ class Request:
         cls, method: str, url: str, *, headers: Mapping[str, str] | None = None, body: bytes = b""
     ) -> Request:
         """Build a request from a full URL, as ``gitvow explain`` and fixtures write them."""
+        from urllib.parse import urlsplit  # not on the agent hook's path, which builds no request
+
         parts = urlsplit(url)
         if not parts.hostname:
             raise ValueError(f"not an absolute URL: {url!r}")
@@ -168,6 +170,9 @@ class Classification:
     #: The issues the request creates, one per ``issue.create`` action the adapter could read;
     #: fewer than there are such actions means some could not be read (``[issue_shape]`` refuses).
     issues: tuple[IssueDraft, ...] = ()
+    #: What the write changes (ref updates, paths, sizes, secrets), for the ``change`` stage;
+    #: None when the adapter reads no content from this request.
+    change: Change | None = None
 
     def __post_init__(self) -> None:
         repo, repos = self.repo, self.repos

@@ -294,14 +294,7 @@ class RouteTrie[T]:
         which is split on ``/`` as it stands (outer slashes stripped, nothing decoded). An
         empty segment never matches: not as a literal, not as (part of) a parameter value.
         """
-        keys: Sequence[str]
-        if isinstance(path, str):
-            body = path.strip("/")
-            segments: Sequence[str] = body.split("/") if body else []
-            keys = body.lower().split("/") if self._fold_case and body else segments
-        else:
-            segments = path
-            keys = _folded(segments) if self._fold_case else segments
+        segments, keys = self._split(path)
         # Fast path: a literal where there is one, else the parameter for one segment. It is
         # the first branch the depth-first search tries, so when it ends on a route it is the
         # answer. When it does not, the search resumes at the first place the fast path
@@ -328,13 +321,9 @@ class RouteTrie[T]:
             values.append(segment)
             node = child
         else:
-            methods = node.methods
-            if methods:
-                entry = methods.get(method) or methods.get(ANY_METHOD)
-                if entry is None and method in self._fallback:
-                    entry = methods.get("GET") or next(iter(methods.values()))
-                if entry is not None:
-                    return Match(entry, tuple(values))
+            entry = self._entry_at(node, method)
+            if entry is not None:
+                return Match(entry, tuple(values))
             if resume is None and node.claims:
                 resume = (node, len(keys), len(values))
         if resume is None:
@@ -343,6 +332,24 @@ class RouteTrie[T]:
         del values[kept:]
         found = self._walk(node, segments, keys, i, method, values, [])
         return None if found is None else Match(found, tuple(values))
+
+    def _split(self, path: str | Sequence[str]) -> tuple[Sequence[str], Sequence[str]]:
+        """The segments of ``path`` and the keys the literals are looked up by (folded or not)."""
+        if isinstance(path, str):
+            body = path.strip("/")
+            segments: Sequence[str] = body.split("/") if body else []
+            return segments, (body.lower().split("/") if self._fold_case and body else segments)
+        return path, (_folded(path) if self._fold_case else path)
+
+    def _entry_at(self, node: _Node[T], method: str) -> Entry[T] | None:
+        """The route ending at ``node`` that serves ``method`` (the fast path's end)."""
+        methods = node.methods
+        if not methods:
+            return None
+        entry = methods.get(method) or methods.get(ANY_METHOD)
+        if entry is None and method in self._fallback:
+            entry = methods.get("GET") or next(iter(methods.values()))
+        return entry
 
     def _resolve(self, table: dict[str, Entry[T]], method: str, wide: list[int]) -> Entry[T] | None:
         """The entry of a (non-empty) table that serves ``method``, if the values fit it."""
@@ -369,15 +376,7 @@ class RouteTrie[T]:
         ``values``) of values that took several segments, which only spanning parameters may."""
         n = len(segments)
         if i == n:
-            if node.methods:
-                entry = self._resolve(node.methods, method, wide)
-                if entry is not None:
-                    return entry
-            if node.claims:
-                claim = self._resolve(node.claims, method, wide)
-                if claim is not None and claim.claim == "*":
-                    return claim
-            return None
+            return self._walk_end(node, method, wide)
         child = node.literals.get(keys[i])
         if child is not None:
             found = self._walk(child, segments, keys, i + 1, method, values, wide)
@@ -392,27 +391,56 @@ class RouteTrie[T]:
                 return found
             values.pop()
             if param.spans and i + 1 < n:
-                # Then one more segment at a time, shortest first. Below a node with nothing
-                # under it only the whole rest can complete a route: that alone is tried.
-                wide.append(len(values))
-                if param.literals or param.param is not None or param.claims:
-                    for j in range(i + 2, n + 1):
-                        if not segments[j - 1]:
-                            break
-                        values.append("/".join(segments[i:j]))
-                        found = self._walk(param, segments, keys, j, method, values, wide)
-                        if found is not None:
-                            return found
-                        values.pop()
-                elif param.methods and all(segments[i + 1 : n]):
-                    values.append("/".join(segments[i:n]))
-                    found = self._resolve(param.methods, method, wide)
-                    if found is not None:
-                        return found
-                    values.pop()
-                wide.pop()
+                found = self._walk_spanning(param, segments, keys, i, method, values, wide)
+                if found is not None:
+                    return found
         if node.claims:
             return self._resolve(node.claims, method, wide)
+        return None
+
+    def _walk_end(self, node: _Node[T], method: str, wide: list[int]) -> Entry[T] | None:
+        """At the end of the path: a route of ``node``, else a claim on its whole subtree."""
+        if node.methods:
+            entry = self._resolve(node.methods, method, wide)
+            if entry is not None:
+                return entry
+        if node.claims:
+            claim = self._resolve(node.claims, method, wide)
+            if claim is not None and claim.claim == "*":
+                return claim
+        return None
+
+    def _walk_spanning(
+        self,
+        param: _Node[T],
+        segments: Sequence[str],
+        keys: Sequence[str],
+        i: int,
+        method: str,
+        values: list[str],
+        wide: list[int],
+    ) -> Entry[T] | None:
+        """A spanning parameter takes one more segment at a time, shortest first. Below a node
+        with nothing under it only the whole rest can complete a route: that alone is tried."""
+        n = len(segments)
+        wide.append(len(values))
+        found: Entry[T] | None = None
+        if param.literals or param.param is not None or param.claims:
+            for j in range(i + 2, n + 1):
+                if not segments[j - 1]:
+                    break
+                values.append("/".join(segments[i:j]))
+                found = self._walk(param, segments, keys, j, method, values, wide)
+                if found is not None:
+                    return found
+                values.pop()
+        elif param.methods and all(segments[i + 1 : n]):
+            values.append("/".join(segments[i:n]))
+            found = self._resolve(param.methods, method, wide)
+            if found is not None:
+                return found
+            values.pop()
+        wide.pop()
         return None
 
 

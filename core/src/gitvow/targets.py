@@ -15,9 +15,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from threading import Event, Lock
 
 from gitvow.request import Classification, Resolution, Target
+
+TYPE_CHECKING = False  # not typing's: the agent hook imports this module through the engine
+if TYPE_CHECKING:
+    from threading import Event
 
 #: ``fetch(method, path, body)`` → ``(status, body)``: one request to the forge host the
 #: classified request went to, with the credential the proxy injects. Raises ``OSError``
@@ -63,6 +66,8 @@ class ResolutionCache:
         self.negative_ttl = negative_ttl
         self.clock = clock
         self._entries: OrderedDict[tuple[str, Target], _Entry] = OrderedDict()
+        from threading import Lock  # only where targets are resolved: the agent hook never does
+
         self._lock = Lock()
         self._inflight: dict[tuple[str, Target], Event] = {}
 
@@ -115,6 +120,8 @@ class ResolutionCache:
         # others wait for its answer (and count as failed if it never comes).
         mine: list[Target] = []
         theirs: list[Event] = []
+        from threading import Event
+
         done = Event()
         with self._lock:
             for target in missing:

@@ -2,7 +2,7 @@
 
 Both resolve the agent (``$GITVOW_AGENT``, else the agent the hook is for), the policy file
 (from the working directory, or the edited file's repository) and the forge stage through
-:func:`gitvow_gate.hook.judge`; this test holds them to it, as processes, the way an agent
+:func:`gitvow_gate.invocation.judge`; this test holds them to it, as processes, the way an agent
 and an operator run them.
 """
 

@@ -232,20 +232,3 @@ def test_the_plugin_index_loads_one_adapter_and_notices_installs(repo: Path, for
         assert plugin_index.key(own) != before
     finally:
         marker.rmdir()
-
-
-@github
-def test_behind_the_proxy_a_staged_relay_goes_on_to_be_staged(repo: Path, write_policy: Callable[..., Path],
-                                                             hook: Callable[..., Hooked]) -> None:
-    """The gate cannot stage a request; behind the proxy (``gitvow env`` sets GITVOW_AGENT and
-    HTTPS_PROXY) it lets a relay the proxy stages go on, so the agent gets an approval id."""
-    write_policy(repo, {"agents": {"claude": {"mode": "issues_and_prs"}}})
-    proxied = {"GITVOW_AGENT": "claude", "HTTPS_PROXY": "http://claude:s3cret@127.0.0.1:8080"}
-    assert hook("claude", "PreToolUse", claude("gh pr create --title t --body b", repo), cwd=repo,
-                extra_env=proxied) == Hooked(0, "", "")
-    # ...but never what the agent's mode refuses on its own, nor away from the proxy
-    refused = hook("claude", "PreToolUse", claude("gh repo delete team/app --yes", repo), cwd=repo, extra_env=proxied)
-    assert refused.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
-    alone = hook("claude", "PreToolUse", claude("gh pr create --title t --body b", repo), cwd=repo,
-                 extra_env={"GITVOW_AGENT": "claude"})
-    assert alone.json()["hookSpecificOutput"]["permissionDecisionReason"].endswith("reason=hard_deny")

@@ -151,12 +151,12 @@ def documented(heading: str) -> dict[str, str]:
 
 def test_the_documented_protocol_is_the_one_spoken() -> None:
     """docs/gate.md's Providers section is the protocol's specification: it names what the code reads."""
-    from gitvow_gate.schema import ProviderRule
+    from gitvow_gate.gate_sections import ProviderEntry
 
     keys = documented("Policy keys")
-    assert set(keys) == set(ProviderRule.model_fields)
+    assert set(keys) == set(ProviderEntry.model_fields)
     assert keys["name"] == keys["command"] == "required" and keys["questions"] == "all three"
-    assert keys["timeout"] == f"`{ProviderRule.model_fields['timeout'].default:g}`"
+    assert keys["timeout"] == f"`{ProviderEntry.model_fields['timeout'].default:g}`"
     assert set(documented("Response (stdout)")) == {"answer", "evidence", "confidence"}
     assert all(f"`{answer}`" in GATE_DOC.read_text() for answer in providers.ANSWERS)
 

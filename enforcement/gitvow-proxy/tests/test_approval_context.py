@@ -195,3 +195,14 @@ def test_gitlab_creation_and_mcp_calls(forge: Forge) -> None:
     mcp = gather("github", ("pr.merge",), "https://api.githubcopilot.com/mcp/", call.encode(), forge.get())
     assert mcp is not None and mcp.error is not None and "MCP tool call" in mcp.error
     assert pin("github", "https://api.githubcopilot.com/mcp/", call.encode(), SHA) == call.encode()
+
+
+def test_two_merges_in_one_document_get_no_context_and_no_pin(forge: Forge) -> None:
+    """Each would need its own head: the human is told the forge was not asked, nothing is pinned
+    to the wrong pull request."""
+    query = ('mutation { a: mergePullRequest(input: {pullRequestId: "PR_1"}) { clientMutationId } '
+             'b: mergePullRequest(input: {pullRequestId: "PR_2"}) { clientMutationId } }')
+    body = json.dumps({"query": query}).encode()
+    found = gather("github", ("pr.merge",), "https://ghes.test/api/graphql", body, forge.get())
+    assert found is not None and found.error is not None and forge.seen == []
+    assert pin("github", "https://ghes.test/api/graphql", body, SHA) == body

@@ -62,6 +62,8 @@ class Forge:
             types = re.findall(r'(\w+): __type\(name: "(\w+)"\)', query)
             return {"data": {alias: {"fields": [{"name": n} for n in FEATURE_FIELDS]} for alias, _ in types}}
         if "node(id:" in query:
+            if str((payload.get("variables") or {}).get("id", "")).startswith("R_"):
+                return {"data": {"node": {"__typename": "Repository", "nameWithOwner": "team/app"}}}
             return {"data": {"node": {"__typename": "PullRequest", "number": 7, "repository": {"nameWithOwner": "team/app"}}}}
         if "mergePullRequest" in query:
             return {"data": {"mergePullRequest": {"clientMutationId": None}}}
@@ -119,6 +121,11 @@ class Forge:
             return 200, {"approved_by": [{"user": {"username": "bob"}}]}
         if path == f"{mr}/diffs?per_page=100":
             return 200, [{"old_path": "queue.rb", "new_path": "queue.rb", "diff": "@@ -1 +1 @@\n-old\n+new\n"}]
+        if path == "/api/v4/projects/team%2Fapp":
+            return 200, {"id": 1, "path_with_namespace": "team/app"}
+        if path == "/api/v4/projects/team%2Fapp/repository/compare?from=main&to=tidy&straight=false":
+            return 200, {"commit": {"id": self.head}, "commits": [{"id": self.head}],
+                         "diffs": [{"old_path": "queue.rb", "new_path": "queue.rb", "diff": "@@ -1 +1 @@\n-old\n+tidy\n"}]}
         if path.startswith(f"{mr}/merge"):
             return 200, {"iid": 3, "state": "merged", "project_id": 1, "id": 33}
         return 404, {"message": "404 Not found"}
@@ -236,18 +243,13 @@ def test_gh_graphql_merge_shows_the_forges_context_and_is_sent_pinned(
 def test_a_merge_whose_head_moved_is_refused_and_staged_again(
     proxy: ProxyProcess, forge: tuple[Upstream, Forge], tmp_path: Path
 ) -> None:
-    import httpx
-
     upstream, answers = forge
     answers.head = SHA
     upstream.clear()
-    env = agent_env(proxy, "coder", tmp_path)
-    url = f"https://{HOST}:{upstream.port}/api/v3/repos/team/app/pulls/7/merge"
-    context = ssl.create_default_context(cafile=env["SSL_CERT_FILE"])
-    with httpx.Client(proxy=env["HTTPS_PROXY"], verify=context, timeout=30) as client:
-        first = client.put(url, json={"merge_method": "merge"}, headers={"Authorization": f"Bearer {env['GH_TOKEN']}"})
-    assert first.status_code == 403
-    ident = first.headers["x-gitvow-approval"]
+    first = gh(proxy, upstream, "coder", tmp_path, "api", "-X", "PUT", "repos/team/app/pulls/7/merge",
+               "-f", "merge_method=merge")  # gh over REST
+    assert first.returncode != 0 and "reason=hard_deny" in first.stderr + first.stdout
+    ident = approval_id(first.stderr + first.stdout)
     assert shown(proxy, ident)["context"]["head_sha"] == SHA
     answers.head = MOVED  # a push after the human looked
     assert gitvow(proxy, "approvals", "approve", ident).returncode == 0
@@ -490,3 +492,40 @@ def test_one_hung_upstream_delays_no_other_approval(
     finally:
         answers.hung.set()
     assert gitvow(proxy, "approvals", "wait", hung, "--timeout", "40").returncode == 0
+
+
+def test_gh_graphql_creation_shows_the_comparison(proxy: ProxyProcess, forge: tuple[Upstream, Forge],
+                                                  tmp_path: Path) -> None:
+    """``gh pr create`` names the repository by node id only: the forge names it, and the diff."""
+    upstream, answers = forge
+    answers.head = SHA
+    refused = gh(proxy, upstream, "coder", tmp_path, "pr", "create", "-R", f"{HOST}:{upstream.port}/team/app",
+                 "--head", "feature", "--base", "main", "--title", "Document the feature", "--body", "Why: it lacked docs.")
+    assert refused.returncode != 0 and "reason=hard_deny" in refused.stderr, refused.stderr
+    ident = approval_id(refused.stderr)
+    data = shown(proxy, ident)
+    assert data["repo"] == "team/app" and data["context"]["kind"] == "create" and data["context"]["head_sha"] == SHA
+    assert "+The feature, documented." in data["context"]["changes"]["diff"]
+    assert gitvow(proxy, "approvals", "reject", ident, "--reason", "not now").returncode == 0
+
+
+def test_python_gitlab_merge_request_creation_shows_the_comparison(
+    proxy: ProxyProcess, forge: tuple[Upstream, Forge], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("gitvow_gitlab", reason="the GitLab adapter plugin is not installed")
+    gitlab = pytest.importorskip("gitlab")
+    upstream, answers = forge
+    answers.head = SHA
+    env = agent_env(proxy, "coder", tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    gl = gitlab.Gitlab(f"https://{GITLAB}:{upstream.port}", private_token=env["GITLAB_TOKEN"], retry_transient_errors=False)
+    with pytest.raises(gitlab.exceptions.GitlabCreateError) as refused:
+        gl.projects.get("team/app", lazy=True).mergerequests.create(
+            {"source_branch": "tidy", "target_branch": "main", "title": "Tidy the queue"})
+    ident = re.search(r"approval ([0-9A-Z]{6})", refused.value.error_message)
+    assert refused.value.response_code == 403 and ident, refused.value.error_message
+    data = shown(proxy, ident.group(1))
+    assert data["repo"] == "team/app" and data["summary"]["head"] == "tidy" and data["context"]["head_sha"] == SHA
+    assert "+tidy" in data["context"]["changes"]["diff"]
+    assert gitvow(proxy, "approvals", "reject", ident.group(1), "--reason", "not now").returncode == 0

@@ -72,3 +72,18 @@ def test_an_mcp_tool_call_is_read_from_its_arguments() -> None:
     summary = describe(("pr.create",), "POST", "https://api.githubcopilot.com/mcp/", json.dumps(call).encode(), JSON)
     assert (summary["tool"], summary["title"], summary["head"], summary["owner"]) == ("create_pull_request", "Via MCP",
                                                                                       "x", "team")
+
+
+def test_slack_text_cannot_carry_an_agents_link() -> None:
+    from gitvow_proxy.approvals import Approval
+    from gitvow_proxy.notify import payload
+    from gitvow_proxy.settings import Webhook
+
+    body = json.dumps({"title": "<https://evil.test|Approve here> <!channel>", "head": "x", "base": "main"}).encode()
+    approval = Approval(id="7K3F2Q", fingerprint="f", agent="coder", operations=("pr.create",), repo="team/app",
+                        adapter="github", method="POST", url=f"{GHES}/api/v3/repos/team/app/pulls", headers=JSON,
+                        body=body, created=0.0, expires=1.0)
+    text = json.loads(payload(Webhook(url="https://hooks.test/x", format="slack"), "staged", approval,
+                              "https://desk.test/login?approval=7K3F2Q", None))["text"]
+    assert "<https://evil.test" not in text and "<!channel>" not in text and "&lt;https://evil.test" in text
+    assert text.endswith("<https://desk.test/login?approval=7K3F2Q|Open it on the desk>")

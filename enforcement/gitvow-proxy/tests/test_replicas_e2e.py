@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, from_agents, proxy_env, start_proxy
 
-from gitvow.testing import REDIS_SERVER, RedisServer
+from gitvow_proxy.testing import REDIS_SERVER, RedisServer
 
 pytestmark = pytest.mark.e2e
 
@@ -148,12 +148,18 @@ def test_an_approval_staged_on_one_replica_is_sent_exactly_once(
     assert (shown["status"], shown["response_status"]) == ("sent", 201)
 
 
+def agent_canary(replica: ProxyProcess, agent: str = "coder") -> str:
+    """The canary ``gitvow env`` gives ``agent``, as the operator runs it beside the proxy (its confdir)."""
+    out = subprocess.run([GITVOW, "env", "--policy", str(replica.policy), "--agent", agent, "--json",
+                          "--confdir", str(replica.confdir)],
+                         capture_output=True, text=True, check=True, env={**os.environ, **proxy_env(Path("/"))})
+    return str(json.loads(out.stdout)["GH_TOKEN"])
+
+
 def test_a_canary_from_gitvow_env_is_refused_on_either_replica(
     replicas: list[ProxyProcess], api: Upstream, ca_file: Path
 ) -> None:
-    out = subprocess.run([GITVOW, "env", "--policy", str(replicas[0].policy), "--agent", "coder", "--json"],
-                         capture_output=True, text=True, check=True, env={**os.environ, **proxy_env(Path("/"))})
-    canary = json.loads(out.stdout)["GH_TOKEN"]
+    canary = agent_canary(replicas[0])
     assert canary.startswith("gvc_")
     for replica in replicas:
         with client(replica, "coder", ca_file) as c:
@@ -163,9 +169,46 @@ def test_a_canary_from_gitvow_env_is_refused_on_either_replica(
     assert not any("/team/canary/" in s.path for s in api.seen)
 
 
+def test_an_emptied_redis_forgets_no_canary(
+    replicas: list[ProxyProcess], api: Upstream, redis_shared: RedisServer, ca_file: Path
+) -> None:
+    """Redis restarted without persistence: the canary issued before, and the one issued after
+    (the same token: derived from the proxy's key, not kept in Redis), are refused on both
+    replicas, before and after a policy reload."""
+    before = agent_canary(replicas[0])
+    redis_shared.stop()
+    redis_shared.start()  # empty: no persistence
+    clients = [client(r, "coder", ca_file) for r in replicas]
+    try:
+        for c in clients:
+            deadline = time.monotonic() + 15
+            while (status := comment(c, api, "team/emptied").status_code) != 201:
+                assert status == 503 and time.monotonic() < deadline, status
+                time.sleep(0.2)
+        after = agent_canary(replicas[1])
+        assert after == before
+        policy = replicas[0].policy
+        for reloaded in (False, True):
+            if reloaded:
+                policy.write_text(policy.read_text() + "\n")
+                for replica in replicas:
+                    deadline = time.monotonic() + 15
+                    while replica.log_text().count("loaded (hosts") < 2:
+                        assert time.monotonic() < deadline, replica.log_text()
+                        time.sleep(0.2)
+            for c in clients:
+                refused = comment(c, api, "team/emptied", body=f"token {before}")
+                assert (refused.status_code, refused.headers.get("x-gitvow-reason")) == (403, "canary_egress")
+    finally:
+        for c in clients:
+            c.close()
+    assert not any("token" in s.body.decode(errors="replace") for s in api.seen if "/team/emptied/" in s.path)
+
+
 def test_redis_gone_refuses_writes_and_coming_back_restores_service(
     replicas: list[ProxyProcess], api: Upstream, redis_shared: RedisServer, ca_file: Path
 ) -> None:
+    outages = [(r.log_text().count("is unreachable"), r.log_text().count("is reachable again")) for r in replicas]
     clients = [client(r, "coder", ca_file) for r in replicas]
     try:
         assert [comment(c, api, "team/outage").status_code for c in clients] == [201, 201]
@@ -187,7 +230,7 @@ def test_redis_gone_refuses_writes_and_coming_back_restores_service(
         for c in clients:
             c.close()
     assert sum(1 for s in api.seen if s.method == "POST" and "/team/outage/" in s.path) == 4
-    for replica in replicas:
-        log = replica.log_text()
-        assert log.count("is unreachable") == 1, log
-        assert log.count("is reachable again") == 1, log
+    for replica, (down, up) in zip(replicas, outages, strict=True):
+        log = replica.log_text()  # one line each way for this outage, not one per request
+        assert log.count("is unreachable") == down + 1, log
+        assert log.count("is reachable again") == up + 1, log

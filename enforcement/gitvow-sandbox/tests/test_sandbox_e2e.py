@@ -172,6 +172,10 @@ def connect_inside(proxy: ProxyProcess, operator: Path, port: int) -> str:
 
 def test_gh_api_reaches_the_forge_through_the_proxy_with_the_injected_token(
         proxy: ProxyProcess, forge: Upstream, operator: Path) -> None:
+    import shutil
+
+    if shutil.which("gh") is None:
+        pytest.skip("the gh CLI is not installed (Debian package gh)")
     forge.clear()
     result = run_in(proxy, operator, ["gh", "api", "repos/team/app"], "--pass-env", "GH_HOST",
                     env={"GH_HOST": f"{HOST}:{forge.port}", "GH_PROMPT_DISABLED": "1"})
@@ -245,8 +249,10 @@ def test_a_raw_tcp_connection_to_another_loopback_port_fails(proxy: ProxyProcess
 @pytest.fixture
 def sshd(tmp_path: Path) -> Iterator[int]:
     """A real sshd on loopback, outside the sandbox (config, key and pid file in the test's dir)."""
-    if not (os.path.exists("/usr/sbin/sshd") and os.geteuid() == 0):
-        pytest.skip("needs root and openssh-server (Debian package openssh-server)")
+    import shutil
+
+    if not (os.path.exists("/usr/sbin/sshd") and shutil.which("ssh") and os.geteuid() == 0):
+        pytest.skip("needs root and openssh-server (Debian packages openssh-server, openssh-client)")
     port = free_port()
     key = tmp_path / "host_ed25519"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
@@ -562,6 +568,7 @@ def index(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 def test_pip_download_from_an_allowed_index_works(proxy: ProxyProcess, index: Upstream, operator: Path,
                                                   ca_file: Path) -> None:
+    pytest.importorskip("pip", reason="pip runs inside the sandbox")
     tree = operator / "src" / "project"
     (tree / "index-ca.pem").write_bytes(ca_file.read_bytes())  # the index's own CA: the tunnel is not intercepted
     index.clear()
@@ -612,3 +619,68 @@ def test_the_admin_listener_is_not_reachable_through_the_proxy_either(proxy: Pro
 def test_the_commands_exit_status_and_output_pass_through(proxy: ProxyProcess, operator: Path) -> None:
     result = run_in(proxy, operator, ["/bin/sh", "-c", "echo out; echo err >&2; exit 7"])
     assert (result.returncode, result.stdout, result.stderr) == (7, "out\n", "err\n")
+
+
+def test_nothing_inside_can_make_a_user_namespace_of_its_own(proxy: ProxyProcess, operator: Path) -> None:
+    import shutil
+
+    from gitvow_sandbox.bwrap import no_nested_userns
+
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    if not no_nested_userns(bwrap):
+        pytest.skip("bubblewrap < 0.8 (no --disable-userns) or no user namespaces here")
+    outside = subprocess.run(["unshare", "--user", "true"], capture_output=True)
+    assert outside.returncode == 0  # the kernel allows it outside
+    result = run_in(proxy, operator, ["unshare", "--user", "true"])
+    assert result.returncode != 0 and "unshare" in result.stderr
+
+
+def test_the_proxy_started_for_a_run_stops_when_the_run_is_terminated(
+        forge: Upstream, ca_file: Path, proxy: ProxyProcess, operator: Path, tmp_path: Path) -> None:
+    import shutil
+    import signal
+    import time
+
+    workdir = tmp_path / "own-proxy"
+    workdir.mkdir()
+    shutil.copytree(proxy.confdir, workdir / "confdir")
+    (workdir / "github-token").write_text(GIT_TOKEN)
+    policy = workdir / "policy.toml"
+    policy.write_text(policy_text(workdir, forge, ca_file, listen_port=free_port()))
+    marker = operator / "src" / "project" / "started"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(operator), "GITVOW_TEST_CODER": CODER_SECRET}
+    run = subprocess.Popen([GITVOW, "run", "--agent", "coder", "--policy", str(policy), "--", "/bin/sh", "-c",
+                            f"touch {marker}; exec sleep 300"], cwd=operator / "src" / "project", env=env)
+    try:
+        deadline = time.monotonic() + 90
+        while not marker.exists() and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.1)
+        assert marker.exists(), "the command did not start"
+        assert _processes_naming(str(policy)) != []  # the run's proxy (and gitvow run itself)
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if run.poll() is None:
+            run.kill()
+    deadline = time.monotonic() + 15
+    while _processes_naming(str(policy)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_naming(str(policy)) == []
+    assert _processes_naming("exec sleep 300") == []  # the sandbox ended with it
+
+
+def test_allow_write_and_a_home_of_the_agents_own(proxy: ProxyProcess, operator: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    agent_home = tmp_path / "agent-home"
+    agent_home.mkdir()
+    (agent_home / "kept.txt").write_text("from the last run")
+    script = f'echo cached > {cache}/x && cat "$HOME/kept.txt" && echo new > "$HOME/new.txt"'
+    result = run_in(proxy, operator, ["/bin/sh", "-c", script], "--allow-write", str(cache), "--home",
+                    str(agent_home))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "from the last run"
+    assert (cache / "x").read_text() == "cached\n"
+    assert (agent_home / "new.txt").read_text() == "new\n"
+    assert not (operator / "new.txt").exists()

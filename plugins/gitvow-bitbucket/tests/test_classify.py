@@ -66,6 +66,11 @@ def test_credentials_are_bearer_for_the_api_and_basic_for_git(bitbucket: Bitbuck
     (["curl", "--json", "{}", f"{R}/te%61m/app/pullrequests/1/decline"], ("pr.edit",), "team/app"),
     (["curl", "-s", f"{R}/team/app/pullrequests"], ("read",), "team/app"),
     (["curl", "-XDELETE", f"{R}/team/app"], ("repo.delete",), "team/app"),
+    (["curl", "-sSX", "POST", f"{R}/team/app/pullrequests/1/merge"], ("pr.merge",), "team/app"),
+    (["curl", "-sd@body.json", f"{R}/team/app/pullrequests"], ("pr.create",), "team/app"),
+    (["curl", "-H", "Authorization: Bearer x", "--request=PUT", f"{R}/team/app/issues/3"], ("issue.edit",), "team/app"),
+    (["curl", "-sI", f"{R}/team/app"], ("read",), "team/app"),
+    (["curl", "--", f"{R}/team/app"], ("read",), "team/app"),
     (["curl", "-K", "cfg", f"{R}/team/app"], ("unknown",), None),
     (["curl", "-X", "POST", f"{R}/team/x/../app/pullrequests/1/merge"], ("unknown",), None),
 ])

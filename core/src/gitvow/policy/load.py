@@ -50,7 +50,7 @@ class Policy(CompiledPolicy):
     def compiled(self) -> CompiledPolicy:
         """The kernel's input alone, without the pydantic model (what the agent gate caches)."""
         return CompiledPolicy(self.table, self.relays, self.hosts, self.adapter_options, self.comment_commands,
-                              self.grants, self.mcp, self.source, self.plain)
+                              self.grants, self.mcp, self.source, self.plain, self.change_rules)
 
     def section[S: BaseModel](self, model: type[S]) -> S:
         """The file's keys that ``model`` owns, validated by it (defaults where the file is silent)."""
@@ -112,8 +112,15 @@ def read_document(path: Path) -> dict[str, Any]:
 
 def plain_form(model: CorePolicy) -> dict[str, Any]:
     """The core's validated tables as plain data, the input of :func:`gitvow.policy.compile.compile_policy`."""
-    return {key: {name: (value.model_dump() if isinstance(value, BaseModel) else value)
-                  for name, value in getattr(model, key).items()} for key in build.PLAIN_KEYS}
+    plain: dict[str, Any] = {}
+    for key in build.PLAIN_KEYS:
+        table = getattr(model, key)
+        if isinstance(table, BaseModel):  # a section of fixed keys ([branches], [paths], [size], [secrets])
+            plain[key] = table.model_dump()
+        else:
+            plain[key] = {name: (value.model_dump() if isinstance(value, BaseModel) else value)
+                          for name, value in table.items()}
+    return plain
 
 
 def compile_policy(
@@ -136,6 +143,7 @@ def compile_policy(
         mcp=compiled.mcp,
         source=source,
         plain=compiled.plain,
+        change_rules=compiled.change_rules,
         model=model,
         sections=dict(sections or {}),
         data=dict(data or {}),
@@ -167,19 +175,7 @@ def parse_policy(
         adapters = plugins.adapters if adapters is None else adapters
     owners: dict[str, PolicySection] = {key: section for section in sections for key in section.keys}
     document = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("_"))}  # 0.42's comments
-    core: dict[str, Any] = {}
-    parts: dict[PolicySection, dict[str, Any]] = {}
-    problems: list[str] = []
-    for key, value in document.items():
-        if key in CorePolicy.model_fields:
-            core[key] = value
-        elif key in owners:
-            parts.setdefault(owners[key], {})[key] = value
-        elif (distribution := owner_of(key)) is not None:
-            if absent == "error":
-                problems.append(f"{key}: read by {distribution}, which is not installed; {install_hint(distribution)}")
-        else:
-            problems.append(f"{key}: unknown key (typo?)")
+    core, parts, problems = _partition(document, owners, absent)
     validated: dict[type[BaseModel], BaseModel] = {}
     model = CorePolicy()
     try:
@@ -195,6 +191,35 @@ def parse_policy(
         raise _one_error(problems, source)
     policy = compile_policy(model, source=source, relays=relays, sections=validated, data=document)
     policy = replace(policy, installed_adapters=frozenset(adapters))
+    problems = _cross_problems(policy, owners, validated)
+    if problems:
+        raise _one_error(problems, source)
+    return policy
+
+
+def _partition(
+    document: Mapping[str, Any], owners: Mapping[str, PolicySection], absent: Absent
+) -> tuple[dict[str, Any], dict[PolicySection, dict[str, Any]], list[str]]:
+    """The core's keys, each section's keys, and the keys nobody installed reads."""
+    core: dict[str, Any] = {}
+    parts: dict[PolicySection, dict[str, Any]] = {}
+    problems: list[str] = []
+    for key, value in document.items():
+        if key in CorePolicy.model_fields:
+            core[key] = value
+        elif key in owners:
+            parts.setdefault(owners[key], {})[key] = value
+        elif (distribution := owner_of(key)) is not None:
+            if absent == "error":
+                problems.append(f"{key}: read by {distribution}, which is not installed; {install_hint(distribution)}")
+        else:
+            problems.append(f"{key}: unknown key (typo?)")
+    return core, parts, problems
+
+
+def _cross_problems(policy: Policy, owners: Mapping[str, PolicySection],
+                    validated: Mapping[type[BaseModel], BaseModel]) -> list[str]:
+    """The core's cross-reference problems, then each section's ``check``'s."""
     from gitvow.policy.checks import core_problems
 
     problems = core_problems(policy)
@@ -204,9 +229,7 @@ def parse_policy(
                 problems.extend(section.check(policy))
             except Exception as exc:  # a section's check that breaks refuses the file, by name
                 problems.append(f"({section.distribution}): its policy check failed: {type(exc).__name__}: {exc}")
-    if problems:
-        raise _one_error(problems, source)
-    return policy
+    return problems
 
 
 def load_policy(

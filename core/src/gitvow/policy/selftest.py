@@ -117,7 +117,11 @@ def failures(policy: Policy, plugins: Plugins, *, tool_calls: ToolCalls = "error
                 problems.append(f"{test.label(index)}.url: {exc}")
                 continue
         elif judges:
-            verdict, reason = judges[0](policy, test)
+            try:
+                verdict, reason = judges[0](policy, test)
+            except Exception as exc:  # a judge that breaks fails the test, by name, never the load
+                problems.append(f"{test.label(index)}: could not be judged: {type(exc).__name__}: {exc}")
+                continue
         elif tool_calls == "error":
             problems.append(f"{test.label(index)}: a tool-call test is judged by gitvow-gate, which is not "
                             'installed; pip install "gitvow-gate>=1"')

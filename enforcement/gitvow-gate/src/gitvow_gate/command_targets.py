@@ -98,11 +98,21 @@ def _remote_url_from_files(remote: str, cwd: str) -> tuple[bool, str | None]:
             text = fh.read()
     except (OSError, UnicodeDecodeError):
         return False, None
+    return _remote_url_in_config(text, remote)
+
+
+#: What a plain config parse cannot answer: a remote's URL read "from the files" is not git's.
+_UNKNOWN: tuple[bool, str | None] = (False, None)
+
+
+def _remote_url_in_config(text: str, remote: str) -> tuple[bool, str | None]:
+    """``(known, url)`` of ``remote`` in a config file's text (see :func:`_remote_url_from_files`)."""
     lowered = text.lower()
     if "[include" in lowered or "insteadof" in lowered or "pushurl" in lowered or "\\\n" in text:
-        return False, None
+        return _UNKNOWN
+    header = f'[remote "{remote}"]'
     section = ""
-    url: str | None = None
+    urls: list[str | None] = []
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith(("#", ";")):
@@ -111,18 +121,21 @@ def _remote_url_from_files(remote: str, cwd: str) -> tuple[bool, str | None]:
             section = line
             continue
         name, eq, value = line.partition("=")
-        if eq and name.strip().lower() == "url" and section == f'[remote "{remote}"]':
-            if url is not None:
-                return False, None  # several urls: let git say which
-            value = value.strip()
-            if value.startswith('"') and value.endswith('"') and len(value) > 1:
-                value = value[1:-1]
-            if '"' in value or "\\" in value:
-                return False, None
-            url = value
-    if url is None and f'[remote "{remote}"]'.lower() in lowered:
-        return False, None  # a section spelled some other way: ask git
-    return True, url
+        if eq and name.strip().lower() == "url" and section == header:
+            urls.append(_config_value(value))
+    if len(urls) > 1 or None in urls:
+        return _UNKNOWN  # several urls (let git say which), or one quoted past what is read here
+    if not urls and header.lower() in lowered:
+        return _UNKNOWN  # a section spelled some other way: ask git
+    return True, (urls[0] if urls else None)
+
+
+def _config_value(value: str) -> str | None:
+    """A config value, its surrounding quotes removed; None if it holds quoting or escapes."""
+    value = value.strip()
+    if value.startswith('"') and value.endswith('"') and len(value) > 1:
+        value = value[1:-1]
+    return None if '"' in value or "\\" in value else value
 
 
 def _branch_from_files(cwd: str) -> tuple[bool, str | None]:

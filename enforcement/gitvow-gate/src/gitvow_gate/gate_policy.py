@@ -5,7 +5,7 @@ Lookup order (the old tool's): ``<repo>/.gitvow/policy.json`` (or ``policy.toml`
 names a file explicitly and wins over all of them.
 
 The hook runs on every tool call, so validation must not: a file is validated with the full
-pydantic models (the core's and :mod:`gitvow_gate.schema`, through :func:`gitvow.policy.load.parse_policy`)
+pydantic models (the core's and :mod:`gitvow_gate.gate_sections`, through :func:`gitvow.policy.load.parse_policy`)
 the first time its *content* is seen, and the gate's part is written to a cache keyed by a
 hash of that content. Every later call reads the file, hashes it, and builds plain frozen
 dataclasses from the cached JSON: no pydantic, no plugin discovery. Editing the file changes
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gitvow.policy.compile import CompiledPolicy
+    from gitvow.policy.load import Policy
 
 QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
 WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
@@ -336,16 +337,24 @@ def validate(path: str, content: bytes) -> GatePolicy:
     """
     from gitvow.plugins import installed
     from gitvow.policy.load import parse_policy
-    from gitvow_gate.schema import GateSections, ignored_keys
 
     data = parse_document(path, content)
     plugins = installed()
     policy = parse_policy(data, source=path, relays=plugins.relays, sections=plugins.sections, absent="skip",
                           adapters=plugins.adapters)
+    return from_policy(policy, path, data)
+
+
+def from_policy(policy: Policy, path: str, data: Mapping[str, Any] | None = None) -> GatePolicy:
+    """The gate's plain form of a validated policy (``path`` is its file, ``data`` the document
+    as read), built-in rules layered."""
+    from gitvow_gate.gate_sections import GateSections, ignored_keys
+
     # The core's compiled policy, cached in the plain form gitvow.policy.compile builds it
     # from again: one path builds the table for the proxy and the gate.
     own = compile_gate(policy.section(GateSections), agents=policy.model.agents, source=path,
-                       ignored=ignored_keys(data), core=policy.compiled.to_plain())
+                       ignored=ignored_keys(dict(policy.data if data is None else data)),
+                       core=policy.compiled.to_plain())
     if os.path.abspath(path) == os.path.abspath(DEFAULT_POLICY):
         return replace(own, builtin_rules="builtin")
     if own.builtin_rules == "replace":
@@ -361,7 +370,7 @@ def replace(policy: GatePolicy, **changes: Any) -> GatePolicy:
 
 def builtin_rules() -> GatePolicy:
     """The packaged default's rules, validated (only ever on the validation path)."""
-    from gitvow_gate.schema import GateSections
+    from gitvow_gate.gate_sections import GateSections
 
     with open(DEFAULT_POLICY, "rb") as fh:
         data = parse_document(DEFAULT_POLICY, fh.read())
@@ -395,7 +404,7 @@ def compile_gate(
     ignored: list[str] | None = None,
     core: Mapping[str, Any] | None = None,
 ) -> GatePolicy:
-    """Build the gate's plain form from validated :class:`~gitvow_gate.schema.GateSections` and agents."""
+    """Build the gate's plain form from validated :class:`~gitvow_gate.gate_sections.GateSections` and agents."""
     import shlex
 
     def command_rule(rule: Any, default_reason: str) -> CommandRule:

@@ -14,8 +14,8 @@ from urllib.parse import quote
 
 from gitvow.errors import GitvowError, PolicyError
 from gitvow.policy.load import load_policy
+from gitvow_proxy.canary_tokens import canary_key, derive, ensure_key_file
 from gitvow_proxy.identity import Identities
-from gitvow_proxy.runtime import open_state
 from gitvow_proxy.settings import ProxyPolicy
 
 CA_BASENAME = "mitmproxy"
@@ -33,13 +33,15 @@ TOKEN_VARIABLES = (
 
 
 def proxy_ca(confdir: Path) -> Path:
-    """The proxy's CA certificate (public part), created the way mitmproxy creates it if absent."""
+    """The proxy's CA certificate (public part), created the way mitmproxy creates it if absent,
+    with the canary key beside it: a confdir copied to every replica carries both."""
     cert = confdir / f"{CA_BASENAME}-ca-cert.pem"
     if not cert.exists():
         from mitmproxy.certs import CertStore
         from mitmproxy.options import KEY_SIZE
 
         CertStore.from_store(confdir, CA_BASENAME, KEY_SIZE)
+    ensure_key_file(confdir)
     return cert
 
 
@@ -82,11 +84,7 @@ def agent_environment(
     conf = Path(confdir or settings.confdir).expanduser()
     conf.mkdir(parents=True, exist_ok=True)
     bundle = str(ca_bundle(conf))
-    store = open_state(policy, state)
-    try:
-        canary = store.canary(agent)
-    finally:
-        store.close()
+    canary = derive(canary_key(policy, conf), agent)
     env: dict[str, str] = {}
     for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
         env[name] = url

@@ -236,16 +236,18 @@ def _fields_of(body: bytes, url: str) -> dict[str, Any]:
 
 
 def _graphql_input(body: bytes, names: tuple[str, ...]) -> dict[str, Any] | None:
+    """The arguments of the document's one field named in ``names`` (its ``input`` merged in);
+    None when there is none or several: a context, and a pin, describe one pull request."""
     try:
         request = _READER.read(body)
     except GraphQLRefused:
         return None
-    for top in request.operation.fields:
-        if top.name in names:
-            found = {name: top.argument(name, request.variables) for name in top.arguments}
-            nested = found.get("input")
-            return {**found, **nested} if isinstance(nested, dict) else found
-    return None
+    tops = [top for top in request.operation.fields if top.name in names]
+    if len(tops) != 1:
+        return None
+    found = {name: tops[0].argument(name, request.variables) for name in tops[0].arguments}
+    nested = found.get("input")
+    return {**found, **nested} if isinstance(nested, dict) else found
 
 
 _GITHUB_PULL = re.compile(r"/repos/([^/]+)/([^/]+)/pulls(?:/(\d+)/merge)?$")
@@ -619,6 +621,12 @@ def pin(adapter: str, url: str, body: bytes, head_sha: str) -> bytes:
 
 
 def _pin_graphql(body: bytes, head_sha: str) -> bytes:
+    if _graphql_input(body, ("mergePullRequest",)) is None:
+        return body  # not exactly one merge: the head seen belongs to no single one of them
+    return _pin_graphql_merge(body, head_sha)
+
+
+def _pin_graphql_merge(body: bytes, head_sha: str) -> bytes:
     """``expectedHeadOid`` into every ``mergePullRequest(input:)``: into the input variable's
     value when the input is a variable, into the literal object when it is written inline."""
     from graphql import parse, print_ast

@@ -70,17 +70,22 @@ def signature(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+def _slack_text(text: str) -> str:
+    """Text an agent wrote, made inert for Slack: no ``<link|label>``, mention or markup of its own."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def payload(hook: Webhook, event: str, approval: Approval, link: str | None, repo: str | None) -> bytes:
     """The body one webhook gets for one event."""
     if hook.format == "slack":
         summary = approval.summary()
         title = summary.get("title")
         what = f"{', '.join(approval.operations)} on {repo or approval.repo or 'an unknown repository'}"
-        text = f"gitvow: approval {approval.id} {event}: {approval.agent} asks for {what}"
+        text = _slack_text(f"gitvow: approval {approval.id} {event}: {approval.agent} asks for {what}")
         if isinstance(title, str) and title:
-            text += f" ({title})"
+            text += f" ({_slack_text(title)})"
         if approval.status == FAILED and approval.reason:
-            text += f". Not sent: {approval.reason}"
+            text += f". Not sent: {_slack_text(approval.reason)}"
         if link:
             text += f". <{link}|Open it on the desk>"
         return json.dumps({"text": text}).encode()
@@ -120,6 +125,7 @@ class Notifier:
         self._tasks: set[asyncio.Task[None]] = set()
         self._tls: ssl.SSLContext | None = None
         self.since = time.time() - LOOKBACK
+        self._looked: dict[str, str] = {}
 
     def watch(self) -> None:
         """Queue a delivery of every event not queued yet (called each sender round)."""
@@ -127,9 +133,14 @@ class Notifier:
         notify, desk = self.settings()
         if store is None or notify is None or not notify.webhooks:
             return
-        for approval in store.approvals(limit=WATCH):
-            if approval.updated < self.since:
-                continue
+        recent = store.approvals(limit=WATCH)
+        if len(self._looked) > 4 * WATCH:
+            ids = {a.id for a in recent}
+            self._looked = {k: v for k, v in self._looked.items() if k in ids}
+        for approval in recent:
+            if approval.updated < self.since or self._looked.get(approval.id) == approval.status:
+                continue  # (the store is asked about an approval again only when its status changed)
+            self._looked[approval.id] = approval.status
             queued = set(json.loads(store.annotations(approval.id).get(QUEUED_NOTE, "[]")))
             new = [event for event in events_of(approval) if event not in queued]
             if not new:

@@ -16,11 +16,19 @@ import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitvow.errors import GitvowError
 from gitvow.policy.load import load_policy
+from gitvow_proxy.addons.graceful_stop import GracefulStop
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.shared import Shared
+
+if TYPE_CHECKING:
+    from mitmproxy.master import Master
+
+    from gitvow_proxy.addons.graceful_stop import GracefulStop
+    from gitvow_proxy.shared import Shared
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -52,7 +60,7 @@ def check(options: ProxyOptions) -> None:
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
-        runtime = build_runtime(options.policy, MemoryStore())
+        runtime = build_runtime(options.policy, MemoryStore(), confdir=options.confdir)
     finally:
         quiet.setLevel(level)
     missing = unset_secrets(runtime.policy)
@@ -146,8 +154,10 @@ async def serve(options: ProxyOptions) -> int:
     from mitmproxy import options as mitm_options
     from mitmproxy.master import Master
 
-    from gitvow_proxy.addons import proxy_addons
+    from gitvow_proxy.addons import AddonChain, proxy_addons
+    from gitvow_proxy.addons.graceful_stop import GracefulStop
     from gitvow_proxy.agentenv import proxy_ca
+    from gitvow_proxy.shared import Shared
 
     # mitmproxy prints its log to stdout; a proxy's log must reach a file as it happens.
     if isinstance(sys.stdout, io.TextIOWrapper):
@@ -169,7 +179,8 @@ async def serve(options: ProxyOptions) -> int:
     )
     master = Master(opts, with_termlog=True)
     shared = Shared()
-    master.addons.add(*lean_addons(), *proxy_addons(shared))  # type: ignore[no-untyped-call]
+    addons = proxy_addons(shared)
+    master.addons.add(*lean_addons(), AddonChain(addons))  # type: ignore[no-untyped-call]
     updates: dict[str, object] = {
         "connection_strategy": "lazy",
         "gitvow_policy": str(options.policy),
@@ -188,11 +199,31 @@ async def serve(options: ProxyOptions) -> int:
     gc.collect()
     gc.freeze()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, master.shutdown)
+    stopper = next(addon for addon in addons if isinstance(addon, GracefulStop))
+    grace = settings.shutdown_grace
+    loop.add_signal_handler(signal.SIGTERM, _stop_gracefully, master, stopper, grace)
+    loop.add_signal_handler(signal.SIGINT, master.shutdown)
     loop.add_signal_handler(signal.SIGHUP, _reopen_audit, shared)  # logrotate's signal: reopen, never exit
     await master.run()
     return 0
+
+
+def _stop_gracefully(master: Master, stopper: GracefulStop, grace: float) -> None:
+    """SIGTERM: drain (answers first), then stop; a second SIGTERM stops at once."""
+    if stopper.draining:
+        master.shutdown()  # type: ignore[no-untyped-call]
+        return
+
+    async def drain_then_stop() -> None:
+        try:
+            await stopper.drain(grace)
+        finally:
+            master.shutdown()  # type: ignore[no-untyped-call]
+
+    _draining.append(asyncio.get_running_loop().create_task(drain_then_stop()))
+
+
+_draining: list[asyncio.Task[None]] = []
 
 
 def _reopen_audit(shared: Shared) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitvow.errors import PolicyError
@@ -18,6 +18,7 @@ from gitvow.pipeline import Engine
 from gitvow.plugins import Plugins, installed
 from gitvow.policy.load import Policy, load_policy
 from gitvow.policy.selftest import failures as policy_test_failures
+from gitvow_proxy.canary_tokens import agent_canaries, canary_key
 from gitvow_proxy.gates import ProxyGates
 from gitvow_proxy.identity import Identities, read_secret
 from gitvow_proxy.settings import ProxyPolicy
@@ -41,6 +42,8 @@ class Runtime:
     #: Agents in shadow mode (``[proxy] enforce = false``, or their own ``enforce = false``):
     #: what would be refused is forwarded and recorded as ``would_refuse``.
     shadowed: frozenset[str] = frozenset()
+    #: Every canary the proxy recognises → the agent it was issued to (derived and stored).
+    canaries: Mapping[str, str] = field(default_factory=dict)
 
     def grant_for(self, agent: str) -> Grant | None:
         return self.grants.get(agent)
@@ -81,7 +84,8 @@ def open_state(policy: Policy, override: str | None = None) -> Store:
 
 
 def build_runtime(
-    path: str | Path, store: Store, *, plugins: Plugins | None = None, previous: Runtime | None = None
+    path: str | Path, store: Store, *, plugins: Plugins | None = None, previous: Runtime | None = None,
+    confdir: str | Path | None = None,
 ) -> Runtime:
     """Load and validate ``path`` and everything it names; raises PolicyError.
 
@@ -97,16 +101,18 @@ def build_runtime(
         raise PolicyError("; ".join(failed), source=policy.source)
     identities = Identities.from_policy(policy)
     credentials = read_credentials(policy, plugins)
-    canaries = {store.canary(agent): agent for agent in policy.model.agents}
+    # Derived, so a store that lost its memory forgets none; what a store issued before stays known.
+    canaries = {**_stored_canaries(store, policy), **agent_canaries(policy, canary_key(policy, confdir))}
     settings = policy.section(ProxyPolicy).proxy
     kept = previous.gates.resolutions if previous is not None else None
     if kept is not None and (kept.size, kept.ttl) != (settings.resolve_cache_size, settings.resolve_ttl):
         kept = None
-    gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries, resolutions=kept)
+    gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries, resolutions=kept,
+                       counts=previous.gates.counts if previous is not None else None)
     grants = {name: grant for name in policy.model.agents if (grant := policy.grant_for(name)) is not None}
     secrets = tuple(credentials.values())
     return Runtime(policy, engine, identities, gates, secrets, grants, tuple(s.encode() for s in secrets), sha256,
-                   shadowed(policy))
+                   shadowed(policy), canaries)
 
 
 def shadowed(policy: Policy) -> frozenset[str]:
@@ -114,6 +120,13 @@ def shadowed(policy: Policy) -> frozenset[str]:
     default = policy.section(ProxyPolicy).proxy.enforce
     return frozenset(name for name, rule in policy.model.agents.items()
                      if not (default if rule.enforce is None else rule.enforce))
+
+
+def _stored_canaries(store: Store, policy: Policy) -> dict[str, str]:
+    try:
+        return {token: agent for token, agent in store.canaries().items() if agent in policy.model.agents}
+    except StoreError as exc:
+        raise PolicyError(str(exc), source=policy.source, key="proxy.state") from None
 
 
 def file_sha256(path: str | Path) -> str:

@@ -110,6 +110,8 @@ class ProxySettings(_Section):
     #: ``false``: shadow mode. What would be refused is forwarded (with the credential) and
     #: recorded as ``would_refuse`` with its reason; ``[agents.NAME] enforce`` overrides it per agent.
     enforce: bool = True
+    #: Seconds a stopping proxy (SIGTERM) waits for the requests in flight to get their answers.
+    shutdown_grace: float = Field(default=30.0, ge=0)
 
     def plain(self, host: str, port: int) -> bool:
         """Whether ``host:port`` (or ``host``) is marked to be reached over plain HTTP."""
@@ -218,9 +220,14 @@ class Canary(_Section):
     enabled: bool = True
     scan_limit: int = Field(default=8 * 1024 * 1024, gt=0)
     tokens: list[str] = Field(default_factory=list)
+    #: The key each agent's canary is derived from (default: ``canary.key`` in the confdir).
+    secret_env: str | None = None
+    secret_file: str | None = None
 
     @model_validator(mode="after")
     def _long_enough(self) -> Canary:
+        if self.secret_env is not None and self.secret_file is not None:
+            raise ValueError("set at most one of secret_env or secret_file")
         short = [t for t in self.tokens if len(t) < 12]
         if short:
             raise ValueError("canary tokens must be at least 12 characters, so ordinary text never matches")

@@ -147,6 +147,16 @@ def agents(policy: Policy, store: Store, now: float) -> list[dict[str, Any]]:
     return rows
 
 
+def _with_repo(store: Store, data: dict[str, Any]) -> dict[str, Any]:
+    """An approval's JSON with the repository the forge named when the request names none."""
+    if data.get("repo") is None:
+        from gitvow_proxy.approval_context import stored_context
+
+        context = stored_context(store, str(data["id"]))
+        data["repo"] = context.repo if context is not None else None
+    return data
+
+
 def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span = SPANS["24h"],
            refusals: int = 20) -> dict[str, Any]:
     """Everything ``gitvow status --json`` prints and the desk shows."""
@@ -157,7 +167,7 @@ def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span
         {k: r.get(k) for k in ("time", "agent", "method", "host", "path", "operations", "repo", "verdict", "reason")}
         for r in records if r.get("verdict") in _REFUSALS
     ][-refusals:][::-1]
-    pending = [a.as_json() for a in store.approvals([PENDING]) if a.expires > now]
+    pending = [_with_repo(store, a.as_json()) for a in store.approvals([PENDING]) if a.expires > now]
     from gitvow_proxy.runtime import shadowed
 
     return {

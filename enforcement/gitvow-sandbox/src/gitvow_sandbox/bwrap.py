@@ -1,8 +1,8 @@
 """bubblewrap: finding it, the command line of one sandbox, and what its failures mean.
 
 Namespaces: all of them (user where the kernel allows, mount, pid, network, ipc, uts,
-cgroup). Capabilities: none, also when run as root, so nothing inside can unmount what hides
-the operator's files. A new session: a process inside cannot push keystrokes into the
+cgroup), and no new user namespace inside where bubblewrap can forbid it. Capabilities:
+none, also when run as root, so nothing inside can unmount what hides the operator's files. A new session: a process inside cannot push keystrokes into the
 caller's terminal (TIOCSTI). The sandbox dies with ``gitvow run``.
 """
 
@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from gitvow_sandbox.environment import INNER_PORT
 from gitvow_sandbox.errors import SandboxError
@@ -53,10 +54,22 @@ def listening_pattern(port: int) -> str:
     return f"0100007F:{port:04X} 00000000:0000 0A"
 
 
+def no_nested_userns(bwrap: str) -> list[str]:
+    """``--disable-userns`` where bubblewrap has it (0.8+) and user namespaces exist: nothing
+    inside may make one of its own (less kernel to attack from inside). Read from the binary
+    and /proc, not by running anything: start-up time."""
+    try:
+        supported = b"--disable-userns" in Path(bwrap).read_bytes()
+        available = Path("/proc/sys/user/max_user_namespaces").read_text().strip() not in ("", "0")
+    except OSError:
+        return []
+    return ["--unshare-user", "--disable-userns"] if supported and available else []
+
+
 def command_line(bwrap: str, mounts: Sequence[str], env: Mapping[str, str], cwd: str, command: Sequence[str]
                  ) -> list[str]:
-    args = [bwrap, "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
-            "--hostname", "gitvow-sandbox", "--clearenv"]
+    args = [bwrap, "--unshare-all", *no_nested_userns(bwrap), "--cap-drop", "ALL", "--die-with-parent",
+            "--new-session", "--hostname", "gitvow-sandbox", "--clearenv"]
     for name, value in env.items():
         args += ["--setenv", name, value]
     args += [*mounts, "--chdir", cwd, "--"]

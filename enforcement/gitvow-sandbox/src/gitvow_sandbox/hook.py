@@ -39,8 +39,8 @@ def gate_policy(data: Mapping[str, Any]) -> dict[str, Any]:
 def install(agent: str, data: Mapping[str, Any], *, home: Path, tree: Path, run_dir: Path) -> dict[str, str]:
     """Install the hook for ``agent`` under ``home`` (the sandbox's); the variables it needs inside."""
     try:
-        from gitvow_gate.install import InstallError
-        from gitvow_gate.install import install as install_hook
+        from gitvow_gate.hook_installer import InstallError
+        from gitvow_gate.hook_installer import install as install_hook
     except ModuleNotFoundError as exc:
         if exc.name == "gitvow_gate":
             raise SandboxError("--hook installs gitvow-gate's hook, which is not installed: pip install gitvow-gate "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -93,13 +94,26 @@ def _spawn(argv: list[str]) -> tuple[int, bool]:
         code = proc.wait()
     except KeyboardInterrupt:  # the terminal's ^C reached bubblewrap too; wait for it to end
         code = proc.wait()
+    except SystemExit:  # SIGTERM or SIGHUP to gitvow run: end the sandbox, then clean up (the caller's finally)
+        proc.terminate()
+        proc.wait()
+        raise
     with os.fdopen(status_read, "rb") as status:
         started = any("child-pid" in json.loads(line) for line in status.read().splitlines() if line.strip())
     return code, started
 
 
+def _exit_on(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def run(options: RunOptions) -> int:
-    """Run the command sandboxed; its exit status, or SandboxError before anything ran."""
+    """Run the command sandboxed; its exit status, or SandboxError before anything ran.
+
+    SIGTERM and SIGHUP end the run as an exception would, so the proxy started for it is
+    stopped and its directories removed (Python's default would leave the proxy running)."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on)
     bwrap_path, _socat = bwrap.tools()
     data, settings = _settings(options.policy)
     with _private_dir() as private, _private_dir() as run_dir:

@@ -56,30 +56,50 @@ def _option(state: _Curl, arg: str, value: str | None) -> None:
         state.opaque = True
 
 
+#: Short options that take a value (``-XPOST``, ``-sX POST``, ``-d@file``).
+_SHORT_VALUED = frozenset("XdHuoAebcwmxrTFKUE")
+_SHORT_NAMES = {"X": "-X", "d": "-d", "F": "-F", "T": "-T", "K": "-K"}
+
+
+def _short(state: _Curl, arg: str, following: str | None) -> bool:
+    """A cluster of short options (``-sSX``); returns whether it took ``following`` as a value."""
+    for i, flag in enumerate(arg[1:], start=1):
+        if flag == "I":
+            state.head = True
+        elif flag == "G":
+            state.get = True
+        elif flag in _SHORT_VALUED:
+            rest = arg[i + 1 :]
+            _option(state, _SHORT_NAMES.get(flag, "-" + flag), rest or following)
+            return not rest
+    return False
+
+
 def _parse(args: Sequence[str]) -> _Curl:
     state = _Curl()
     i = 0
     while i < len(args):
         arg = args[i]
+        following = args[i + 1] if i + 1 < len(args) else None
         i += 1
-        if arg in ("-I", "--head"):
-            state.head = True
-        elif arg in ("-G", "--get"):
-            state.get = True
-        elif arg.startswith("--") and "=" in arg:
-            name, value = arg.split("=", 1)
-            _option(state, name, value)
-        elif arg in _DATA or arg in _VALUED or arg in _OPAQUE or arg in ("-X", "--request", "--url", "-T",
-                                                                          "--upload-file"):
-            _option(state, arg, args[i] if i < len(args) else None)
-            i += 1
-        elif arg.startswith("-X") and len(arg) > 2:
-            state.method = arg[2:].upper()
-        elif arg.startswith("-d") and len(arg) > 2:
-            state.data = True
-        elif arg.startswith("-H") and len(arg) > 2:
-            continue
-        elif not arg.startswith("-"):
+        if arg == "--":
+            state.urls.extend(args[i:])
+            break
+        if arg.startswith("--"):
+            name, eq, value = arg.partition("=")
+            if name in ("--head",):
+                state.head = True
+            elif name == "--get":
+                state.get = True
+            elif eq:
+                _option(state, name, value)
+            elif name in _DATA or name in _VALUED or name in _OPAQUE or name in ("--request", "--url", "--upload-file"):
+                _option(state, name, following)
+                i += 1
+        elif arg.startswith("-") and len(arg) > 1:
+            if _short(state, arg, following):
+                i += 1
+        else:
             state.urls.append(arg)
     return state
 

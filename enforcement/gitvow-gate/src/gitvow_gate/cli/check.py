@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from gitvow_gate import gate_policy
     from gitvow_gate.call import FileEdit, GateCall
     from gitvow_gate.decide import DENY, GateDecision
-    from gitvow_gate.hook import judge, policy_agent
+    from gitvow_gate.invocation import judge, policy_agent
 
     cwd = os.getcwd()
     # the agent, the policy file and the forge stage are resolved as `gitvow hook` resolves them

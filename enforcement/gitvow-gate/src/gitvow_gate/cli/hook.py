@@ -36,10 +36,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def serve(agent: str | None, event: str) -> int:
-    from gitvow_gate.hook import run as run_hook
+    from gitvow_gate.invocation import run as run_hook
 
     # --agent names the hook protocol; $GITVOW_AGENT is the policy's name for the agent
-    # (gitvow_gate.hook.policy_agent) and stands in for --agent only when it names a protocol
+    # (gitvow_gate.invocation.policy_agent) and stands in for --agent only when it names a protocol
     named = os.environ.get("GITVOW_AGENT", "")
     agent = agent or (named if named in AGENT_NAMES else "claude")
     try:

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
 def change(args: argparse.Namespace, *, uninstalling: bool) -> int:
     """Install or uninstall the agent's hook configuration, reporting one line either way."""
-    from gitvow_gate.install import InstallError, install, probe, uninstall
+    from gitvow_gate.hook_installer import InstallError, install, probe, uninstall
 
     if args.user and args.repo:
         print("gitvow: error: give --user or a repository, not both", file=sys.stderr)

@@ -95,7 +95,8 @@ class PolicyReload:
             from gitvow.policy.load import load_policy
 
             shared.store = open_state(load_policy(path, absent="skip"), ctx.options.gitvow_state or None)
-        runtime = build_runtime(path, shared.store, previous=None if initial else shared.runtime)
+        runtime = build_runtime(path, shared.store, previous=None if initial else shared.runtime,
+                                confdir=ctx.options.confdir)
         audit_settings = runtime.policy.section(ProxyPolicy).audit
         audit_path = audit_settings.path
         if shared.audit is None or (shared.audit.path, self._otlp) != (audit_path, audit_settings.otlp):

@@ -24,7 +24,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from mitmproxy import http
 
@@ -100,16 +100,21 @@ class McpSessions:
         self.shared = shared
         self.bindings = SessionBindings()
 
-    async def request(self, flow: http.HTTPFlow) -> None:
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        """Synchronous for every flow; only an approved MCP call is awaited (mitmproxy awaits
+        what a hook returns), so the other requests pay no coroutine."""
         if flow.response is not None:
-            return
+            return None
         endpoint = endpoint_of(self.shared, flow)
         agent = agent_of(flow)
         if endpoint is None or agent is None:
-            return
+            return None
         if APPROVAL_KEY in flow.metadata:
-            await self._approved(flow, endpoint, agent)
-            return
+            return self._approved(flow, endpoint, agent)
+        self._check(flow, endpoint, agent)
+        return None
+
+    def _check(self, flow: http.HTTPFlow, endpoint: McpAdapter, agent: str) -> None:
         why = next((reason for session in _sessions(flow)
                     if (reason := self.bindings.refusal(endpoint.name, session, agent)) is not None), None)
         if why is None:

@@ -59,7 +59,7 @@ class LegacyModel(BaseModel):
         return drop_comments(data)
 
 
-class CommandRule(LegacyModel):
+class CommandRuleEntry(LegacyModel):
     """A ``bash_deny``/``bash_confirm`` entry: ``pattern``, or ``program`` + ``verbs`` (+ ``target``), or ``check``."""
 
     pattern: str | None = None
@@ -74,7 +74,7 @@ class CommandRule(LegacyModel):
     pack: str | None = None
 
     @model_validator(mode="after")
-    def _shape(self) -> CommandRule:
+    def _shape(self) -> CommandRuleEntry:
         if self.check is not None:
             if self.pattern is not None or self.program is not None or self.verbs is not None or self.target is not None:
                 raise ValueError("'check' stands alone: no 'pattern', 'program', 'verbs' or 'target' beside it")
@@ -97,7 +97,7 @@ class CommandRule(LegacyModel):
         return self
 
 
-class PathRule(LegacyModel):
+class PathRuleEntry(LegacyModel):
     """A ``path_confirm`` entry: a regex on the edited file's path."""
 
     pattern: str
@@ -112,7 +112,7 @@ class PathRule(LegacyModel):
         return _check_regex(value, "pattern")
 
 
-class ProviderRule(LegacyModel):
+class ProviderEntry(LegacyModel):
     """A provider (docs/gate.md, "Providers"): a command asked factual questions about an edit."""
 
     name: str = Field(min_length=1)
@@ -129,7 +129,7 @@ class ProviderRule(LegacyModel):
         return value
 
 
-class ClassifierRule(LegacyModel):
+class ClassifierEntry(LegacyModel):
     """``llm_classifier``: a command that reads the hook JSON and prints ``ALLOW|CONFIRM|DENY <reason>``."""
 
     enabled: bool = False
@@ -137,7 +137,7 @@ class ClassifierRule(LegacyModel):
     timeout: float = Field(default=30, gt=0, le=600)
 
     @model_validator(mode="after")
-    def _command(self) -> ClassifierRule:
+    def _command(self) -> ClassifierEntry:
         if self.enabled:
             argv = self.command if isinstance(self.command, list) else _split(self.command)
             if not argv or not argv[0]:
@@ -171,13 +171,13 @@ class GateSections(BaseModel):
     #: to them. ``replace``: only this file's rules apply (gitvow 0.42's behaviour for a user
     #: file); ``gitvow policy check`` says so.
     builtin_rules: Literal["keep", "replace"] = "keep"
-    bash_deny: list[CommandRule] = Field(default_factory=list)
-    bash_confirm: list[CommandRule] = Field(default_factory=list)
-    path_confirm: list[PathRule] = Field(default_factory=list)
+    bash_deny: list[CommandRuleEntry] = Field(default_factory=list)
+    bash_confirm: list[CommandRuleEntry] = Field(default_factory=list)
+    path_confirm: list[PathRuleEntry] = Field(default_factory=list)
     mcp_allow: list[str] = Field(default_factory=list)
     mcp_deny: list[str] = Field(default_factory=list)
-    providers: list[ProviderRule] = Field(default_factory=list)
-    llm_classifier: ClassifierRule | None = None
+    providers: list[ProviderEntry] = Field(default_factory=list)
+    llm_classifier: ClassifierEntry | None = None
     # gitvow 0.42 keys accepted as they are and not acted on (see IGNORED_KEYS)
     decisions: dict[str, Any] | None = None
     intent: dict[str, Any] | None = None
