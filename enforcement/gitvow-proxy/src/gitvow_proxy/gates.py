@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 
 from gitvow.adapters.mcp import credential_name
@@ -69,11 +70,11 @@ def counts_as_write(ctx: Context) -> bool:
 
 
 class _DecisionState(threading.local):
-    """One thread's decision in progress: flags read once, a lost count, the write-surface note."""
+    """One thread's decision in progress: flags read once, an allowed write not yet counted, the note."""
 
     memo: tuple[Request, dict[str, frozenset[str]]] | None = None
-    #: A write's counters could not reach the store (set by record, read by budget).
-    lost: bool = False
+    #: An allowed write waiting for the budget stage to say whether it is counted allowed or throttled.
+    pending: Context | None = None
     note: str | None = None
 
 
@@ -89,6 +90,7 @@ class ProxyGates(Gates):
         canaries: Mapping[str, str],
         clock: Callable[[], float] = time.time,
         resolutions: ResolutionCache | None = None,
+        counts: Counter[tuple[str, str, str]] | None = None,
     ) -> None:
         self.settings = settings = policy.section(ProxyPolicy)
         self.agents = policy.model.agents
@@ -98,6 +100,10 @@ class ProxyGates(Gates):
         #: What one decision carries from gate to gate, per thread: the proxy decides reads on
         #: its event loop and writes (which reach the store) on a worker thread, at once.
         self._decision = _DecisionState()
+        #: Writes by (agent, operation, outcome: allowed, refused, throttled), since start
+        #: (carried over from the previous policy's gates on a reload).
+        self.counts: Counter[tuple[str, str, str]] = counts if counts is not None else Counter()
+        self._counts_lock = threading.Lock()
         self._paused = RepoPatterns(settings.run_state.paused)
         self._auto_merge_off = RepoPatterns(settings.run_state.auto_merge_off)
         tokens = dict(canaries) if settings.canary.enabled else {}
@@ -285,24 +291,36 @@ class ProxyGates(Gates):
     # -- write counters, budget, credentials ------------------------------------------------
 
     def record(self, ctx: Context, verdict: Verdict) -> None:
-        self._decision.lost = False
+        """The write counters: counted in this process, with each write's final outcome.
+
+        A refused write counts ``refused`` here; an allowed one waits for the budget stage,
+        which counts it ``allowed`` or ``throttled``, so a throttled write never counts as
+        allowed. No store round trip: ``/metrics`` serves them (``gitvow_writes_total``)."""
         self._decision.memo = None
+        self._decision.pending = None
         if not counts_as_write(ctx):
             return
-        outcome = "allowed" if verdict.allowed else "refused"
+        if verdict.allowed and not ctx.caller.internal:
+            self._decision.pending = ctx
+            return
+        self._count(ctx, "allowed" if verdict.allowed else "refused")
+
+    def _count(self, ctx: Context, outcome: str) -> None:
         who = ctx.caller.name or "-"
-        try:
+        with self._counts_lock:
             for op, times in _performed_writes(ctx).items():
-                self.store.count(f"writes:{who}:{op}:{outcome}", times)
-        except StoreUnavailable:
-            # The count is lost; the write itself is refused by the budget stage (which
-            # reaches the store for every allowed write) or was refused already.
-            self._decision.lost = True
+                self.counts[(who, op, outcome)] += times
 
     def budget(self, ctx: Context) -> Throttle | None:
+        pending, self._decision.pending = self._decision.pending, None
+        throttle = self._admit(ctx)
+        if pending is not None:
+            self._count(pending, "allowed" if throttle is None else "throttled")
+        return throttle
+
+    def _admit(self, ctx: Context) -> Throttle | None:
         if ctx.caller.name is None or not counts_as_write(ctx):
             return None
-        lost, self._decision.lost = self._decision.lost, False
         budget = self.settings.budget
         total, per_op = budget.limits_for(ctx.caller.name)
         # Each action counts, not each request: two aliased createIssue fields are two issues.
@@ -316,10 +334,10 @@ class ProxyGates(Gates):
             if op in per_op:
                 keys.append((f"budget:{ctx.caller.name}:op:{op}", per_op[op]))
                 amounts.append(times)
+        if not keys:
+            return None
         try:
-            if lost:
-                raise StoreUnavailable("the write could not be counted")
-            wait = self.store.take(keys, self.clock(), float(budget.window_seconds), amounts=amounts) if keys else None
+            wait = self.store.take(keys, self.clock(), float(budget.window_seconds), amounts=amounts)
         except StoreUnavailable as exc:
             return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
         if wait is None:
