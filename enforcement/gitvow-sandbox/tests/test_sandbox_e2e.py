@@ -668,3 +668,19 @@ def test_the_proxy_started_for_a_run_stops_when_the_run_is_terminated(
         time.sleep(0.1)
     assert _processes_naming(str(policy)) == []
     assert _processes_naming("exec sleep 300") == []  # the sandbox ended with it
+
+
+def test_allow_write_and_a_home_of_the_agents_own(proxy: ProxyProcess, operator: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    agent_home = tmp_path / "agent-home"
+    agent_home.mkdir()
+    (agent_home / "kept.txt").write_text("from the last run")
+    script = f'echo cached > {cache}/x && cat "$HOME/kept.txt" && echo new > "$HOME/new.txt"'
+    result = run_in(proxy, operator, ["/bin/sh", "-c", script], "--allow-write", str(cache), "--home",
+                    str(agent_home))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "from the last run"
+    assert (cache / "x").read_text() == "cached\n"
+    assert (agent_home / "new.txt").read_text() == "new\n"
+    assert not (operator / "new.txt").exists()
