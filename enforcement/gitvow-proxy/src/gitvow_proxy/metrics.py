@@ -11,6 +11,8 @@ so every replica of a shared store reports the same value (take the max, not the
 - ``gitvow_store_errors_total``: store calls that failed (a shared store's server unreachable)
 - ``gitvow_store_up``: 1 while the store answers
 - ``gitvow_approvals_pending``: approvals waiting for a human
+- ``gitvow_writes_total{agent,operation,outcome}``: writes (each action once) by their final
+  outcome: ``allowed``, ``refused`` or ``throttled``
 - ``gitvow_audit_errors_total``: audit lines that could not be written (each refused its request)
 - ``gitvow_otlp_records_total{outcome}``: decisions handed to the OTLP exporter, by what became
   of them (``exported``, ``dropped``: the queue was full or the collector did not take them)
@@ -26,6 +28,7 @@ import time
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from gitvow_proxy.settings import ProxyPolicy
@@ -73,12 +76,28 @@ class Timings:
         return out
 
 
+#: Seconds a scrape waits for the store's values before it reports the store down.
+STORE_READ_TIMEOUT = 0.25
+
+
+def _store_values(runtime: Runtime | None, store: Store) -> tuple[list[tuple[str, int]], int]:
+    budgets: list[tuple[str, int]] = []
+    if runtime is not None:
+        budget = runtime.policy.section(ProxyPolicy).budget
+        now = time.time()
+        for agent in sorted(runtime.policy.model.agents):
+            if budget.limits_for(agent)[0] is not None:
+                budgets.append((agent, store.usage(f"budget:{agent}:writes", now, float(budget.window_seconds))))
+    return budgets, store.pending_approvals()
+
+
 class Metrics:
     """What one proxy process counted; rendered on demand."""
 
     def __init__(self, state: State, audit: CurrentAudit = _no_audit) -> None:
         self._state = state
         self._audit = audit
+        self._reader = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gitvow-metrics")
         self.decisions: defaultdict[tuple[str, str, str, str], int] = defaultdict(int)
         self.decision_seconds = Timings(DECISION_BUCKETS)
         self.upstream_seconds: dict[str, Timings] = {}
@@ -110,6 +129,13 @@ class Metrics:
         for adapter, timings in list(self.upstream_seconds.items()):
             upstream.add_metric([adapter], timings.buckets(), timings.total)
         yield upstream
+        runtime, _ = self._state()
+        if runtime is not None:
+            writes = CounterMetricFamily("gitvow_writes", "Writes, each action once, by their final outcome.",
+                                         labels=["agent", "operation", "outcome"])
+            for (agent, operation, outcome), value in sorted(runtime.gates.counts.items()):
+                writes.add_metric([agent, operation, outcome], value)
+            yield writes
         audit = self._audit()
         errors = CounterMetricFamily("gitvow_audit_errors", "Audit lines that could not be written (each refused).")
         errors.add_metric([], audit.errors if audit is not None else 0)
@@ -132,17 +158,18 @@ class Metrics:
             return
         up = gauge("gitvow_store_up", "1 while the state store answers, 0 while it cannot be reached.")
         used = gauge("gitvow_budget_used", "Writes inside the agent's current budget window.", labels=["agent"])
+        # A scrape never waits on a hung store: what the store says is read in a thread of its
+        # own, for at most STORE_READ_TIMEOUT; past that the store is reported down.
+        future = self._reader.submit(_store_values, runtime, store)
         try:
-            if runtime is not None:
-                budget = runtime.policy.section(ProxyPolicy).budget
-                now = time.time()
-                for agent in sorted(runtime.policy.model.agents):
-                    if budget.limits_for(agent)[0] is not None:
-                        used.add_metric([agent], store.usage(f"budget:{agent}:writes", now, float(budget.window_seconds)))
-            yield gauge("gitvow_approvals_pending", "Approvals waiting for a human.", value=store.pending_approvals())
-            up.add_metric([], 1)
+            budgets, pending = future.result(timeout=STORE_READ_TIMEOUT)
         except Exception:
             up.add_metric([], 0)
+        else:
+            for agent, value in budgets:
+                used.add_metric([agent], value)
+            yield gauge("gitvow_approvals_pending", "Approvals waiting for a human.", value=pending)
+            up.add_metric([], 1)
         yield up
         yield used
 

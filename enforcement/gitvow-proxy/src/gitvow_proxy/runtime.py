@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitvow.errors import PolicyError
@@ -42,6 +42,8 @@ class Runtime:
     #: Agents in shadow mode (``[proxy] enforce = false``, or their own ``enforce = false``):
     #: what would be refused is forwarded and recorded as ``would_refuse``.
     shadowed: frozenset[str] = frozenset()
+    #: Every canary the proxy recognises → the agent it was issued to (derived and stored).
+    canaries: Mapping[str, str] = field(default_factory=dict)
 
     def grant_for(self, agent: str) -> Grant | None:
         return self.grants.get(agent)
@@ -105,11 +107,12 @@ def build_runtime(
     kept = previous.gates.resolutions if previous is not None else None
     if kept is not None and (kept.size, kept.ttl) != (settings.resolve_cache_size, settings.resolve_ttl):
         kept = None
-    gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries, resolutions=kept)
+    gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries, resolutions=kept,
+                       counts=previous.gates.counts if previous is not None else None)
     grants = {name: grant for name in policy.model.agents if (grant := policy.grant_for(name)) is not None}
     secrets = tuple(credentials.values())
     return Runtime(policy, engine, identities, gates, secrets, grants, tuple(s.encode() for s in secrets), sha256,
-                   shadowed(policy))
+                   shadowed(policy), canaries)
 
 
 def shadowed(policy: Policy) -> frozenset[str]:

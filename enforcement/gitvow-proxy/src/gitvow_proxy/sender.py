@@ -126,10 +126,11 @@ class Sender:
         store, audit = self.shared.store, self.shared.audit
         if store is None or self.shared.runtime is None:
             return
-        for expired in store.expire(time.time()):
+        # The store is reached off the event loop: a hung store delays this sweep, not requests.
+        for expired in await asyncio.to_thread(store.expire, time.time()):
             if audit is not None:
                 audit_approval(audit, expired, "expired", reason="approval_expired")
-        while (approval := store.claim(time.time())) is not None:
+        while (approval := await asyncio.to_thread(store.claim, time.time())) is not None:
             task = asyncio.get_running_loop().create_task(self._bounded(approval))
             self._sending.add(task)
             task.add_done_callback(self._sending.discard)

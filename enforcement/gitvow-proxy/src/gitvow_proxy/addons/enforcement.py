@@ -17,16 +17,19 @@ import asyncio
 import logging
 import ssl
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from mitmproxy import ctx, http, tcp, tls, udp
 
+from gitvow.adapter import Adapter
 from gitvow.adapters.mcp import credential_name
 from gitvow.errors import GitvowError
 from gitvow.gates import Caller
 from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
-from gitvow.request import Request
+from gitvow.request import Classification, Request
 from gitvow.targets import Pending
+from gitvow.vocabulary import writes
 from gitvow_proxy.flow_metadata import (
     APPROVAL_KEY,
     AUDIT_KEY,
@@ -112,6 +115,13 @@ def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
     flow.metadata[SENT_KEY] = (decision.adapter or "", time.time())
 
 
+def _judge(runtime: Runtime, request: Request, adapter: Adapter, classification: Classification,
+           caller: Caller) -> tuple[Decision, str | None]:
+    """Stages 2-8 and the gates' note, in one thread (the note is per thread)."""
+    decision = runtime.engine.decide_classified(request, adapter, classification, caller, runtime.gates)
+    return decision, runtime.gates.take_note()
+
+
 def _internal_error(flow: http.HTTPFlow, exc: Exception) -> None:
     flow.response = plain_refusal(403, f"gitvow refused the request: internal error ({type(exc).__name__}). "
                                   f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
@@ -122,6 +132,8 @@ class PolicyEnforcement:
 
     def __init__(self, shared: Shared) -> None:
         self.shared = shared
+        #: Decisions that reach the state store run here, one at a time, never on the event loop.
+        self._store_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitvow-store")
         self._tls: tuple[str | None, ssl.SSLContext] | None = None  # upstream CA → context for lookups
 
     # -- connections --------------------------------------------------------------------------
@@ -192,15 +204,21 @@ class PolicyEnforcement:
             return
         if decided is None:
             return
-        runtime, request, identity, decision = decided
+        runtime, request, identity, decision, note = decided
         try:
-            self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started)
+            self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started, note)
         except Exception as exc:  # shaping or applying failed: refuse, never pass it on
             log.error("gitvow: refusing %s %s: %s: %s", request.method, request.path, type(exc).__name__, exc)
             _internal_error(flow, exc)
 
-    async def _decided(self, flow: http.HTTPFlow, started: float) -> tuple[Runtime, Request, Identity, Decision] | None:
-        """The pipeline's decision, or None when the request was answered already."""
+    async def _decided(self, flow: http.HTTPFlow, started: float) -> tuple[Runtime, Request, Identity, Decision,
+                                                                          str | None] | None:
+        """The pipeline's decision (and the gates' note), or None when the request was answered already.
+
+        A request that writes reaches the state store (pauses, budget), so it is decided on
+        the store's worker thread and the event loop never waits on the store: reads, which
+        never touch it, keep their latency while the store hangs, and writes are refused with
+        ``state_unavailable`` within the store's time bound."""
         proven = flow.metadata.get(IDENTITY_KEY)
         runtime = self.shared.runtime
         if proven is None or runtime is None or proven[1] is not runtime:
@@ -208,14 +226,26 @@ class PolicyEnforcement:
         identity: Identity = proven[0]
         if self._transport_refused(runtime, flow, identity.name, started):
             return None
+        request, caller = self._inputs(runtime, flow, identity)
+        adapter, classification = runtime.engine.classify(request)
+        if adapter is None or classification is None:
+            return runtime, request, identity, runtime.engine.decide(request, caller, runtime.gates), None
+        off_loop = any(writes(op) for op in classification.operations)
         try:
-            request, decision = self._decide(runtime, flow, identity)
+            decision, note = await self._judged(off_loop, runtime, request, adapter, classification, caller)
         except Pending as pending:
             # A repository gate needs what only the forge knows: ask it off the event loop,
             # then decide again (the answer, or the failure, is cached now).
             await asyncio.to_thread(self._resolve, runtime, flow, pending)
-            request, decision = self._decide(runtime, flow, identity)
-        return runtime, request, identity, decision
+            decision, note = await self._judged(off_loop, runtime, request, adapter, classification, caller)
+        return runtime, request, identity, decision, note
+
+    async def _judged(self, off_loop: bool, runtime: Runtime, request: Request, adapter: Adapter,
+                      classification: Classification, caller: Caller) -> tuple[Decision, str | None]:
+        if not off_loop:
+            return _judge(runtime, request, adapter, classification, caller)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._store_worker, _judge, runtime, request, adapter, classification, caller)
 
     def _transport_refused(self, runtime: Runtime, flow: http.HTTPFlow, agent: str | None, started: float) -> bool:
         """Refuse what would carry the credential in clear, or what no adapter can read."""
@@ -253,22 +283,19 @@ class PolicyEnforcement:
             self._tls = (extra, tls_context(extra))
         return self._tls[1]
 
-    def _decide(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Decision]:
+    def _inputs(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Caller]:
         if flow.request.stream:
             raise GitvowError("the request body is streamed and cannot be inspected")
         request = as_request(flow)
         if identity.internal:
-            caller = Caller(identity.name, internal=True)
-        else:
-            grant = runtime.grant_for(identity.name)
-            if grant is None:
-                raise GitvowError(f"agent {identity.name!r} has no grant")
-            caller = Caller(identity.name, grant, approved=APPROVAL_KEY in flow.metadata)
-        return request, runtime.engine.decide(request, caller, runtime.gates)
+            return request, Caller(identity.name, internal=True)
+        grant = runtime.grant_for(identity.name)
+        if grant is None:
+            raise GitvowError(f"agent {identity.name!r} has no grant")
+        return request, Caller(identity.name, grant, approved=APPROVAL_KEY in flow.metadata)
 
     def _apply(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision,
-               took: float) -> None:
-        note = runtime.gates.take_note()
+               took: float, note: str | None) -> None:
         action = decision.action
         if action is Action.FORWARD:
             _inject(runtime, flow, decision)

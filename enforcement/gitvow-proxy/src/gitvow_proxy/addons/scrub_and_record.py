@@ -90,14 +90,13 @@ class ScrubAndRecord:
             self._record(flow)
 
     def _redactor_for(self, runtime: Runtime) -> Redactor:
-        """The secrets of the policy that decided (and the canaries the store issued)."""
+        """The secrets of the policy that decided, and every canary it recognises."""
         cached = self._redactor
         if cached is not None and cached[0] is runtime:
             return cached[1]
-        store = self.shared.store
         redactor = Redactor.build(
             secrets=(*runtime.secrets, *runtime.identities.secrets()),
-            canaries=store.canaries() if store is not None else {},
+            canaries=dict(runtime.canaries),
             literal=tuple(runtime.policy.section(ProxyPolicy).canary.tokens),
         )
         self._redactor = (runtime, redactor)
