@@ -238,10 +238,10 @@ def start_proxy(
         shutil.copytree(_template_confdir(), confdir)
     log = workdir / f"proxy-{port}.log"
     if mitmdump:
-        import gitvow_proxy.addon
+        import gitvow_proxy.mitmdump_script
 
         cmd = [MITMDUMP, "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port), "--set", f"confdir={confdir}",
-               "-s", gitvow_proxy.addon.__file__, "--set", f"gitvow_policy={policy}",
+               "-s", gitvow_proxy.mitmdump_script.__file__, "--set", f"gitvow_policy={policy}",
                "--set", "connection_strategy=lazy", "--set", "flow_detail=0"]
         for option in extra:
             cmd += ["--set", option]

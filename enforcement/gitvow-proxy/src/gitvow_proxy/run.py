@@ -121,7 +121,7 @@ async def serve(options: ProxyOptions) -> int:
     from mitmproxy import options as mitm_options
     from mitmproxy.master import Master
 
-    from gitvow_proxy.addons import proxy_addons
+    from gitvow_proxy.addons import AddonChain, proxy_addons
     from gitvow_proxy.addons.graceful_stop import GracefulStop
     from gitvow_proxy.agentenv import proxy_ca
     from gitvow_proxy.shared import Shared
@@ -146,7 +146,7 @@ async def serve(options: ProxyOptions) -> int:
     master = Master(opts, with_termlog=True)
     shared = Shared()
     addons = proxy_addons(shared)
-    master.addons.add(*lean_addons(), *addons)  # type: ignore[no-untyped-call]
+    master.addons.add(*lean_addons(), AddonChain(addons))  # type: ignore[no-untyped-call]
     updates: dict[str, object] = {
         "connection_strategy": "lazy",
         "gitvow_policy": str(options.policy),

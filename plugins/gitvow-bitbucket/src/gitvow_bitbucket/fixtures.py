@@ -72,6 +72,10 @@ FIXTURES: tuple[Fixture, ...] = (
     _w("POST", f"{GIT}/team/app.git/git-upload-pack", "git.fetch", note="fetch negotiation"),
     Fixture("POST", f"{GIT}/team/app.git/git-receive-pack", ("git.push",),
             body=push_body((ZERO_OID, _OID, "refs/heads/feature")), repo="team/app"),
+    Fixture("POST", f"{GIT}/team/app.git/git-receive-pack", ("git.push", "ref.force"),
+            body=push_body((_OID, "b" * 40, "refs/heads/main"), force=True), repo="team/app", note="not a fast-forward"),
+    Fixture("POST", f"{GIT}/team/app.git/git-receive-pack", ("git.push", "ref.delete"),
+            body=push_body((_OID, ZERO_OID, "refs/heads/old")), repo="team/app"),
     _w("GET", f"{GIT}/team/app/pull-requests/7", "read", repo=None, note="the web UI"),
     # -- Bitbucket Data Center, REST 1.0 --------------------------------------------------
     _d("GET", f"{DPR}/activities", "read"),

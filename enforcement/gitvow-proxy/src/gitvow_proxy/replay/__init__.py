@@ -41,6 +41,28 @@ def _recorded_label(items: Sequence[Recorded]) -> str:
     return "as recorded in the audit log"
 
 
+def _state_limits(report: Report, items: Sequence[Recorded], *, recorded: bool) -> None:
+    """What this replay cannot know, said in the report: identities, budgets, run-time flags,
+    decisions of the old side as made at the time, bodies the recording does not hold."""
+    anonymous = sum(1 for item in items if item.agent is None)
+    report.limits["identity"] = IDENTITY + (
+        f"; {anonymous} request(s) name no agent and are refused as unauthenticated (pass --agent)" if anonymous else "")
+    report.limits["budget"] = BUDGET
+    report.limits["run-time flags"] = RUN_FLAGS
+    if recorded:
+        report.limits["old decisions"] = ("as made at the time, with the live state of then (budget windows, "
+                                          "run-time flags), which the new side starts without")
+    headless = sum(1 for item in items if item.classified is not None)
+    if headless:
+        report.limits["body"] = (f"not re-run for {headless} audit-log line(s): the log holds no bodies; a line "
+                                 "refused at the body stage keeps that refusal; operations and repository are "
+                                 "the ones logged")
+    withheld = sum(1 for item in items if item.body_withheld)
+    if withheld:
+        report.limits["withheld bodies"] = (f"{withheld} body(ies) held a secret when recorded and were replaced "
+                                            "by a placeholder the canary gate still recognises")
+
+
 def replay(
     items: Sequence[Recorded],
     policy: str | Path,
@@ -58,23 +80,7 @@ def replay(
     new = Replayer(policy, plugins)
     old = Replayer(against, plugins) if against is not None else None
     report = Report(old_label=f"{old.path} (replayed)" if old else _recorded_label(items), new_label=f"{new.path} (replayed)")
-    anonymous = sum(1 for item in items if item.agent is None)
-    report.limits["identity"] = IDENTITY + (
-        f"; {anonymous} request(s) name no agent and are refused as unauthenticated (pass --agent)" if anonymous else "")
-    report.limits["budget"] = BUDGET
-    report.limits["run-time flags"] = RUN_FLAGS
-    if old is None:
-        report.limits["old decisions"] = ("as made at the time, with the live state of then (budget windows, "
-                                          "run-time flags), which the new side starts without")
-    headless = sum(1 for item in items if item.classified is not None)
-    if headless:
-        report.limits["body"] = (f"not re-run for {headless} audit-log line(s): the log holds no bodies; a line "
-                                 "refused at the body stage keeps that refusal; operations and repository are "
-                                 "the ones logged")
-    withheld = sum(1 for item in items if item.body_withheld)
-    if withheld:
-        report.limits["withheld bodies"] = (f"{withheld} body(ies) held a secret when recorded and were replaced "
-                                            "by a placeholder the canary gate still recognises")
+    _state_limits(report, items, recorded=old is None)
     for item in items:
         before = old.decide(item) if old is not None else item.recorded
         assert before is not None
