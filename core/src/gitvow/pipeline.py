@@ -39,7 +39,6 @@ from types import MappingProxyType
 
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
-from gitvow.adapters.mcp import endpoints
 from gitvow.change_rules import CHANGE_UNESTABLISHED, judge
 from gitvow.evaluator import Grant, evaluate, operation_verdicts
 from gitvow.gates import NO_GATES, Caller, Context, Gates
@@ -155,6 +154,8 @@ class Engine:
     def __init__(self, policy: CompiledPolicy, plugins: Installed) -> None:
         self.policy = policy
         self.plugins = plugins
+        from gitvow.adapters.mcp import endpoints  # its JSON-RPC reader only where an engine is built
+
         adapters = configure_adapters(plugins.adapters, policy.adapter_options, source=policy.source)
         mcp = endpoints(policy.mcp, adapters, source=policy.source)
         #: Every adapter by name, the MCP endpoints' (``mcp.NAME``) included.

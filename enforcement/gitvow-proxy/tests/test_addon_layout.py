@@ -50,3 +50,13 @@ def test_no_store_imports_another_or_a_private_name() -> None:
                    module.rpartition(".")[2].startswith("_")}
         assert others == set() and private == set(), f"{name} imports {sorted(others | private)}"
         assert "gitvow_proxy.store" not in names  # the package imports the stores, never the reverse
+
+
+def test_file_and_class_names_are_unique_in_the_distribution() -> None:
+    files = [p for p in SOURCE.rglob("*.py") if p.name != "__init__.py"]
+    names = [p.name for p in files]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+    classes = [node.name for p in files for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               if isinstance(node, ast.ClassDef)]
+    assert len(classes) > 40
+    assert sorted({c for c in classes if classes.count(c) > 1}) == []
