@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from gitvow.testing import RecordingServer, RedisServer, Reply, Seen, free_port, wait_for_port
+from gitvow.testing import RecordingServer, Reply, Seen, free_port, wait_for_port
 
 BIN = Path(sys.executable).parent
 AGENT, SECRET, TOKEN = "bench", "bench-secret", "ghs_benchtoken0123456789"
@@ -182,7 +182,9 @@ class Proxy:
 
 @contextmanager
 def redis_server(workdir: Path) -> Iterator[str]:
-    """A real redis-server for the run (gitvow.testing.RedisServer); yields its URL."""
+    """A real redis-server for the run (gitvow_proxy.testing.RedisServer); yields its URL."""
+    from gitvow_proxy.testing import RedisServer  # the proxy's helper: imported only for a Redis run
+
     server = RedisServer(workdir / "redis").start()
     try:
         yield server.url

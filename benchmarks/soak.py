@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from gitvow.testing import RedisServer, free_port, wait_for_port
+from gitvow.testing import free_port, wait_for_port
 
 BIN = Path(sys.executable).parent
 AGENT, SECRET, TOKEN = "soak", "soak-secret", "ghs_soaktoken0123456789"
@@ -149,7 +149,9 @@ class Proxy:
 
 @contextmanager
 def redis_server(workdir: Path) -> Iterator[str]:
-    """A real redis-server for the run (gitvow.testing.RedisServer); yields its URL."""
+    """A real redis-server for the run (gitvow_proxy.testing.RedisServer); yields its URL."""
+    from gitvow_proxy.testing import RedisServer  # the proxy's helper: imported only for a Redis run
+
     server = RedisServer(workdir / "redis").start()
     try:
         yield server.url

@@ -16,6 +16,7 @@ import pytest
 
 from gitvow.modes import MODE_NAMES
 from gitvow.plugins import installed
+from gitvow_gitsmart.adapter import push_body
 
 GH = "https://api.github.com"
 GQL = f"{GH}/graphql"
@@ -27,7 +28,7 @@ def pkt(line: bytes) -> bytes:
     return b"%04x" % (len(line) + 4) + line
 
 
-PUSH_BODY = (pkt(f"{A} {B} refs/heads/main\0report-status\n".encode()) + b"0000PACK").decode("latin-1")
+PUSH_BODY = push_body((A, B, "refs/heads/main"))
 
 
 def gql(query: str, **variables: Any) -> str:
@@ -35,7 +36,7 @@ def gql(query: str, **variables: Any) -> str:
 
 
 # (operation, adapter, method, url, body, default rule as `gitvow ops` prints it)
-ROWS: list[tuple[str, str, str, str, str, str]] = [
+ROWS: list[tuple[str, str, str, str, str | bytes, str]] = [
     ("read", "github", "GET", f"{GH}/repos/o/r/pulls", "", "advisory"),
     ("read", "github", "POST", GQL, gql("query { viewer { login } }"), "advisory"),
     ("auth.login", "github", "POST", "https://github.com/login/device/code", "client_id=x", "advisory"),
@@ -117,7 +118,7 @@ def answers() -> list[list[dict[str, Any]]]:
     """Every row at every grant, in one ``gitvow explain --jsonl`` run (one start-up, not 47)."""
     served = installed().adapters
     lines = [
-        {"method": method, "url": url, "body": body, "mode": mode, "capabilities": ["converse"] if converse else []}
+        {"method": method, "url": url, **_body(body), "mode": mode, "capabilities": ["converse"] if converse else []}
         for _op, adapter, method, url, body, _rule in ROWS
         if adapter in served
         for mode, converse in GRANTS
@@ -147,3 +148,10 @@ def test_default_row_at_every_mode(answers: list[list[dict[str, Any]]], index: i
             assert answer["reason"] and answer["message"].endswith(f"reason={answer['reason']}"), where
         if "/repos/o/r/" in url or "github.com/o/r.git" in url:
             assert answer["repo"] == "o/r", where
+
+
+def _body(body: str | bytes) -> dict[str, str]:
+    """A JSON line's body: text as ``body``, a binary push (with its pack) as ``body_base64``."""
+    import base64
+
+    return {"body_base64": base64.b64encode(body).decode()} if isinstance(body, bytes) else {"body": body}

@@ -21,6 +21,9 @@ HARD_DENY = "hard_deny"
 MODE_DENIED = "mode_denied"
 #: A gate that depends on the repository could not establish it (opaque id not resolved).
 REPO_UNRESOLVED = "repo_unresolved"
+#: Operations refused with a code of their own rather than the request's mode code, so a
+#: force push or a deletion says what it was in ``X-Gitvow-Reason``.
+OWN_CODES = {"ref.force": "ref_force", "ref.delete": "ref_delete"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,7 @@ def evaluate_operation(
 ) -> Verdict:
     """The verdict for one operation."""
     row = table[operation]
+    mode_code = OWN_CODES.get(operation, mode_code)
     if row.relay:
         return Verdict(Outcome.RELAY, code=HARD_DENY, operation=operation, relay=row.relay, why=f"{operation} is relayed")
     if row.deny:

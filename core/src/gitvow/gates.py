@@ -82,6 +82,17 @@ class Gates:
         """Allowed-repository filter (``repo_not_in_config``)."""
         return None
 
+    #: Whether :meth:`default_branch` asks the forge. When it does, a default branch it cannot
+    #: tell is refused (``change_unestablished``); when it does not (``gitvow explain``, the
+    #: agent gate), the default-branch rule is left to the enforcement point that can.
+    knows_default_branch: bool = False
+
+    def default_branch(self, ctx: Context) -> str | None:
+        """The repository's default branch as the forge says, or None if it could not be read.
+        Asked by the ``change`` stage only when a ref update passes every listed branch rule.
+        May raise :class:`gitvow.targets.Pending` for the enforcement point to ask the forge."""
+        return None
+
     def body(self, ctx: Context) -> Verdict | None:
         """Body gates: issue shape, then canary egress (``issue_shape``, ``canary_egress``)."""
         return None

@@ -12,6 +12,9 @@
                               (a staged relay, the built-in ``approval``, runs 5-6 too: a
                               request a later gate refuses is never staged for a human)
     5 allowed-repo filter     repo_not_in_config
+    5b change                 change_unestablished / branch_not_allowed / branch_protected /
+                              change_too_large / secret_detected / path_protected (refuse,
+                              or staged for approval like a staged relay)
     6 body gates              issue_shape / canary_egress
       write counters; the first deny above → one-line 403
     7 write budget            429 with Retry-After
@@ -36,7 +39,7 @@ from types import MappingProxyType
 
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
-from gitvow.adapters.mcp import endpoints
+from gitvow.change_rules import CHANGE_UNESTABLISHED, judge
 from gitvow.evaluator import Grant, evaluate, operation_verdicts
 from gitvow.gates import NO_GATES, Caller, Context, Gates
 from gitvow.hosts import HostRegistry
@@ -107,8 +110,8 @@ class Decision:
 
 _NO_HEADERS: Mapping[str, str] = MappingProxyType({})
 _TUNNEL = Decision(Action.TUNNEL, stage="host")
-_AGENT_STAGES: tuple[str, ...] = ("run_state", "write_surface", "policy", "repo_filter", "body")
-_APPROVED_STAGES: tuple[str, ...] = ("run_state", "write_surface", "repo_filter", "body")
+_AGENT_STAGES: tuple[str, ...] = ("run_state", "write_surface", "policy", "repo_filter", "change", "body")
+_APPROVED_STAGES: tuple[str, ...] = ("run_state", "write_surface", "repo_filter", "change", "body")
 _INTERNAL_STAGES: tuple[str, ...] = ("body",)
 _INTERNAL_UNKNOWN_STAGES: tuple[str, ...] = ("policy", "body")
 
@@ -151,6 +154,8 @@ class Engine:
     def __init__(self, policy: CompiledPolicy, plugins: Installed) -> None:
         self.policy = policy
         self.plugins = plugins
+        from gitvow.adapters.mcp import endpoints  # its JSON-RPC reader only where an engine is built
+
         adapters = configure_adapters(plugins.adapters, policy.adapter_options, source=policy.source)
         mcp = endpoints(policy.mcp, adapters, source=policy.source)
         #: Every adapter by name, the MCP endpoints' (``mcp.NAME``) included.
@@ -281,9 +286,20 @@ class Engine:
         staged: Verdict | None = None
         for stage in stages:
             try:
-                verdict = self._policy_stage(ctx) if stage == "policy" else getattr(gates, stage)(ctx)
+                if stage == "policy":
+                    verdict: Verdict | None = self._policy_stage(ctx)
+                elif stage == "change":
+                    verdict = self._change_stage(ctx, gates)
+                else:
+                    verdict = getattr(gates, stage)(ctx)
+            except Pending:
+                raise  # the change stage needs the default branch: nothing was counted yet
             except Exception as exc:
                 verdict = self._stage_failed(stage, exc, ctx)
+            if verdict is not None and stage == "change" and self.is_staged(verdict):
+                if not ctx.caller.approved:
+                    staged = staged or verdict  # a protected path: a human approves it once 5b-6 pass
+                continue
             if verdict is not None and stage == "policy" and self.is_staged(verdict):
                 blocking = self._unstageable(ctx.classification, ctx.caller.grant)
                 if blocking is None:
@@ -296,6 +312,23 @@ class Engine:
 
     def _policy_stage(self, ctx: Context) -> Verdict:
         return evaluate(ctx.classification, ctx.caller.grant, table=self.policy.table)
+
+    def _change_stage(self, ctx: Context, gates: Gates) -> Verdict | None:
+        """Stage 5b: what the write changes, judged by ``[branches]``, ``[paths]``, ``[size]``,
+        ``[secrets]`` (:mod:`gitvow.change_rules`). The default branch is asked of the gates
+        only when a ref update passes every listed branch rule."""
+        change = ctx.classification.change
+        if change is None:
+            return None
+        rules = self.policy.change_rules
+        agent = ctx.caller.name
+        default: str | None = None
+        if gates.knows_default_branch and rules.needs_default_branch(change, agent):
+            default = gates.default_branch(ctx)
+            if not default:
+                return Verdict.deny(CHANGE_UNESTABLISHED, "the repository's default branch could not be read from "
+                                    "the forge", operation=ctx.operations[0] if ctx.operations else UNKNOWN)
+        return judge(change, rules, agent, default)
 
     def _unstageable(self, classification: Classification, grant: Grant) -> Verdict | None:
         """The first operation of a request that a human's approval would not cover (denied,

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from gitvow.change import Change
 from gitvow.paths import split_path
 from gitvow.vocabulary import UNKNOWN
 
@@ -169,6 +170,9 @@ class Classification:
     #: The issues the request creates, one per ``issue.create`` action the adapter could read;
     #: fewer than there are such actions means some could not be read (``[issue_shape]`` refuses).
     issues: tuple[IssueDraft, ...] = ()
+    #: What the write changes (ref updates, paths, sizes, secrets), for the ``change`` stage;
+    #: None when the adapter reads no content from this request.
+    change: Change | None = None
 
     def __post_init__(self) -> None:
         repo, repos = self.repo, self.repos

@@ -24,20 +24,18 @@ It never listens beyond loopback.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import ssl
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-__all__ = ["REDIS_SERVER", "RecordingServer", "RedisServer", "Reply", "Responder", "Seen", "free_port", "wait_for_port"]
+__all__ = ["RecordingServer", "Reply", "Responder", "Seen", "free_port", "wait_for_port"]
 
 
 @dataclass(frozen=True)
@@ -238,58 +236,3 @@ def wait_for_port(
             pass
         time.sleep(0.05)
     raise RuntimeError(f"nothing listened on port {port} within {timeout:g}s")
-
-
-#: Debian's ``redis-server`` (where the tests and benchmarks find it when it is not on PATH).
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-
-
-@dataclass
-class RedisServer:
-    """A real ``redis-server`` on loopback: a free port, a working directory, no persistence
-    unless ``appendonly``.
-
-    It can be stopped and started again on the same port, as an outage would. Used by the
-    proxy's tests and by the benchmarks that share state through Redis."""
-
-    workdir: Path
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
-    #: (certificate, key, CA) to serve TLS only (``rediss://``)
-    tls: tuple[Path, Path, Path] | None = None
-    #: Keep an append-only file in ``workdir`` (fsync on every write), as production should:
-    #: a restart on the same ``workdir`` then loads everything back.
-    appendonly: bool = False
-
-    @property
-    def url(self) -> str:
-        return f"{'rediss' if self.tls else 'redis'}://127.0.0.1:{self.port}/0"
-
-    def start(self) -> RedisServer:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        listen = ["--port", str(self.port)]
-        if self.tls is not None:
-            cert, key, ca = self.tls
-            listen = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(cert),
-                      "--tls-key-file", str(key), "--tls-ca-cert-file", str(ca), "--tls-auth-clients", "no"]
-        cmd = [REDIS_SERVER, *listen, "--bind", "127.0.0.1", "--dir", str(self.workdir),
-               "--save", "", "--protected-mode", "yes", *self._persistence()]
-        with (self.workdir / "redis.log").open("ab") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-        wait_for_port(self.port, self.proc)
-        return self
-
-    def _persistence(self) -> list[str]:
-        if not self.appendonly:
-            return ["--appendonly", "no"]
-        return ["--appendonly", "yes", "--appendfsync", "always"]
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None

@@ -29,6 +29,8 @@ _OPERATIONS: tuple[Operation, ...] = (
     Operation("git.fetch", False, "git smart-HTTP fetch or clone (upload-pack)."),
     Operation("git.push", True, "git smart-HTTP push (receive-pack)."),
     Operation("ref.write", True, "Create, move or delete a ref or commit through the API."),
+    Operation("ref.force", True, "Move a branch or tag to a commit that does not descend from it (force push), by git or API."),
+    Operation("ref.delete", True, "Delete a branch or tag, by git or API."),
     Operation("branch.protect", True, "Create or change branch protection."),
     Operation("issue.create", True, "Open an issue."),
     Operation("issue.edit", True, "Edit, close or reopen an issue."),

@@ -24,7 +24,7 @@ from proxy_support import (
     write_policy,
 )
 
-from gitvow.testing import REDIS_SERVER, RedisServer
+from gitvow_proxy.testing import REDIS_SERVER, RedisServer
 
 
 def _needs(tool: str) -> None:

@@ -160,8 +160,9 @@ def test_aliased_writes_count_against_budgets_and_caps(store_kind: str, tmp_path
     assert outcome(h.send(GITHUB_GQL, github_issues(GOOD, GOOD))) == "write_budget"  # 2 + 2 > 3
     assert outcome(h.send("https://api.github.com/repos/team/app/issues", {"title": "t"})) == "forward"  # REST: 1
     assert outcome(h.send(GITHUB_GQL, github_issues(GOOD))) == "write_budget"
-    # Counters record what was asked for past the 403 stages (throttled included), once per action.
-    assert h.store.counters() == {"writes:bot:issue.create:allowed": 4 + 2 + 2 + 1 + 1}
+    # Counters record each action once, with its final outcome.
+    assert dict(h.gates.counts) == {("bot", "issue.create", "allowed"): 2 + 1,
+                                    ("bot", "issue.create", "throttled"): 4 + 2 + 1}
 
 
 def test_linear_counts_each_issue_and_each_parent_link() -> None:

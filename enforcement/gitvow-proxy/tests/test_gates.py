@@ -199,7 +199,15 @@ def test_counters_count_writes_allowed_and_refused() -> None:
     h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {})
     h.decide("low", "POST", "/repos/team/app/issues/1/comments", {})
     h.decide("bot", "GET", "/repos/team/app")
-    assert h.store.counters() == {"writes:bot:issue.comment:allowed": 1, "writes:low:issue.comment:refused": 1}
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 1, ("low", "issue.comment", "refused"): 1}
+    assert h.store.counters() == {}  # counted in the process: no store round trip per write
+
+
+def test_a_throttled_write_is_counted_throttled_not_allowed() -> None:
+    h = Harness({"budget": {"window_seconds": 60, "agents": {"bot": {"writes": 1}}}})
+    assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {}).action is Action.FORWARD
+    assert h.decide("bot", "POST", "/repos/team/app/issues/2/comments", {}).action is Action.THROTTLE
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 1, ("bot", "issue.comment", "throttled"): 1}
 
 
 def test_internal_caller_skips_agent_gates_but_not_unknown() -> None:
@@ -220,12 +228,12 @@ def test_a_gate_that_raises_is_a_deny_naming_the_stage(caplog: pytest.LogCapture
     assert "repo_filter" in caplog.text
 
 
-def test_a_failing_write_counter_is_a_deny() -> None:
-    h = Harness()
+def test_a_failing_budget_store_is_a_deny() -> None:
+    h = Harness({"budget": {"window_seconds": 60, "agents": {"bot": {"writes": 5}}}})
 
-    def boom(key: str, amount: int = 1) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
         raise OSError("database is locked")
 
-    h.store.count = boom  # type: ignore[method-assign]
+    h.store.take = boom  # type: ignore[method-assign]
     d = h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {})
     assert reason(d) == "internal_error"

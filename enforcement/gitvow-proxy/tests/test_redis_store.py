@@ -13,9 +13,9 @@ import trustme
 
 from gitvow.errors import PolicyError
 from gitvow.policy.load import Policy, load_policy
-from gitvow.testing import RedisServer
 from gitvow_proxy.runtime import open_state
 from gitvow_proxy.store import PAUSED, StoreError, StoreUnavailable
+from gitvow_proxy.testing import RedisServer
 
 redis_store = pytest.importorskip("gitvow_proxy.store.redis_store")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, from_agents, proxy_env, start_proxy
 
-from gitvow.testing import REDIS_SERVER, RedisServer
+from gitvow_proxy.testing import REDIS_SERVER, RedisServer
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,8 @@ import httpx
 import pytest
 from proxy_support import Upstream, client, comment, proxy_env, start_proxy
 
-from gitvow.testing import RedisServer, free_port
+from gitvow.testing import free_port
+from gitvow_proxy.testing import RedisServer
 
 pytestmark = pytest.mark.e2e
 

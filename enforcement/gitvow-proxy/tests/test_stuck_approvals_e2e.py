@@ -30,7 +30,8 @@ from proxy_support import (
     start_upstream,
 )
 
-from gitvow.testing import RedisServer, free_port
+from gitvow.testing import free_port
+from gitvow_proxy.testing import RedisServer
 
 pytestmark = pytest.mark.e2e
 

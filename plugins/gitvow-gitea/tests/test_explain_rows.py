@@ -30,7 +30,7 @@ ROWS = [
     ("POST", f"{API}/pulls", "{}", ["pr.create"], "relay"),
     ("POST", f"{API}/pulls/7/merge", "{}", ["pr.merge"], "relay"),
     ("POST", f"{API}/labels", "{}", ["label.manage"], "deny"),
-    ("POST", f"{BASE}/team/app.git/git-receive-pack", push_body(("a" * 40, "b" * 40, "refs/heads/main")).decode("latin-1"),
+    ("POST", f"{BASE}/team/app.git/git-receive-pack", push_body(("a" * 40, "b" * 40, "refs/heads/main")),
      ["git.push"], "issues_and_prs"),
 ]
 
@@ -52,7 +52,7 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     policy = tmp_path_factory.mktemp("gitea") / "policy.toml"
     policy.write_text('[hosts]\n"forge.example.test" = "gitea"\n\n[adapters.gitea]\nprefix = "/gitea"\n')
     stdin = "".join(
-        json.dumps({"method": method, "url": url, "body": body, "mode": mode, "capabilities": ["converse"] if converse else []})
+        json.dumps({"method": method, "url": url, **_body(body), "mode": mode, "capabilities": ["converse"] if converse else []})
         + "\n"
         for method, url, body, _, _ in ROWS
         for mode, converse in GRANTS
@@ -78,3 +78,10 @@ def test_explain_at_every_mode(answers: list[dict[str, Any]], row: int) -> None:
             assert answer["message"].endswith(f"reason={answer['reason']}") and "\n" not in answer["message"], where
         if rule == "relay":
             assert answer["reason"] == "hard_deny" and "needs a human's approval" in answer["message"], where
+
+
+def _body(body: str | bytes) -> dict[str, str]:
+    """A JSON line's body: text as ``body``, a binary push (with its pack) as ``body_base64``."""
+    import base64
+
+    return {"body_base64": base64.b64encode(body).decode()} if isinstance(body, bytes) else {"body": body}

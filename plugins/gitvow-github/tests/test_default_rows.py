@@ -6,6 +6,7 @@ through ``gitvow explain --jsonl`` as a subprocess, as an operator would check t
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -106,7 +107,7 @@ def test_explain_shows_default_rows_at_every_mode(tmp_path: Path) -> None:
     lines, wanted = [], []
     for method, url, body, operation, repo, rule in ROWS:
         for mode in MODE_NAMES:
-            lines.append(json.dumps({"method": method, "url": url, "mode": mode, "body": body.decode("latin-1")}))
+            lines.append(json.dumps({"method": method, "url": url, "mode": mode, "body_base64": base64.b64encode(body).decode()}))
             wanted.append((operation, repo, *expected(rule, Grant(Mode.parse(mode)), url == G)))
     result = subprocess.run(
         [sys.executable, "-m", "gitvow.cli.main", "explain", "--policy", str(policy), "--jsonl"],

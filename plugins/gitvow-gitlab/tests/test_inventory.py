@@ -84,5 +84,5 @@ def test_the_table_maps_every_operation_the_adapter_claims() -> None:
     """The route table alone reaches every REST-expressible operation (none is fixture-only)."""
     reached = {op for _, _, route in ROUTES.templates() for op in route.operations}
     reached |= {"pr.edit", "issue.edit", "label.add", "pr.review", "issue.comment"}  # via resolvers
-    expected = set(OPERATIONS) - {"agent.session", "auth.login", "git.fetch", "git.push"}
+    expected = set(OPERATIONS) - {"agent.session", "auth.login", "git.fetch", "git.push", "ref.force"}  # force: git only
     assert expected <= reached

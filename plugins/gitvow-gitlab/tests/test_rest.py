@@ -65,7 +65,7 @@ ROWS = [
     ("DELETE", "/issues/3/links/4", None, ("unknown",)),
     ("POST", "/issues/3/move", {"to_project_id": 2}, ("unknown",)),
     ("POST", "/repository/branches", {"branch": "b", "ref": "main"}, ("ref.write",)),
-    ("DELETE", "/repository/branches/feature%2Fnested", None, ("ref.write",)),
+    ("DELETE", "/repository/branches/feature%2Fnested", None, ("ref.write", "ref.delete")),
     ("POST", "/repository/tags", {"tag_name": "v1", "ref": "main"}, ("ref.write",)),
     ("DELETE", "/repository/tags/v1", None, ("ref.write",)),
     ("POST", "/repository/commits", {"branch": "main", "actions": []}, ("ref.write",)),

@@ -21,8 +21,11 @@ def post(path: str, body: bytes, **headers: str) -> Request:
 def test_push_commands_carry_created_updated_and_deleted_refs() -> None:
     body = push_body((ZERO_OID, B, "refs/heads/new"), (A, B, "refs/heads/main"), (A, ZERO_OID, "refs/tags/old"))
     got = classify_git(post("/team/app.git/git-receive-pack", body))
-    assert got is not None and got.operations == ("git.push",) and got.repo == "team/app"
+    assert got is not None and got.operations == ("git.push", "ref.delete") and got.repo == "team/app"
     assert [(r.ref, r.kind) for r in got.refs] == [("refs/heads/new", "create"), ("refs/heads/main", "update"), ("refs/tags/old", "delete")]
+    assert got.change is not None
+    assert [(r.ref, r.kind) for r in got.change.refs] == [
+        ("refs/heads/new", "created"), ("refs/heads/main", "fast-forward"), ("refs/tags/old", "deleted")]
 
 
 def test_shallow_lines_are_skipped_and_sha256_ids_accepted() -> None:

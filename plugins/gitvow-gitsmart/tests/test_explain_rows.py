@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -29,7 +30,7 @@ def test_explain_gives_the_default_verdict_at_every_mode(
     policy = tmp_path / "p.toml"
     policy.write_text('[hosts]\n"git.example.test" = "gitsmart"\n')
     stdin = "".join(
-        json.dumps({"method": method, "url": url, "mode": mode, "body": body.decode("latin-1")}) + "\n" for mode in MODE_NAMES
+        json.dumps({"method": method, "url": url, "mode": mode, "body_base64": base64.b64encode(body).decode()}) + "\n" for mode in MODE_NAMES
     )
     result = subprocess.run(
         [sys.executable, "-m", "gitvow.cli.main", "explain", "--policy", str(policy), "--jsonl"],

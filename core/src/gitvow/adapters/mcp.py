@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from gitvow import jsonrpc
 from gitvow.adapter import Adapter
@@ -77,6 +76,8 @@ class McpEndpoint:
     @classmethod
     def parse(cls, name: str, url: str, tools: str, *, filter_tools: bool = False,
               source: str | None = None) -> McpEndpoint:
+        from urllib.parse import urlsplit  # only when an endpoint is parsed (the hook's git commands parse none)
+
         parts = urlsplit(url)
         try:
             port = parts.port

@@ -102,9 +102,18 @@ def _line_request(obj: Mapping[str, Any]) -> tuple[Request, str | None, list[str
     capabilities = obj.get("capabilities") or []
     if not isinstance(headers, dict) or not isinstance(body, str) or not isinstance(capabilities, list):
         raise ValueError("'headers' must be an object, 'body' a string, 'capabilities' a list")
+    raw = body.encode()
+    if "body_base64" in obj:  # a binary body (a git push with its pack)
+        import base64
+        import binascii
+
+        try:
+            raw = base64.b64decode(str(obj["body_base64"]), validate=True)
+        except binascii.Error:
+            raise ValueError("'body_base64' is not base64") from None
     mode = obj.get("mode")
     agent = obj.get("agent")
-    request = Request.from_url(method, url, headers={str(k): str(v) for k, v in headers.items()}, body=body.encode())
+    request = Request.from_url(method, url, headers={str(k): str(v) for k, v in headers.items()}, body=raw)
     return request, mode, [str(c) for c in capabilities], agent
 
 

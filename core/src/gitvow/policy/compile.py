@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from gitvow.change_rules import DEFAULT_RULES, ChangeRules, compile_rules
 from gitvow.comments import CommentCommand, compile_command
 from gitvow.errors import PolicyError
 from gitvow.evaluator import Grant
@@ -29,7 +30,8 @@ from gitvow.relay import RelayTemplate
 
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
 #: The keys of the plain form (:meth:`CompiledPolicy.to_plain`), each a validated table of the file.
-PLAIN_KEYS: tuple[str, ...] = ("hosts", "operations", "relays", "adapters", "agents", "comment_commands", "mcp")
+PLAIN_KEYS: tuple[str, ...] = ("hosts", "operations", "relays", "adapters", "agents", "comment_commands", "mcp",
+                               "branches", "paths", "size", "secrets")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,8 @@ class CompiledPolicy:
     mcp: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     source: str | None = None
     plain: Mapping[str, Any] = _NOTHING
+    #: ``[branches]``, ``[paths]``, ``[size]``, ``[secrets]`` and agents' ``branches``, for stage 5b.
+    change_rules: ChangeRules = DEFAULT_RULES
 
     def grant_for(self, agent: str) -> Grant | None:
         """The grant of ``[agents.NAME]``, or None when the policy does not name that agent."""
@@ -77,7 +81,7 @@ class CompiledPolicy:
             hosts={host: name for host, name in self.hosts.items() if name in adapters},
             adapter_options={name: opts for name, opts in self.adapter_options.items() if name in adapters},
             mcp={name: rule for name, rule in self.mcp.items() if rule.get("tools") in adapters},
-            source=self.source, plain=self.plain,
+            source=self.source, plain=self.plain, change_rules=self.change_rules,
         )
 
 
@@ -100,6 +104,7 @@ def compile_policy(
         source=source,
         plain={**{key: plain.get(key) or {} for key in PLAIN_KEYS},
                "installed_relays": [[r.command, r.usage, r.what, r.staged] for r in (installed or {}).values()]},
+        change_rules=compile_rules(plain),
     )
 
 

@@ -50,7 +50,7 @@ class Policy(CompiledPolicy):
     def compiled(self) -> CompiledPolicy:
         """The kernel's input alone, without the pydantic model (what the agent gate caches)."""
         return CompiledPolicy(self.table, self.relays, self.hosts, self.adapter_options, self.comment_commands,
-                              self.grants, self.mcp, self.source, self.plain)
+                              self.grants, self.mcp, self.source, self.plain, self.change_rules)
 
     def section[S: BaseModel](self, model: type[S]) -> S:
         """The file's keys that ``model`` owns, validated by it (defaults where the file is silent)."""
@@ -112,8 +112,15 @@ def read_document(path: Path) -> dict[str, Any]:
 
 def plain_form(model: CorePolicy) -> dict[str, Any]:
     """The core's validated tables as plain data, the input of :func:`gitvow.policy.compile.compile_policy`."""
-    return {key: {name: (value.model_dump() if isinstance(value, BaseModel) else value)
-                  for name, value in getattr(model, key).items()} for key in build.PLAIN_KEYS}
+    plain: dict[str, Any] = {}
+    for key in build.PLAIN_KEYS:
+        table = getattr(model, key)
+        if isinstance(table, BaseModel):  # a section of fixed keys ([branches], [paths], [size], [secrets])
+            plain[key] = table.model_dump()
+        else:
+            plain[key] = {name: (value.model_dump() if isinstance(value, BaseModel) else value)
+                          for name, value in table.items()}
+    return plain
 
 
 def compile_policy(
@@ -136,6 +143,7 @@ def compile_policy(
         mcp=compiled.mcp,
         source=source,
         plain=compiled.plain,
+        change_rules=compiled.change_rules,
         model=model,
         sections=dict(sections or {}),
         data=dict(data or {}),

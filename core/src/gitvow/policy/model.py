@@ -62,6 +62,8 @@ class AgentRule(StrictModel):
     capabilities: list[str] = Field(default_factory=list)
     autonomy: dict[str, ModeName] = Field(default_factory=dict)
     repos: list[str] | None = None
+    #: The branches this agent may write (patterns by segment, ``agent/**``); replaces ``[branches] allowed``.
+    branches: list[str] | None = None
     secret_env: str | None = None
     secret_file: str | None = None
     #: The proxy's shadow mode for this agent (``false``), overriding ``[proxy] enforce``.
@@ -75,6 +77,41 @@ class CommentCommandRule(StrictModel):
     pattern: str = Field(min_length=1)
     operations: list[str] = Field(min_length=1)
     ignore_case: bool = True
+
+
+PathVerdict = Literal["stage", "refuse"]
+
+
+class BranchRules(StrictModel):
+    """``[branches]``: the branches agents may write (empty: any), the ones they never write
+    directly, and whether the forge's default branch is one of those."""
+
+    allowed: list[str] = Field(default_factory=list)
+    protected: list[str] = Field(default_factory=list)
+    default_branch: bool = True
+
+
+class PathRules(StrictModel):
+    """``[paths]``: protected path patterns and their verdict (``stage`` for approval, or
+    ``refuse``); ``defaults`` keeps the built-in CI and ownership patterns."""
+
+    defaults: bool = True
+    rules: dict[str, PathVerdict] = Field(default_factory=dict)
+
+
+class SizeRules(StrictModel):
+    """``[size]``: caps per push or per commit request: files changed, bytes of new contents, largest object."""
+
+    max_files: int | None = Field(default=5000, ge=1)
+    max_added_bytes: int | None = Field(default=100 * 1024 * 1024, ge=1)
+    max_object_bytes: int | None = Field(default=50 * 1024 * 1024, ge=1)
+
+
+class SecretRules(StrictModel):
+    """``[secrets]``: refuse credentials of known formats; ``allow`` lists fingerprints let through."""
+
+    enabled: bool = True
+    allow: list[str] = Field(default_factory=list)
 
 
 class McpRule(StrictModel):
@@ -99,6 +136,10 @@ class CorePolicy(StrictModel):
     adapters: dict[str, dict[str, Any]] = Field(default_factory=dict)
     agents: dict[str, AgentRule] = Field(default_factory=dict)
     comment_commands: dict[str, CommentCommandRule] = Field(default_factory=dict)
+    branches: BranchRules = Field(default_factory=BranchRules)
+    paths: PathRules = Field(default_factory=PathRules)
+    size: SizeRules = Field(default_factory=SizeRules)
+    secrets: SecretRules = Field(default_factory=SecretRules)
     #: ``[[tests]]``: what the file must allow and refuse, checked where it is enforced.
     tests: list[PolicyTest] = Field(default_factory=list)
     mcp: dict[str, McpRule] = Field(default_factory=dict)

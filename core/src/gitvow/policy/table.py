@@ -46,6 +46,8 @@ DEFAULT_ROWS: Mapping[str, PolicyRow] = {
     "git.fetch": _row(Mode.ADVISORY),
     "git.push": _row(Mode.ISSUES_AND_PRS),
     "ref.write": _row(Mode.ISSUES_AND_PRS),
+    "ref.force": DENY_ROW,
+    "ref.delete": DENY_ROW,
     "branch.protect": _row(Mode.ISSUES_AND_PRS),
     "issue.create": _row(Mode.ISSUES_ONLY),
     "issue.edit": _row(Mode.ISSUES_ONLY),

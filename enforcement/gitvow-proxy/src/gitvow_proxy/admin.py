@@ -57,7 +57,7 @@ class AdminServer:
         served = dict(routes)
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class MetricsHandler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 if not host_allowed(self.headers.get("Host"), server.hosts):
                     self.send_error(421, "unknown Host")
@@ -81,7 +81,7 @@ class AdminServer:
             def log_message(self, format: str, *args: object) -> None:
                 pass  # scrapes every few seconds would drown the proxy's own log
 
-        self._server = ThreadingHTTPServer(address, Handler)
+        self._server = ThreadingHTTPServer(address, MetricsHandler)
         self._server.daemon_threads = True
         self.hosts = allowed_hosts(address[0], self.address[1], hosts)
         self._thread = threading.Thread(target=self._server.serve_forever, name="gitvow-admin", daemon=True)

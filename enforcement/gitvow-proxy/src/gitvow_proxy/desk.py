@@ -152,12 +152,12 @@ class Desk:
         self.throttle = SignInThrottle()
         desk = self
 
-        class Handler(_Handler):
+        class ThisDeskHandler(_Handler):  # a class per desk: the handler reaches its desk through it
             pass
 
-        Handler.desk = desk
+        ThisDeskHandler.desk = desk
         try:
-            self.server = ThreadingHTTPServer(address, Handler)
+            self.server = ThreadingHTTPServer(address, ThisDeskHandler)
         except OSError as exc:
             raise GitvowError(f"[admin] listen {address[0]}:{address[1]}: {exc.strerror or exc}") from None
         self.server.daemon_threads = True

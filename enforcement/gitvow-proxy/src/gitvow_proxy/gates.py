@@ -7,10 +7,13 @@ and budget rules. Reason codes are the pipeline's (docs/architecture.md).
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from gitvow.adapters.mcp import credential_name
 from gitvow.evaluator import REPO_UNRESOLVED
@@ -68,12 +71,24 @@ def counts_as_write(ctx: Context) -> bool:
     return ctx.request.method not in _BODYLESS and bool(_writes(ctx))
 
 
+log = logging.getLogger("gitvow_proxy")
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """Budget units one forwarded write took: given back when the forge did not perform it."""
+
+    keys: tuple[str, ...]
+    at: float
+    amounts: tuple[int, ...]
+
+
 class _DecisionState(threading.local):
-    """One thread's decision in progress: flags read once, a lost count, the write-surface note."""
+    """One thread's decision in progress: flags read once, an allowed write not yet counted, the note."""
 
     memo: tuple[Request, dict[str, frozenset[str]]] | None = None
-    #: A write's counters could not reach the store (set by record, read by budget).
-    lost: bool = False
+    #: An allowed write waiting for the budget stage to say whether it is counted allowed or throttled.
+    pending: Context | None = None
     note: str | None = None
 
 
@@ -89,6 +104,7 @@ class ProxyGates(Gates):
         canaries: Mapping[str, str],
         clock: Callable[[], float] = time.time,
         resolutions: ResolutionCache | None = None,
+        counts: Counter[tuple[str, str, str]] | None = None,
     ) -> None:
         self.settings = settings = policy.section(ProxyPolicy)
         self.agents = policy.model.agents
@@ -98,6 +114,14 @@ class ProxyGates(Gates):
         #: What one decision carries from gate to gate, per thread: the proxy decides reads on
         #: its event loop and writes (which reach the store) on a worker thread, at once.
         self._decision = _DecisionState()
+        #: Writes by (agent, operation, outcome: allowed, refused, throttled), since start
+        #: (carried over from the previous policy's gates on a reload).
+        self.counts: Counter[tuple[str, str, str]] = counts if counts is not None else Counter()
+        self._counts_lock = threading.Lock()
+        #: What each decided request took from the budget, by the request's identity, until the
+        #: enforcement point reads it (:meth:`take_taken`): decisions run on several threads.
+        self._taken: dict[int, Taken] = {}
+        self._taken_lock = threading.Lock()
         self._paused = RepoPatterns(settings.run_state.paused)
         self._auto_merge_off = RepoPatterns(settings.run_state.auto_merge_off)
         tokens = dict(canaries) if settings.canary.enabled else {}
@@ -156,50 +180,70 @@ class ProxyGates(Gates):
     # -- 2: run-state ---------------------------------------------------------------------
 
     def run_state(self, ctx: Context) -> Verdict | None:
+        """Paused repositories, then the agent's repository scope, then merges switched off:
+        every repository the request names, and a write whose repository is not established
+        refused wherever one of them could have caught it (``repo_unresolved``)."""
         classification = ctx.classification
-        written = _writes(ctx)
         if needs_type(classification):
             # The operation depends on what the forge says the object is, and it did not say.
             return _unresolved(ctx.operations[0], "what this request does depends on it")
+        written = _writes(ctx)
         repos = [repo.lower() for repo in classification.repos]
         # ``unknown`` is denied at every mode by the policy stage, with a better reason.
         unresolved = not classification.repo_established and any(op != UNKNOWN for op in written)
-        gated = ctx.adapter.has_repositories
-        if written:
-            # Every write reads the run-time pauses, so a store that cannot be reached refuses
-            # every write here (state_unavailable); reads never touch the store.
-            try:
-                flagged = self._flags(ctx, PAUSED)
-            except StoreUnavailable as exc:
-                return _unavailable(exc, written[0])
-            if self._paused or flagged:
-                hit = next((repo for repo in repos if self._paused.matches(repo) or matches_any(repo, flagged)), None)
-                if hit is not None:
-                    return Verdict.deny("repo_paused", f"{hit} is paused", operation=written[0],
-                                        instead="wait until a human resumes the repository")
-                if unresolved and gated:
-                    return _unresolved(written[0], "some repositories are paused")
+        return (self._paused_gate(ctx, written, repos, unresolved)
+                or self._scope_gate(ctx, written, repos, unresolved)
+                or self._merge_gate(ctx, repos, unresolved))
+
+    def _flagged_hit(self, ctx: Context, kind: str, patterns: RepoPatterns, repos: list[str]) -> str | None:
+        """The first of ``repos`` the policy (``patterns``) or the store's run-time flags mark;
+        ``""`` when none is but some repository is marked; None when nothing is marked at all.
+        Raises StoreUnavailable."""
+        flagged = self._flags(ctx, kind)
+        if not patterns and not flagged:
+            return None
+        return next((repo for repo in repos if patterns.matches(repo) or matches_any(repo, flagged)), "")
+
+    def _paused_gate(self, ctx: Context, written: list[str], repos: list[str], unresolved: bool) -> Verdict | None:
+        if not written:
+            return None  # reads never touch the store
+        # Every write reads the run-time pauses, so a store that cannot be reached refuses
+        # every write here (state_unavailable).
+        try:
+            hit = self._flagged_hit(ctx, PAUSED, self._paused, repos)
+        except StoreUnavailable as exc:
+            return _unavailable(exc, written[0])
+        if hit:
+            return Verdict.deny("repo_paused", f"{hit} is paused", operation=written[0],
+                                instead="wait until a human resumes the repository")
+        if hit == "" and unresolved and ctx.adapter.has_repositories:
+            return _unresolved(written[0], "some repositories are paused")
+        return None
+
+    def _scope_gate(self, ctx: Context, written: list[str], repos: list[str], unresolved: bool) -> Verdict | None:
         agent = self.agents.get(ctx.caller.name or "")
-        if agent is not None and agent.repos is not None:
-            outside = next((repo for repo in repos if not _matches(repo, agent.repos)), None)
-            if outside is not None:
-                return Verdict.deny("agent_repo_scope", f"this agent may not touch {outside}",
-                                    operation=ctx.operations[0], instead="work only on the repositories assigned to you")
-            if unresolved:
-                return _unresolved(written[0], "this agent is limited to some repositories")
-        if "pr.merge" in ctx.operations:
-            try:
-                flagged = self._flags(ctx, AUTO_MERGE_OFF)
-            except StoreUnavailable as exc:
-                return _unavailable(exc, "pr.merge")
-            if self._auto_merge_off or flagged:
-                hit = next((repo for repo in repos
-                            if self._auto_merge_off.matches(repo) or matches_any(repo, flagged)), None)
-                if hit is not None:
-                    return Verdict.deny("repo_auto_merge_disabled", f"merging on {hit} is switched off",
-                                        operation="pr.merge", instead="leave the merge to a human")
-                if unresolved and gated:
-                    return _unresolved("pr.merge", "merging is switched off on some repositories")
+        if agent is None or agent.repos is None:
+            return None
+        outside = next((repo for repo in repos if not _matches(repo, agent.repos)), None)
+        if outside is not None:
+            return Verdict.deny("agent_repo_scope", f"this agent may not touch {outside}",
+                                operation=ctx.operations[0], instead="work only on the repositories assigned to you")
+        if unresolved:
+            return _unresolved(written[0], "this agent is limited to some repositories")
+        return None
+
+    def _merge_gate(self, ctx: Context, repos: list[str], unresolved: bool) -> Verdict | None:
+        if "pr.merge" not in ctx.operations:
+            return None
+        try:
+            hit = self._flagged_hit(ctx, AUTO_MERGE_OFF, self._auto_merge_off, repos)
+        except StoreUnavailable as exc:
+            return _unavailable(exc, "pr.merge")
+        if hit:
+            return Verdict.deny("repo_auto_merge_disabled", f"merging on {hit} is switched off",
+                                operation="pr.merge", instead="leave the merge to a human")
+        if hit == "" and unresolved and ctx.adapter.has_repositories:
+            return _unresolved("pr.merge", "merging is switched off on some repositories")
         return None
 
     # -- 3: write surface -----------------------------------------------------------------
@@ -265,24 +309,36 @@ class ProxyGates(Gates):
     # -- write counters, budget, credentials ------------------------------------------------
 
     def record(self, ctx: Context, verdict: Verdict) -> None:
-        self._decision.lost = False
+        """The write counters: counted in this process, with each write's final outcome.
+
+        A refused write counts ``refused`` here; an allowed one waits for the budget stage,
+        which counts it ``allowed`` or ``throttled``, so a throttled write never counts as
+        allowed. No store round trip: ``/metrics`` serves them (``gitvow_writes_total``)."""
         self._decision.memo = None
+        self._decision.pending = None
         if not counts_as_write(ctx):
             return
-        outcome = "allowed" if verdict.allowed else "refused"
+        if verdict.allowed and not ctx.caller.internal:
+            self._decision.pending = ctx
+            return
+        self._count(ctx, "allowed" if verdict.allowed else "refused")
+
+    def _count(self, ctx: Context, outcome: str) -> None:
         who = ctx.caller.name or "-"
-        try:
+        with self._counts_lock:
             for op, times in _performed_writes(ctx).items():
-                self.store.count(f"writes:{who}:{op}:{outcome}", times)
-        except StoreUnavailable:
-            # The count is lost; the write itself is refused by the budget stage (which
-            # reaches the store for every allowed write) or was refused already.
-            self._decision.lost = True
+                self.counts[(who, op, outcome)] += times
 
     def budget(self, ctx: Context) -> Throttle | None:
+        pending, self._decision.pending = self._decision.pending, None
+        throttle = self._admit(ctx)
+        if pending is not None:
+            self._count(pending, "allowed" if throttle is None else "throttled")
+        return throttle
+
+    def _admit(self, ctx: Context) -> Throttle | None:
         if ctx.caller.name is None or not counts_as_write(ctx):
             return None
-        lost, self._decision.lost = self._decision.lost, False
         budget = self.settings.budget
         total, per_op = budget.limits_for(ctx.caller.name)
         # Each action counts, not each request: two aliased createIssue fields are two issues.
@@ -296,19 +352,35 @@ class ProxyGates(Gates):
             if op in per_op:
                 keys.append((f"budget:{ctx.caller.name}:op:{op}", per_op[op]))
                 amounts.append(times)
+        if not keys:
+            return None
         try:
-            if lost:
-                raise StoreUnavailable("the write could not be counted")
-            wait = self.store.take(keys, self.clock(), float(budget.window_seconds), amounts=amounts) if keys else None
+            now = self.clock()
+            wait = self.store.take(keys, now, float(budget.window_seconds), amounts=amounts)
         except StoreUnavailable as exc:
             return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
         if wait is None:
+            with self._taken_lock:
+                self._taken[id(ctx.request)] = Taken(tuple(key for key, _ in keys), now, tuple(amounts))
             return None
         return Throttle(math.ceil(wait), f"the write budget of {budget.window_seconds}s is used up")
 
     def credential(self, ctx: Context) -> str | None:
         # an MCP endpoint ([mcp.NAME]) carries its forge's token
         return self.credentials.get(credential_name(ctx.adapter))
+
+    def take_taken(self, request: Request) -> Taken | None:
+        """What the decision of ``request`` took from the budget (None: nothing), for a refund
+        if the write is not performed; forgotten once read."""
+        with self._taken_lock:
+            return self._taken.pop(id(request), None)
+
+    def give_back(self, taken: Taken) -> None:
+        """A forwarded write the forge did not perform (no answer, or a refusal): its budget back."""
+        try:
+            self.store.give_back(taken.keys, taken.at, taken.amounts)
+        except StoreUnavailable as exc:
+            log.warning("gitvow: a failed write's budget could not be given back: %s", exc)
 
     def take_note(self) -> str | None:
         note, self._decision.note = self._decision.note, None

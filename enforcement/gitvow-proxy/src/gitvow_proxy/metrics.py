@@ -12,6 +12,8 @@ so every replica of a shared store reports the same value (take the max, not the
 - ``gitvow_store_up``: 1 while the store answers
 - ``gitvow_approvals_pending``: approvals waiting for a human
 - ``gitvow_approvals_stuck``: approvals in ``sending`` past ``[approvals] stuck_after``
+- ``gitvow_writes_total{agent,operation,outcome}``: writes (each action once) by their final
+  outcome: ``allowed``, ``refused`` or ``throttled``
 - ``gitvow_audit_errors_total``: audit lines that could not be written (each refused its request)
 - ``gitvow_otlp_records_total{outcome}``: decisions handed to the OTLP exporter, by what became
   of them (``exported``, ``dropped``: the queue was full or the collector did not take them)
@@ -130,6 +132,13 @@ class Metrics:
         for adapter, timings in list(self.upstream_seconds.items()):
             upstream.add_metric([adapter], timings.buckets(), timings.total)
         yield upstream
+        runtime, _ = self._state()
+        if runtime is not None:
+            writes = CounterMetricFamily("gitvow_writes", "Writes, each action once, by their final outcome.",
+                                         labels=["agent", "operation", "outcome"])
+            for (agent, operation, outcome), value in sorted(runtime.gates.counts.items()):
+                writes.add_metric([agent, operation, outcome], value)
+            yield writes
         audit = self._audit()
         errors = CounterMetricFamily("gitvow_audit_errors", "Audit lines that could not be written (each refused).")
         errors.add_metric([], audit.errors if audit is not None else 0)

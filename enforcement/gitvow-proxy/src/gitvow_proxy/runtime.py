@@ -107,7 +107,8 @@ def build_runtime(
     kept = previous.gates.resolutions if previous is not None else None
     if kept is not None and (kept.size, kept.ttl) != (settings.resolve_cache_size, settings.resolve_ttl):
         kept = None
-    gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries, resolutions=kept)
+    gates = ProxyGates(policy, store, credentials=credentials, canaries=canaries, resolutions=kept,
+                       counts=previous.gates.counts if previous is not None else None)
     grants = {name: grant for name in policy.model.agents if (grant := policy.grant_for(name)) is not None}
     secrets = tuple(credentials.values())
     return Runtime(policy, engine, identities, gates, secrets, grants, tuple(s.encode() for s in secrets), sha256,

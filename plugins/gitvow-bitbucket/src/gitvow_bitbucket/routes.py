@@ -13,7 +13,32 @@ version written ``latest`` (the wire's ``1.0`` and ``latest`` are the same route
 
 from __future__ import annotations
 
-from gitvow.routing import RouteTable
+import json
+
+from gitvow.request import Request
+from gitvow.routing import Match, Route, RouteTable
+
+#: Keys that put a pull-request comment on the diff: Cloud's ``inline``, Data Center's ``anchor``.
+_DIFF_KEYS = frozenset({"inline", "anchor"})
+_BODY_READ_LIMIT = 256 * 1024
+
+
+def pr_comment(request: Request, match: Match[Route]) -> tuple[str, ...]:
+    """A comment on a pull request's diff is a review (``pr.review``), one on its conversation
+    ``issue.comment``; a body that cannot be read is both (the strictest decides)."""
+    body = request.body
+    if not body.strip():
+        return ("issue.comment",)
+    if len(body) > _BODY_READ_LIMIT or request.header("content-encoding").strip().lower() not in ("", "identity"):
+        return ("issue.comment", "pr.review")
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return ("issue.comment", "pr.review")
+    if not isinstance(payload, dict):
+        return ("issue.comment", "pr.review")
+    return ("pr.review",) if _DIFF_KEYS & set(payload) else ("issue.comment",)
+
 
 WHY = {
     "addon": "Connect app installation is authenticated by the app (JWT), never by an agent",
@@ -95,7 +120,7 @@ POST   {R}/pullrequests                                        pr.create
 PUT    {PR}                                                    pr.edit
 POST   {PR}/approve                                            pr.review
 DELETE {PR}/approve                                            pr.review
-POST   {PR}/comments                                           issue.comment
+POST   {PR}/comments                                           @pr_comment
 PUT    {PR}/comments/{{comment_id}}                              issue.comment
 DELETE {PR}/comments/{{comment_id}}                              issue.comment
 POST   {PR}/comments/{{comment_id}}/resolve                      pr.review
@@ -169,7 +194,7 @@ DELETE {DPR}/auto-merge                                        pr.edit
 POST   {DPR}/blocker-comments                                  pr.review
 PUT    {DPR}/blocker-comments/{{commentId}}                      pr.review
 DELETE {DPR}/blocker-comments/{{commentId}}                      pr.review
-POST   {DPR}/comments                                          issue.comment
+POST   {DPR}/comments                                          @pr_comment
 PUT    {DPR}/comments/{{commentId}}                              issue.comment
 DELETE {DPR}/comments/{{commentId}}                              issue.comment
 POST   {DPR}/comments/{{commentId}}/apply-suggestion             contents.write
@@ -234,5 +259,6 @@ POST   /api/latest/markup/preview                              read
 
 # Literals fold case: a front end that routes /2.0/REPOSITORIES/… must not make a write unknown
 # here and a read without its repository there.
-CLOUD = RouteTable.from_rows(CLOUD_ROWS, reasons=WHY, fold_case=True)
-SERVER = RouteTable.from_rows(SERVER_ROWS, reasons=WHY, fold_case=True)
+RESOLVERS = {"pr_comment": pr_comment}
+CLOUD = RouteTable.from_rows(CLOUD_ROWS, reasons=WHY, resolvers=RESOLVERS, fold_case=True)
+SERVER = RouteTable.from_rows(SERVER_ROWS, reasons=WHY, resolvers=RESOLVERS, fold_case=True)

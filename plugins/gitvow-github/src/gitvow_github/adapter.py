@@ -8,23 +8,16 @@ from typing import TYPE_CHECKING
 
 from gitvow import refusal
 from gitvow.adapter import Adapter
-from gitvow.auth import basic_authorization
 from gitvow.graphql import GraphQLReader
-from gitvow.issues import draft_from_json
 from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.commands import classify_gh
-from gitvow_github.graphql import DocumentCache
 from gitvow_github.hosts import DEFAULT_HOSTS, LOGIN_PATHS, Surface, route
-from gitvow_github.inventory import READ_METHODS
 from gitvow_github.mcp import classify_mcp
-from gitvow_github.rest import classify_rest
-from gitvow_github.targets import issue_target
-from gitvow_github.targets import resolve as resolve_targets
-from gitvow_gitsmart import classify_git, is_git_path
 
 if TYPE_CHECKING:
     from gitvow.targets import Fetch
+    from gitvow_github.graphql import DocumentCache
     from gitvow_github.options import GitHubOptions
 
 #: Routes below this act on an issue or, with the same number, a pull request.
@@ -55,7 +48,17 @@ class GitHubAdapter(Adapter):
 
     def __init__(self) -> None:
         self.reader = GraphQLReader()
-        self.documents = DocumentCache(self.reader)
+        self._documents: DocumentCache | None = None
+
+    @property
+    def documents(self) -> DocumentCache:
+        """The GraphQL document cache, made on first use: the agent gate loads this module for
+        every `gh` command and, outside `gh api graphql`, never reads a document."""
+        if self._documents is None:
+            from gitvow_github.graphql import DocumentCache
+
+            self._documents = DocumentCache(self.reader)
+        return self._documents
 
     @classmethod
     def options_model(cls) -> type[GitHubOptions]:
@@ -65,19 +68,27 @@ class GitHubAdapter(Adapter):
 
     def configure(self, options: GitHubOptions) -> None:
         self.reader = options.reader(cache_size=options.graphql_cache_size)
-        self.documents = DocumentCache(self.reader)
+        self._documents = None
 
     def classify(self, request: Request) -> Classification:
+        # The wire classifiers are imported here, not with the module: the agent gate loads
+        # this module for a `gh` command and classifies its command line only.
+        from gitvow_github.rest import classify_rest
+
         target = route(request.host, request.path)
         if target.surface is Surface.REST:
             result = classify_rest(request.method, target.path)
             if result.operations == ("issue.edit",) and ISSUE_ROUTE in str(result.details.get("route", "")):
                 # The issues API edits, closes, locks and assigns pull requests too: the forge
                 # says which one number N is (one lookup per number, whatever the sub-route).
+                from gitvow_github.targets import issue_target
+
                 root = request.path[: len(request.path) - len(target.path)]
                 return replace(result, targets=(issue_target(root + "/".join(target.path.split("/")[:6])),))
             if result.details.get("operation_id") == "issues/create":
                 # POST /repos/{owner}/{repo}/issues: GitHub reads title and body at the top level.
+                from gitvow.issues import draft_from_json
+
                 draft = draft_from_json(request)
                 return replace(result, issues=(draft,)) if draft is not None else result
             return result
@@ -93,10 +104,15 @@ class GitHubAdapter(Adapter):
 
     def resolve(self, targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
         """Node ids through one ``nodes(ids:)`` query; an issue number through ``GET`` of its path."""
+        from gitvow_github.targets import resolve as resolve_targets
+
         return resolve_targets(targets, fetch)
 
     def _web(self, request: Request) -> Classification:
         """github.com (or a GHES root): git smart-HTTP, the device flow, and page reads."""
+        from gitvow_github.inventory import READ_METHODS
+        from gitvow_gitsmart import classify_git
+
         git = classify_git(request)
         if git is not None:
             return git
@@ -114,7 +130,11 @@ class GitHubAdapter(Adapter):
 
         Always an ``authorization`` header, so whatever the agent sent is replaced.
         """
+        from gitvow_gitsmart import is_git_path
+
         if route(request.host, request.path).surface is Surface.WEB and is_git_path(request.path):
+            from gitvow.auth import basic_authorization
+
             return basic_authorization(token, user="x-access-token")
         return {"authorization": f"Bearer {token}"}
 
@@ -124,6 +144,8 @@ class GitHubAdapter(Adapter):
     def refusal_body(self, request: Request, message: str, code: str) -> tuple[str, bytes]:
         """GraphQL: an ``errors`` entry; REST: GitHub's ``{"message", "documentation_url"}``,
         which ``gh``, PyGithub and octokit print; git: ``remote:`` lines."""
+        from gitvow_gitsmart import is_git_path
+
         surface = route(request.host, request.path).surface
         if surface is Surface.GRAPHQL:
             return refusal.graphql_errors(message, code, type="FORBIDDEN")

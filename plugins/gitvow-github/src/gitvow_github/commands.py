@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from urllib.parse import urlsplit
 
 from gitvow.argv import option_at, option_value, positionals
 from gitvow.graphql import GraphQLReader
 from gitvow.request import ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
-from gitvow_github.graphql import classify_graphql
-from gitvow_github.rest import classify_rest
 
 ADAPTER = "github"
 R = READ
@@ -77,6 +74,8 @@ def _repo_arg(value: str | None) -> str | None:
     if not value:
         return None
     if "://" in value:
+        from urllib.parse import urlsplit
+
         parts = [p for p in urlsplit(value).path.split("/") if p][:2]
     else:
         parts = [p for p in value.split("/") if p][-2:]
@@ -167,10 +166,17 @@ def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
     summary = f"gh api -X {method} {endpoint}"
     path = endpoint
     if "://" in path:
+        from urllib.parse import urlsplit
+
         path = urlsplit(path).path
         if path.startswith("/api/v3/"):
             path = path[len("/api/v3") :]
     path = "/" + path.split("?", 1)[0].lstrip("/")
+    # The wire classifiers, imported for `gh api` alone (the agent gate's other `gh` commands
+    # never load the REST inventory or the GraphQL mapping).
+    from gitvow_github.graphql import classify_graphql
+    from gitvow_github.rest import classify_rest
+
     if path in ("/graphql", "/api/graphql"):
         body = _graphql_body(raw, typed, has_input)
         if body is None:

@@ -50,6 +50,10 @@ FIXTURES: tuple[Fixture, ...] = (
     Fixture("POST", f"{WEB}/{REPO}.git/git-upload-pack", ("git.fetch",), body=b"0000", repo=REPO),
     Fixture("GET", f"{WEB}/{REPO}.git/info/refs?service=git-receive-pack", ("git.push",), repo=REPO),
     Fixture("POST", f"{WEB}/{REPO}.git/git-receive-pack", ("git.push",), body=_PUSH, repo=REPO),
+    Fixture("POST", f"{WEB}/{REPO}.git/git-receive-pack", ("git.push", "ref.force"),
+            body=push_body(("a" * 40, "b" * 40, "refs/heads/main"), force=True), repo=REPO, note="not a fast-forward"),
+    Fixture("POST", f"{WEB}/{REPO}.git/git-receive-pack", ("git.push", "ref.delete"),
+            body=push_body(("a" * 40, "0" * 40, "refs/heads/old")), repo=REPO),
     # ref.write
     Fixture("POST", f"{R}/git/refs", ("ref.write",), body=b'{"ref":"refs/heads/x","sha":"' + b"a" * 40 + b'"}', repo=REPO),
     Fixture("POST", f"{R}/git/commits", ("ref.write",), body=b"{}", repo=REPO),

@@ -178,7 +178,7 @@ DELETE         /groups/:group/milestones/:milestone                             
 
 # --- refs, commits and files ------------------------------------------------------------
 POST           /projects/:project/repository/branches                                 ref.write
-DELETE         /projects/:project/repository/branches/:branch                         ref.write
+DELETE         /projects/:project/repository/branches/:branch                         ref.write+ref.delete
 PUT            /projects/:project/repository/branches/:branch/protect                 branch.protect
 PUT            /projects/:project/repository/branches/:branch/unprotect               branch.protect
 DELETE         /projects/:project/repository/merged_branches                          ref.write

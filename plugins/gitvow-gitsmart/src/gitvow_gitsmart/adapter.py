@@ -11,6 +11,8 @@ from gitvow.request import ZERO_OID, Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import OPERATIONS
 from gitvow_gitsmart.classify import classify_git
 from gitvow_gitsmart.commands import classify_git_command
+from gitvow_gitsmart.pack import PACK_LIMIT
+from gitvow_gitsmart.packwrite import files_commit, pack
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT
 
 if TYPE_CHECKING:
@@ -26,13 +28,23 @@ def pkt(line: bytes) -> bytes:
     return b"%04x" % (len(line) + 4) + line
 
 
-def push_body(*commands: tuple[str, str, str]) -> bytes:
-    """A receive-pack request body with these ref updates and an empty pack."""
+def push_body(*commands: tuple[str, str, str], force: bool = False, files: dict[str, bytes] | None = None) -> bytes:
+    """A receive-pack request body with these ref updates and a real pack.
+
+    Every update that is not a deletion gets a commit holding ``files`` (default: one
+    README) whose parent is the command's old id (none with ``force``: the update is then
+    not a fast-forward); the command's new id is replaced by that commit's real id, so the
+    body is what git itself would send. Deletions only: no pack, as git sends none."""
     lines = []
+    objects: list[tuple[int, bytes]] = []
     for i, (old, new, ref) in enumerate(commands):
+        if new != ZERO_OID:
+            parents = [] if force or old == ZERO_OID else [old]
+            new, made = files_commit(files or {"README.md": f"{ref}\n".encode()}, parents)
+            objects.extend(made)
         caps = b"\0report-status side-band-64k" if i == 0 else b""
         lines.append(pkt(f"{old} {new} {ref}".encode() + caps + b"\n"))
-    return b"".join(lines) + b"0000PACK"
+    return b"".join(lines) + b"0000" + (pack(objects) if objects else b"")
 
 
 class GitSmartAdapter(Adapter):
@@ -45,6 +57,7 @@ class GitSmartAdapter(Adapter):
     def __init__(self) -> None:
         self.strip_prefix = ""
         self.commands_limit = COMMANDS_LIMIT
+        self.pack_limit = PACK_LIMIT
 
     @classmethod
     def options_model(cls) -> type[GitSmartOptions]:
@@ -55,9 +68,11 @@ class GitSmartAdapter(Adapter):
     def configure(self, options: GitSmartOptions) -> None:
         self.strip_prefix = options.strip_prefix.rstrip("/")
         self.commands_limit = options.commands_limit
+        self.pack_limit = options.pack_limit
 
     def classify(self, request: Request) -> Classification:
-        result = classify_git(request, strip_prefix=self.strip_prefix, limit=self.commands_limit)
+        result = classify_git(request, strip_prefix=self.strip_prefix, limit=self.commands_limit,
+                              pack_limit=self.pack_limit)
         return result if result is not None else Classification.unknown("not a git smart-HTTP path")
 
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
@@ -75,6 +90,8 @@ class GitSmartAdapter(Adapter):
             Fixture("GET", f"{repo}/info/refs?service=git-receive-pack", ("git.push",), repo="team/app"),
             Fixture("POST", f"{repo}/git-receive-pack", ("git.push",), body=push_body((_OID_A, _OID_B, "refs/heads/main")), repo="team/app"),
             Fixture("POST", f"{FIXTURE_HOST}/group/sub/app/git-receive-pack", ("git.push",), body=push_body((ZERO_OID, _OID_B, "refs/heads/new")), repo="group/sub/app"),
+            Fixture("POST", f"{repo}/git-receive-pack", ("git.push", "ref.force"), body=push_body((_OID_A, _OID_B, "refs/heads/main"), force=True), repo="team/app", note="not a fast-forward"),
+            Fixture("POST", f"{repo}/git-receive-pack", ("git.push", "ref.delete"), body=push_body((_OID_A, ZERO_OID, "refs/heads/old")), repo="team/app"),
             Fixture("GET", f"{repo}/objects/info/packs", ("unknown",), near_miss=True, note="dumb HTTP is not smart-HTTP"),
             Fixture("GET", f"{repo}/info/refs", ("unknown",), near_miss=True, note="no service: dumb HTTP"),
             Fixture("POST", f"{repo}/info/refs?service=git-receive-pack", ("unknown",), near_miss=True, note="info/refs is GET only"),
@@ -88,9 +105,11 @@ class GitSmartAdapter(Adapter):
             Fixture("POST", f"{repo}/git-receive-pack", ("unknown",), body=b"zzzz garbage", note="unparseable"),
             Fixture("POST", f"{repo}/git-receive-pack", ("unknown",), body=pkt(b"%s %s refs/heads/x\n" % (_OID_A.encode(), _OID_B.encode()))[:30], note="truncated"),
             Fixture("POST", f"{repo}/git-receive-pack", ("unknown",), body=over_limit, note="over the commands limit"),
+            Fixture("POST", f"{repo}/git-receive-pack", ("unknown",), body=push_body((_OID_A, _OID_B, "refs/heads/x"))[:-30], note="truncated pack"),
+            Fixture("POST", f"{repo}/git-receive-pack", ("unknown",), body=push_body((_OID_A, _OID_B, "refs/heads/x")) + b"junk", note="data after the pack"),
             Fixture("POST", f"{FIXTURE_HOST}/api/anything", ("unknown",), note="unmatched"),
         )
 
     def unsupported(self) -> Mapping[str, str]:
-        covered = {"git.fetch", "git.push", "unknown"}
+        covered = {"git.fetch", "git.push", "ref.force", "ref.delete", "unknown"}
         return {name: "git smart-HTTP carries only fetch and push" for name in OPERATIONS if name not in covered}

@@ -5,8 +5,13 @@ from __future__ import annotations
 import zlib
 from urllib.parse import parse_qs, unquote
 
+from gitvow.change import with_operations
+from gitvow.change_rules import CHANGE_TOO_LARGE
 from gitvow.request import Classification, Request
-from gitvow_gitsmart.pktline import COMMANDS_LIMIT, PktLineError, read_ref_updates
+from gitvow.secrets import scan
+from gitvow_gitsmart.changes import push_change
+from gitvow_gitsmart.pack import PACK_LIMIT, PackError, PackTooLarge, read_pack
+from gitvow_gitsmart.pktline import COMMANDS_LIMIT, PktLineError, read_commands
 
 UPLOAD = "git-upload-pack"
 RECEIVE = "git-receive-pack"
@@ -34,20 +39,34 @@ def _repo(prefix: str, strip: str) -> str | None:
     return repo or None
 
 
+class _OverLimit(Exception):
+    pass
+
+
 def _body(request: Request, limit: int) -> bytes:
+    """The body, gunzipped if it says so; more than ``limit`` bytes is :class:`_OverLimit`."""
     if request.header("content-encoding").lower() != "gzip":
+        if len(request.body) > limit:
+            raise _OverLimit
         return request.body
     inflater = zlib.decompressobj(_GZIP_WINDOW)
     try:
-        return inflater.decompress(request.body, limit + 4)
+        body = inflater.decompress(request.body, limit + 1)
     except zlib.error:
         raise PktLineError("gzip body does not inflate") from None
+    if len(body) > limit:
+        raise _OverLimit
+    if not inflater.eof:
+        raise PktLineError("gzip body is truncated")
+    return body
 
 
-def classify_git(request: Request, *, strip_prefix: str = "", limit: int = COMMANDS_LIMIT) -> Classification | None:
+def classify_git(request: Request, *, strip_prefix: str = "", limit: int = COMMANDS_LIMIT,
+                 pack_limit: int = PACK_LIMIT) -> Classification | None:
     """Classify a git request, or return None if the path is not git's.
 
-    ``strip_prefix`` removes a mount point (``/git``) before the repository is read.
+    ``strip_prefix`` removes a mount point (``/git``) before the repository is read. A push
+    is read whole: its commands, then its pack (:func:`push_classification`).
     """
     path = request.path
     if not is_git_path(path):
@@ -71,9 +90,29 @@ def classify_git(request: Request, *, strip_prefix: str = "", limit: int = COMMA
         return Classification.unknown(f"{endpoint[1:]} takes POST", repo=repo)
     if endpoint == f"/{UPLOAD}":
         return Classification(("git.fetch",), repo=repo, details={"service": UPLOAD})
+    return push_classification(request, repo, limit=limit, pack_limit=pack_limit)
+
+
+def push_classification(request: Request, repo: str | None, *, limit: int, pack_limit: int) -> Classification:
+    """``git.push`` with its ref updates and :class:`~gitvow.change.Change`; ``ref.force`` and
+    ``ref.delete`` added for forced updates and deletions. What cannot be read is ``unknown``:
+    commands, a pack that does not parse, a thin pack, or a body over the scan limit (refused
+    unread, ``change_too_large``)."""
+    too_large = f"the push is over the scan limit of {pack_limit} bytes and is not read"
     try:
-        refs = read_ref_updates(_body(request, limit), limit=limit)
+        body = _body(request, limit + pack_limit)
+        refs, start = read_commands(body, limit=limit)
+    except _OverLimit:
+        return Classification.unknown(too_large, code=CHANGE_TOO_LARGE, repo=repo)
     except PktLineError as exc:
         return Classification.unknown(f"push commands unreadable: {exc}", repo=repo)
-    return Classification(("git.push",), repo=repo, refs=refs, details={"service": RECEIVE})
+    try:
+        pack = read_pack(memoryview(body)[start:], limit=pack_limit, scan=scan)
+        change = push_change(refs, pack)
+    except PackTooLarge:
+        return Classification.unknown(too_large, code=CHANGE_TOO_LARGE, repo=repo)
+    except PackError as exc:
+        return Classification.unknown(f"push pack unreadable: {exc}", repo=repo)
+    return Classification(with_operations(("git.push",), change), repo=repo, refs=refs,
+                          details={"service": RECEIVE}, change=change)
 

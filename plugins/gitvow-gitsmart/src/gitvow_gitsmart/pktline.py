@@ -2,7 +2,8 @@
 
 The body is ``<pkt-line>* 0000 [push-cert] <packfile>``; each command pkt-line is
 ``<old-oid> SP <new-oid> SP <ref>`` with the capability list after a NUL on the first.
-Only the commands are read, never the pack, and never more than ``limit`` bytes.
+The commands are read here, never more than ``limit`` bytes of them; the pack after
+them is :mod:`gitvow_gitsmart.pack`'s.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ class PktLineError(ValueError):
 
 def read_ref_updates(body: bytes, *, limit: int = COMMANDS_LIMIT) -> tuple[RefUpdate, ...]:
     """The ref updates a push asks for, in order."""
+    return read_commands(body, limit=limit)[0]
+
+
+def read_commands(body: bytes | memoryview, *, limit: int = COMMANDS_LIMIT) -> tuple[tuple[RefUpdate, ...], int]:
+    """The ref updates a push asks for, and where the pack starts (after the flush packet)."""
     updates: list[RefUpdate] = []
     pos = 0
     end = len(body)
@@ -30,14 +36,14 @@ def read_ref_updates(body: bytes, *, limit: int = COMMANDS_LIMIT) -> tuple[RefUp
         if pos > limit:
             raise PktLineError(f"ref-update commands exceed {limit} bytes")
         try:
-            size = int(body[pos : pos + 4], 16)
+            size = int(bytes(body[pos : pos + 4]), 16)
         except ValueError:
             raise PktLineError("bad pkt-line length") from None
         if size == 0:
-            return tuple(updates)
+            return tuple(updates), pos + 4
         if size < 4 or pos + size > end:
             raise PktLineError("bad pkt-line length")
-        payload = body[pos + 4 : pos + size]
+        payload = bytes(body[pos + 4 : pos + size])
         pos += size
         if payload.startswith(b"shallow "):
             continue

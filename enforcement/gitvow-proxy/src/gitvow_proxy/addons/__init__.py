@@ -23,12 +23,15 @@ before it left on the flow, :mod:`gitvow_proxy.flow_metadata`):
 10. :class:`AdminListener` serves the approval desk and ``/metrics``.
 
 No addon imports another; a decision one of them cannot find on the flow is a refusal.
+mitmproxy holds them as one addon, :class:`~gitvow_proxy.addons.chain.AddonChain`
+(:func:`gitvow_addon`), which calls each in this order and fails closed when one raises.
 """
 
 from __future__ import annotations
 
 from gitvow_proxy.addons.admin_listener import AdminListener
 from gitvow_proxy.addons.approval_relay import ApprovalRelay
+from gitvow_proxy.addons.chain import AddonChain
 from gitvow_proxy.addons.decision_audit import DecisionAudit
 from gitvow_proxy.addons.egress import EgressControl
 from gitvow_proxy.addons.enforcement import PolicyEnforcement
@@ -60,15 +63,12 @@ def proxy_addons(shared: Shared | None = None) -> list[object]:
     ]
 
 
+def gitvow_addon(shared: Shared | None = None) -> AddonChain:
+    """The one addon mitmproxy holds: :func:`proxy_addons` in a fail-closed chain."""
+    return AddonChain(proxy_addons(shared))
+
+
 __all__ = [
-    "AdminListener",
-    "ApprovalRelay",
-    "DecisionAudit",
-    "EgressControl",
-    "GracefulStop",
-    "PolicyEnforcement",
-    "PolicyReload",
-    "ProxyIdentity",
-    "ScrubAndRecord",
-    "proxy_addons",
+    "AddonChain", "AdminListener", "ApprovalRelay", "DecisionAudit", "EgressControl", "GracefulStop",
+    "PolicyEnforcement", "PolicyReload", "ProxyIdentity", "ScrubAndRecord", "gitvow_addon", "proxy_addons",
 ]

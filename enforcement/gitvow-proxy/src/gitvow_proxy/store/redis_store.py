@@ -208,6 +208,16 @@ class RedisStore(Store):
             return None
         return max(float(result), 1.0)
 
+    def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
+        for key, amount in zip(keys, amounts, strict=True):
+            self._give_back(PREFIX + "ev:" + key, at, amount)
+
+    def _give_back(self, name: str, at: float, amount: int) -> None:
+        taken: list[str] = self._call(
+            lambda: self._redis.zrangebyscore(name, repr(at), repr(at), start=0, num=amount))  # type: ignore[arg-type,return-value]
+        if taken:
+            self._call(lambda: self._redis.zrem(name, *taken))
+
     def usage(self, key: str, now: float, window: float) -> int:
         # ``now`` is the replica's; the window is read on the store's clock, as ``take`` fills it.
         return int(self._call(lambda: self._usage(keys=[PREFIX + "ev:" + key], args=[repr(float(window))])))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from gitvow_proxy.cli._state import add_arguments
-from gitvow_proxy.cli.pause import set_paused
+from gitvow_proxy.cli.pause_command import set_paused
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:

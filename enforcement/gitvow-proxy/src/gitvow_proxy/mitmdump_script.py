@@ -1,6 +1,6 @@
 """gitvow's addons as a mitmproxy script: ``gitvow proxy`` loads them itself, and so can mitmdump::
 
-    mitmdump -s "$(python -c 'import gitvow_proxy.addon as m; print(m.__file__)')" \\
+    mitmdump -s "$(python -c 'import gitvow_proxy.mitmdump_script as m; print(m.__file__)')" \\
         --set gitvow_policy=policy.toml
 
 Options: ``gitvow_policy`` (the policy file, required), ``gitvow_state`` (overrides
@@ -11,8 +11,8 @@ is refused: the proxy never fails open. The addons themselves are in :mod:`gitvo
 
 from __future__ import annotations
 
-from gitvow_proxy.addons import proxy_addons
+from gitvow_proxy.addons import gitvow_addon
 
-addons = proxy_addons()
+addons = [gitvow_addon()]
 
 __all__ = ["addons"]

@@ -1,0 +1,118 @@
+"""What a write changes: the ref updates, paths, sizes and secrets an adapter read from it.
+
+The envelope of a request (its operation and repository) says *that* an agent writes; a
+:class:`Change` says *what* it writes. Adapters fill one from the wire — the git smart-HTTP
+adapter from the pushed pack, the forge adapters from a contents or commit API body — and
+the pipeline's ``change`` stage judges it against :class:`gitvow.change_rules.ChangeRules`
+(``[branches]``, ``[paths]``, ``[size]``, ``[secrets]``), the same way for every forge.
+
+Two kinds of ref update are operations of their own in the vocabulary, so modes, relays and
+approvals apply to them: a forced (non-fast-forward) update is ``ref.force`` and a deletion
+is ``ref.delete`` (:func:`Change.operations`). Whatever an adapter could not establish is in
+``unestablished`` and the stage refuses it (``change_unestablished``): fail closed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CREATED = "created"
+FAST_FORWARD = "fast-forward"
+FORCED = "forced"
+DELETED = "deleted"
+KINDS = (CREATED, FAST_FORWARD, FORCED, DELETED)
+
+FORCE_OPERATION = "ref.force"
+DELETE_OPERATION = "ref.delete"
+
+BRANCH_PREFIX = "refs/heads/"
+
+
+@dataclass(frozen=True, slots=True)
+class RefChange:
+    """One ref moved by a write: its full name, old and new object ids, and its kind
+    (``created``, ``fast-forward``, ``forced`` or ``deleted``). An update whose ancestry could not
+    be established from what the request carries is ``forced``: refused unless force updates are."""
+
+    ref: str
+    old: str
+    new: str
+    kind: str
+
+    @property
+    def branch(self) -> str | None:
+        """The branch name of a ``refs/heads/`` ref, else None (a tag, a note, a pull ref)."""
+        return self.ref[len(BRANCH_PREFIX):] if self.ref.startswith(BRANCH_PREFIX) else None
+
+    @property
+    def name(self) -> str:
+        """What branch patterns are matched against: the branch name, or the full ref otherwise."""
+        return self.branch if self.branch is not None else self.ref
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFinding:
+    """A credential of a known format in what the write adds: its kind and a fingerprint (a
+    hash prefix that identifies it in ``[secrets] allow`` and in the audit), never the secret."""
+
+    kind: str
+    fingerprint: str
+    path: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one write changes.
+
+    ``paths`` are every path the write adds, modifies or deletes, exactly; ``files`` counts
+    them. ``added_bytes`` sums the new contents (blobs) the write carries and ``largest`` is
+    the largest of them. ``secrets`` are the credentials found in the new contents and the
+    write body. ``diffs`` hold the text of protected files as the write leaves them (by path),
+    for a human asked to approve. ``unestablished`` is why some of this could not be
+    established (the stage refuses the write then); empty when it all was.
+    """
+
+    refs: tuple[RefChange, ...] = ()
+    paths: tuple[str, ...] = ()
+    added_bytes: int = 0
+    largest: int = 0
+    secrets: tuple[SecretFinding, ...] = ()
+    unestablished: str = ""
+    diffs: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def files(self) -> int:
+        return len(self.paths)
+
+    def operations(self) -> tuple[str, ...]:
+        """The operations of the vocabulary the ref updates perform beyond the write itself."""
+        found: list[str] = []
+        if any(ref.kind == FORCED for ref in self.refs):
+            found.append(FORCE_OPERATION)
+        if any(ref.kind == DELETED for ref in self.refs):
+            found.append(DELETE_OPERATION)
+        return tuple(found)
+
+    def summary(self) -> dict[str, object]:
+        """A JSON-ready account for the audit line and the approval desk (no file contents)."""
+        return {
+            "refs": [{"ref": r.ref, "old": r.old, "new": r.new, "kind": r.kind} for r in self.refs],
+            "paths": list(self.paths[:200]),
+            "files": self.files,
+            "added_bytes": self.added_bytes,
+            "largest": self.largest,
+            "secrets": [{"kind": s.kind, "fingerprint": s.fingerprint, "path": s.path} for s in self.secrets],
+            **({"unestablished": self.unestablished} if self.unestablished else {}),
+        }
+
+
+def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, ...]:
+    """``operations`` with the change's own (``ref.force``, ``ref.delete``) added once each."""
+    extra = tuple(op for op in change.operations() if op not in operations)
+    return (*operations, *extra)
+
+
+__all__ = [
+    "CREATED", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS", "Change",
+    "RefChange", "SecretFinding", "with_operations",
+]

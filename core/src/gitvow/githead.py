@@ -1,0 +1,79 @@
+"""A repository's default branch, read the way every forge serves it: git's own ref advertisement.
+
+``GET <repo>/info/refs?service=git-upload-pack`` answers with the refs and a capability
+``symref=HEAD:refs/heads/<default>`` on GitHub, GitLab, Gitea, Forgejo and ``git
+http-backend`` alike, so one forge-neutral lookup serves the ``change`` stage's
+default-branch rule. The answer is a :class:`~gitvow.request.Resolution` whose ``type`` is
+the branch name, cached like every target (:class:`gitvow.targets.ResolutionCache`); an
+enforcement point that sees the agent's own clone or fetch advertisement passing through may
+store it without asking (:func:`parse_head`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from gitvow.request import Resolution, Target
+from gitvow.targets import Fetch
+
+HEAD_KIND = "git.head"
+_SYMREF = b"symref=HEAD:refs/heads/"
+#: How much of an advertisement is read for the HEAD line (it is the first ref line).
+_READ = 64 * 1024
+
+
+def head_target(repo: str, git_path: str) -> Target:
+    """The lookup of ``repo``'s default branch; ``git_path`` is the repository's smart-HTTP path
+    (``/team/app.git``), ``repo`` its name as classified (the cache key)."""
+    return Target(HEAD_KIND, repo.lower(), at=f"{git_path.rstrip('/')}/info/refs?service=git-upload-pack")
+
+
+_ENDS = ("/info/refs", "/git-upload-pack", "/git-receive-pack")
+
+
+def is_git_path(path: str) -> bool:
+    """Whether ``path`` is one of git smart-HTTP's three endpoints."""
+    return path.endswith(_ENDS)
+
+
+def git_path(path: str) -> str:
+    """The repository part of a smart-HTTP path: everything before ``/info/refs``,
+    ``/git-upload-pack`` or ``/git-receive-pack``."""
+    for end in _ENDS:
+        if path.endswith(end):
+            return path[: -len(end)]
+    return path
+
+
+def parse_head(advertisement: bytes) -> str | None:
+    """The default branch named by an upload-pack advertisement's ``symref=HEAD:`` capability."""
+    head = advertisement[:_READ]
+    start = head.find(_SYMREF)
+    if start < 0:
+        return None
+    start += len(_SYMREF)
+    end = start
+    while end < len(head) and head[end] not in b" \n\0":
+        end += 1
+    name = head[start:end]
+    try:
+        text = name.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text or None
+
+
+def resolve_heads(targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
+    """Ask the forge for each repository's advertisement; unanswered targets stay unresolved."""
+    answers: dict[Target, Resolution] = {}
+    for target in targets:
+        if target.kind != HEAD_KIND:
+            continue
+        status, body = fetch("GET", target.at, b"")
+        branch = parse_head(body) if status == 200 else None
+        if branch is not None:
+            answers[target] = Resolution(repo=None, type=branch)
+    return answers
+
+
+__all__ = ["HEAD_KIND", "git_path", "head_target", "is_git_path", "parse_head", "resolve_heads"]
