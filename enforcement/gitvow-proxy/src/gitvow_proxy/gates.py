@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from gitvow.adapters.mcp import credential_name
 from gitvow.evaluator import REPO_UNRESOLVED
 from gitvow.gates import Context, Gates, Throttle
+from gitvow.githead import git_path, head_target, is_git_path
 from gitvow.policy.load import Policy
 from gitvow.repos import RepoPatterns, matches_any
 from gitvow.request import Classification, IssueDraft, Request
@@ -176,6 +177,26 @@ class ProxyGates(Gates):
             self._decision.memo = None  # the decision starts over after the lookup: read the flags afresh
             raise Pending(scope, missing)
         return settle(classification, found)
+
+    # -- 5b: the default branch the change stage asks for ----------------------------------
+
+    knows_default_branch = True
+
+    def default_branch(self, ctx: Context) -> str | None:
+        """The forge's default branch of a pushed repository, from git's own advertisement
+        (:mod:`gitvow.githead`), cached like every lookup (and filled for free when the agent's
+        clone or fetch advertisement passes through). None, so refused, when it cannot be read."""
+        repo = ctx.classification.repo
+        if repo is None or not is_git_path(ctx.request.path):
+            return None
+        target = head_target(repo, git_path(ctx.request.path))
+        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
+        found, missing = self.resolutions.lookup(scope, (target,))
+        if missing:
+            self._memo = None
+            raise Pending(scope, missing)
+        answer = found.get(target)
+        return answer.type if answer is not None else None
 
     # -- 2: run-state ---------------------------------------------------------------------
 
