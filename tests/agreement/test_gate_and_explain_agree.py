@@ -5,8 +5,8 @@ MCP tool call) and the request(s) it sends on the wire. The gate judges the call
 stage: the adapter's command or tool classifier, then the engine); ``gitvow explain`` judges
 the request (the adapter's wire classifier, then the same engine). Every pair is judged for
 every agent of :data:`POLICY` — several modes, a capability, per-repository autonomy — on
-every adapter the gate can express: GitHub, GitLab, Gitea, Linear (MCP tools) and git
-smart-HTTP. Requests on several repositories and requests whose repository is an opaque id
+every adapter the gate can express: GitHub, GitLab, Gitea, Linear (MCP tools), Bitbucket
+(``curl``, as it has no CLI) and git smart-HTTP. Requests on several repositories and requests whose repository is an opaque id
 (unresolved) are among them.
 
 A line with several commands is several requests: the gate's answer is the first refused
@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("gitvow_gate")
-for _needed in ("gitvow_github", "gitvow_gitlab", "gitvow_gitea", "gitvow_linear", "gitvow_gitsmart"):
+for _needed in ("gitvow_github", "gitvow_gitlab", "gitvow_gitea", "gitvow_linear", "gitvow_gitsmart", "gitvow_bitbucket"):
     pytest.importorskip(_needed)
 
 from gitvow.cli.explain import explain  # noqa: E402
@@ -78,6 +78,7 @@ GH = "https://api.github.com"
 GL = "https://gitlab.com/api/v4/projects"
 GT = "https://gitea.example.test/api/v1/repos"
 LIN = "https://api.linear.app/graphql"
+BB = "https://api.bitbucket.org/2.0/repositories"
 
 #: One wire request: method, URL and JSON body (None: no body).
 Wire = tuple[str, str, Any]
@@ -228,6 +229,20 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
     ("mcp mcp__linear__create_document", {"title": "d"},
      [("POST", LIN, gql('mutation { documentCreate(input: {title: "d"}) { success } }'))]),
     ("mcp mcp__linear__list_issues", {}, [("POST", LIN, gql("query { issues { nodes { id } } }"))]),
+    # Bitbucket Cloud: curl at the gate (Bitbucket has no CLI), REST 2.0 on the wire
+    ("shell curl -X POST https://api.bitbucket.org/2.0/repositories/team/app/pullrequests -d '{\"title\":\"t\"}'", {},
+     [("POST", f"{BB}/team/app/pullrequests", {"title": "t"})]),
+    ("shell curl -X POST https://api.bitbucket.org/2.0/repositories/team/app/pullrequests/3/merge", {},
+     [("POST", f"{BB}/team/app/pullrequests/3/merge", None)]),
+    ("shell curl https://api.bitbucket.org/2.0/repositories/team/app/pullrequests", {},
+     [("GET", f"{BB}/team/app/pullrequests", None)]),
+    ("shell curl -X POST https://api.bitbucket.org/2.0/repositories/team/locked/pullrequests/3/comments "
+     "-d '{\"content\":{\"raw\":\"x\"}}'", {},
+     [("POST", f"{BB}/team/locked/pullrequests/3/comments", {"content": {"raw": "x"}})]),
+    ("shell curl -X DELETE https://api.bitbucket.org/2.0/repositories/team/app", {},
+     [("DELETE", f"{BB}/team/app", None)]),
+    ("shell curl -X POST https://api.bitbucket.org/2.0/repositories/team/app/issues -d '{\"title\":\"t\"}'", {},
+     [("POST", f"{BB}/team/app/issues", {"title": "t"})]),
     # git smart-HTTP: a remote given as a URL names its repository; a push's first request
     ("shell git push https://github.com/team/app.git main", {},
      [("GET", "https://github.com/team/app.git/info/refs?service=git-receive-pack", None)]),
@@ -313,7 +328,7 @@ def test_the_corpus_is_large_and_covers_every_adapter(setting: tuple[Engine, gat
     assert len(CASES) >= 200
     served = {engine.hosts.lookup(request(m, u, b).host, request(m, u, b).port).name  # type: ignore[union-attr]
               for _, _, wire in PAIRS for m, u, b in wire}
-    assert {"github", "gitlab", "gitea", "linear"} <= served
+    assert {"github", "gitlab", "gitea", "linear", "bitbucket"} <= served
     assert any(action.startswith("shell git ") for action, _, _ in PAIRS)  # gitsmart, at the gate
     verdicts = {explained(engine, agent, wire)["verdict"] for agent, _, _, wire in CASES}
     assert verdicts == {"allow", "deny", "relay"}

@@ -18,6 +18,8 @@ from gitvow.targets import Fetch
 
 HEAD_KIND = "git.head"
 _SYMREF = b"symref=HEAD:refs/heads/"
+#: Protocol v2's ``ls-refs`` answer names it on the HEAD line instead.
+_SYMREF_V2 = b" HEAD symref-target:refs/heads/"
 #: How much of an advertisement is read for the HEAD line (it is the first ref line).
 _READ = 64 * 1024
 
@@ -46,12 +48,16 @@ def git_path(path: str) -> str:
 
 
 def parse_head(advertisement: bytes) -> str | None:
-    """The default branch named by an upload-pack advertisement's ``symref=HEAD:`` capability."""
+    """The default branch named by an upload-pack advertisement's ``symref=HEAD:`` capability
+    (protocol v0/v1), or by the HEAD line of a protocol v2 ``ls-refs`` answer."""
     head = advertisement[:_READ]
-    start = head.find(_SYMREF)
-    if start < 0:
+    for marker in (_SYMREF, _SYMREF_V2):
+        start = head.find(marker)
+        if start >= 0:
+            start += len(marker)
+            break
+    else:
         return None
-    start += len(_SYMREF)
     end = start
     while end < len(head) and head[end] not in b" \n\0":
         end += 1

@@ -120,3 +120,29 @@ def test_under_a_proxy_identity_both_judge_as_that_identity(corpus_repo: Path, h
         assert from_hook == from_check, (agent, kind, what, from_hook, from_check)
         if what == "git push origin feature":
             assert from_hook == "allow"
+
+
+#: Commands given to ``gitvow check`` as argv (each word one argument, as a shell passes them),
+#: with the decision the hook gives the same command.
+ARGV_CORPUS: list[tuple[list[str], str]] = [
+    (["bash", "-c", "gh pr merge 3"], "deny"),
+    (["sh", "-c", "cd sub && gh pr merge 3"], "deny"),
+    (["env", "-S", "gh pr merge 3"], "deny"),
+    (["find", ".", "-exec", "gh", "pr", "merge", "3", ";"], "deny"),
+    (["gh", "pr", "merge", "3"], "deny"),
+    (["echo", "gh pr merge 3; rm -rf /"], "allow"),
+    (["git", "commit", "-m", "never gh pr merge 3"], "allow"),
+    (["ls", "-la"], "allow"),
+]
+
+
+@pytest.mark.parametrize(("argv", "expected"), ARGV_CORPUS, ids=[" ".join(a) for a, _ in ARGV_CORPUS])
+def test_check_takes_its_words_as_argv(corpus_repo: Path, hook: Callable[..., Hooked], cli: Callable[..., Hooked],
+                                      argv: list[str], expected: str) -> None:
+    import shlex
+
+    line = shlex.join(argv)  # what a shell would have run for these words
+    event, payload = call_payload("claude", "shell", line, corpus_repo)
+    from_hook = hook_decision("claude", hook("claude", event, payload, cwd=corpus_repo))
+    from_check = check_decision(cli("check", "--", *argv, cwd=corpus_repo))
+    assert from_hook == from_check == expected, (argv, from_hook, from_check)

@@ -125,6 +125,8 @@ def test_kin_reaching_the_same_places(minimal: gate_policy.GatePolicy, repo: Pat
         "bash <<EOF\nrm -rf /\nEOF",
         'rm -rf "/',                         # unbalanced quote: cannot be parsed
         "$RM -rf /",
+        "find . -exec sh -c 'rm -rf ~' \\;",        # a find that runs a shell that deletes
+        "find . -name x -exec rm -rf / \\;",        # the target is no path find found
     ],
 )
 def test_what_cannot_be_read_is_confirmed_never_allowed(minimal: gate_policy.GatePolicy, repo: Path,

@@ -63,3 +63,50 @@ def test_script_runs_are_named() -> None:
     assert shell.runs_script(command) == "bash deploy.sh"
     (sourced,) = shell.commands("source env.sh") or []
     assert shell.runs_script(sourced) == "source env.sh"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('env -S"gh pr merge 1"', ["gh pr merge 1"]),
+        ("env -iS'gh pr merge 1' --repo x", ["gh pr merge 1 --repo x"]),
+        ("env -S 'gh pr merge 1' x", ["gh pr merge 1 x"]),
+        ("env --split-string='gh pr merge 1'", ["gh pr merge 1"]),
+        ("env --split-string 'gh pr merge 1'", ["gh pr merge 1"]),
+        ("sudo -uroot -E gh pr merge 1", ["gh pr merge 1"]),
+        ("timeout -sKILL 5 nice -n5 gh pr merge 1", ["gh pr merge 1"]),
+        ("function m { gh pr merge 1; }; m", ["gh pr merge 1", "m"]),
+        ("function m () { gh pr merge 1; }", ["gh pr merge 1"]),
+        ("m() { gh pr merge 1; }; m", ["m", "gh pr merge 1"]),
+        ("coproc gh pr merge 1", ["gh pr merge 1"]),
+        ("coproc M { gh pr merge 1; }", ["gh pr merge 1"]),
+        ("find . -exec gh pr merge 1 \\;", ["find . -exec gh pr merge 1", "gh pr merge 1"]),
+        ("find . -execdir gh pr merge 1 {} +", ["find . -execdir gh pr merge 1 {} +", "gh pr merge 1 ./{}"]),
+        ("find / src -exec rm -rf {} +", ["find / src -exec rm -rf {} +", "rm -rf /{}", "rm -rf src/{}"]),
+        ("find . -ok gh pr merge 1 ';' -exec ls {} ';'",
+         ["find . -ok gh pr merge 1 ; -exec ls {}", "gh pr merge 1", "ls ./{}"]),
+        ("find . -exec true \\; -exec gh pr merge 1 \\;",
+         ["find . -exec true ; -exec gh pr merge 1", "true", "gh pr merge 1"]),
+        ("fd -x gh pr merge", ["fd -x gh pr merge", "gh pr merge"]),
+        ("watch -n 5 gh pr merge 1", ["watch -n 5 gh pr merge 1", "gh pr merge 1"]),
+        ("flock /tmp/l gh pr merge 1", ["flock /tmp/l gh pr merge 1", "gh pr merge 1"]),
+        ("flock -w 3 /tmp/l -c 'gh pr merge 1'", ["flock -w 3 /tmp/l -c gh pr merge 1", "gh pr merge 1"]),
+        ("su -c 'gh pr merge 1' bob", ["su -c gh pr merge 1 bob", "gh pr merge 1"]),
+        ("alias m='gh pr merge 1'; m", ["gh pr merge 1", "m"]),
+        ("script -qc 'gh pr merge 1' /dev/null", ["script -qc gh pr merge 1 /dev/null", "gh pr merge 1"]),
+        ("su -lc 'gh pr merge 1' bob", ["su -lc gh pr merge 1 bob", "gh pr merge 1"]),
+        ("parallel -j 2 gh pr merge ::: 1 2", ["parallel -j 2 gh pr merge ::: 1 2", "gh pr merge"]),
+        ("find . -exec sh -c 'gh pr merge 1' \\;", ["find . -exec sh -c gh pr merge 1", "gh pr merge 1"]),
+    ],
+)
+def test_commands_run_from_elsewhere_than_program_position(text: str, expected: list[str]) -> None:
+    assert lines(text) == expected
+
+
+def test_a_find_without_exec_runs_nothing_else() -> None:
+    assert lines("find . -name '*.py' -print") == ["find . -name *.py -print"]
+
+
+def test_runner_nesting_is_bounded() -> None:
+    text = "find . -exec " * 8 + "gh pr merge 1"
+    assert shell.commands(text) is None

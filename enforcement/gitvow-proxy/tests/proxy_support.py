@@ -13,7 +13,8 @@ import ssl
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -258,6 +259,24 @@ def start_proxy(
         proxy.stop()
         raise RuntimeError(f"{exc}\n{proxy.log_text()}") from None
     return proxy
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Poll ``check`` until it holds (a running proxy picks edits up on its own schedule)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+def agent_client(proxy: ProxyProcess, agent: str) -> Any:
+    """An httpx client through ``proxy`` as ``agent``, trusting the proxy's CA only."""
+    import httpx
+
+    return httpx.Client(proxy=proxy.url(agent, SECRETS[agent]),
+                        verify=ssl.create_default_context(cafile=str(proxy.ca)), timeout=30)
 
 
 def api_reply(seen: Seen) -> Reply:

@@ -370,6 +370,35 @@ def test_pause_and_resume_take_effect_on_the_next_request(proxy: ProxyProcess, f
     assert len([s for s in forge.seen if s.method == "POST"]) == 2
 
 
+def test_the_audit_log_replays_each_approval_as_one_request(proxy: ProxyProcess, forge: Upstream,
+                                                            tmp_path: Path) -> None:
+    """The proxy's own audit log — approval steps, the proxy's send, an answered retry, an
+    operator's pause — replays under the same policy with no change, one request per request
+    an agent sent."""
+    refused = gh_pr_create(proxy, forge, tmp_path, "Replay the thing")
+    ident = approval_id(refused.stderr)
+    assert gitvow(proxy, "approvals", "approve", ident, "--by", "alice").returncode == 0
+    assert gitvow(proxy, "approvals", "wait", ident, "--timeout", "30").returncode == 0
+    assert gh_pr_create(proxy, forge, tmp_path, "Replay the thing").returncode == 0  # answered from the record
+    assert gitvow(proxy, "pause", "team/app").returncode == 0
+    assert gitvow(proxy, "resume", "team/app").returncode == 0
+    lines = proxy.audit_lines()
+    steps = [line["verdict"] for line in lines if line.get("approval") == ident]
+    assert steps[0] == "staged" and "sent" in steps and "answered" in steps
+    assert any(line["verdict"] == "paused" for line in lines)
+    decisions = [line for line in lines if "approval" not in line and line["method"] not in ("-", "STREAM")]
+    staged = {line["approval"] for line in lines if line.get("verdict") == "staged"}
+    sends = {line["approval"] for line in lines if line.get("verdict") in ("sent", "send_failed")} & staged
+    answered = [line for line in lines if line.get("verdict") == "answered"]
+    proc = subprocess.run([GITVOW, "replay", "--json", "--policy", str(proxy.policy), str(proxy.audit)],
+                          capture_output=True, text=True, timeout=120)
+    report = json.loads(proc.stdout) if proc.stdout else {}
+    assert proc.returncode == 0, (proc.stderr, report.get("groups"), lines)
+    assert report["changed"] == 0, report["groups"]
+    # each approved request's send by the proxy is part of the agent's request, not one of its own
+    assert report["requests"] == len(decisions) - len(sends) + len(answered)
+
+
 def test_the_proxy_says_where_its_state_and_audit_are(proxy: ProxyProcess) -> None:
     text = proxy.log_text()
     assert f"state store {Path(proxy.policy).parent / 'state.sqlite'}" in text

@@ -7,15 +7,18 @@ from __future__ import annotations
 import json
 import os
 import signal
-import ssl
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-import httpx
 import pytest
-from proxy_support import GITVOW, SECRETS, ProxyProcess, Upstream, proxy_env, start_proxy, write_policy
+from proxy_support import (
+    GITVOW,
+    Upstream,
+    agent_client,
+    proxy_env,
+    start_proxy,
+    write_policy,
+)
 
 from gitvow_proxy.audit import AuditLog, AuditUnavailable, audit_path_problem
 
@@ -78,20 +81,6 @@ def test_paths_that_cannot_be_the_log(tmp_path: Path) -> None:
 
 # -- through the real proxy ---------------------------------------------------------------------
 
-def client(proxy: ProxyProcess, agent: str) -> httpx.Client:
-    return httpx.Client(proxy=proxy.url(agent, SECRETS[agent]),
-                        verify=ssl.create_default_context(cafile=str(proxy.ca)), timeout=30)
-
-
-def wait_until(check: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
-
-
 @pytest.mark.e2e
 def test_an_unwritable_audit_path_is_one_line_at_start_and_in_policy_check(
     upstream: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
@@ -120,7 +109,7 @@ def test_the_audit_log_survives_deletion_and_sighup_under_traffic(
     try:
         upstream.clear()
         sent = 0
-        with client(proxy, "coder") as c:
+        with agent_client(proxy, "coder") as c:
             for i in range(60):
                 if i == 20:
                     proxy.audit.unlink()  # deleted mid-run
@@ -152,7 +141,7 @@ def test_a_failing_audit_log_refuses_instead_of_forwarding(
     proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
     try:
         upstream.clear()
-        with client(proxy, "coder") as c:
+        with agent_client(proxy, "coder") as c:
             refused = c.get(upstream.url(FETCH))
         assert refused.status_code == 503 and refused.headers["x-gitvow-reason"] == "audit_unavailable"
         assert upstream.seen == []

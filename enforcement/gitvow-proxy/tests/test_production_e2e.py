@@ -5,35 +5,27 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-import httpx
 import pytest
 from otlp_receiver import running_receiver
-from proxy_support import GIT_TOKEN, GITVOW, SECRETS, ProxyProcess, Upstream, proxy_env, start_proxy, write_policy
+from proxy_support import (
+    GIT_TOKEN,
+    GITVOW,
+    SECRETS,
+    Upstream,
+    agent_client,
+    proxy_env,
+    start_proxy,
+    wait_until,
+    write_policy,
+)
 
 pytestmark = pytest.mark.e2e
 
 PUSH = "/team/app.git/info/refs?service=git-receive-pack"
 FETCH = "/team/app.git/info/refs?service=git-upload-pack"
-
-
-def client(proxy: ProxyProcess, agent: str) -> httpx.Client:
-    return httpx.Client(proxy=proxy.url(agent, SECRETS[agent]),
-                        verify=ssl.create_default_context(cafile=str(proxy.ca)), timeout=30)
-
-
-def wait_until(check: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
 
 
 def _shadow_reader(policy: Path) -> None:
@@ -50,13 +42,13 @@ def test_shadow_mode_forwards_what_it_would_refuse_and_says_so(
     proxy = start_proxy(policy, tmp_path, env)
     try:
         upstream.clear()
-        with client(proxy, "reader") as c:
+        with agent_client(proxy, "reader") as c:
             shadowed = c.get(upstream.url(PUSH))  # git.push at advisory: mode_denied, in shadow
         assert shadowed.status_code == 200 and "x-gitvow-reason" not in shadowed.headers
         (seen,) = upstream.seen
         assert seen.path == PUSH
         assert GIT_TOKEN in seen.headers.get("authorization", "") or seen.headers.get("authorization", "").startswith("Basic ")
-        with client(proxy, "talker") as c:  # another agent stays enforced
+        with agent_client(proxy, "talker") as c:  # another agent stays enforced
             refused = c.get(upstream.url(PUSH))
         assert refused.status_code == 403 and refused.headers["x-gitvow-reason"] == "write_surface_enforce"
         assert len(upstream.seen) == 1
@@ -85,9 +77,9 @@ def test_decisions_reach_an_otlp_collector_without_secrets(
         env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_OTLP_HEADERS": "authorization=Bearer%20collector-key"}
         proxy = start_proxy(policy, tmp_path, env)
         try:
-            with client(proxy, "coder") as c:
+            with agent_client(proxy, "coder") as c:
                 assert c.get(upstream.url(FETCH)).status_code == 200
-            with client(proxy, "reader") as c:
+            with agent_client(proxy, "reader") as c:
                 assert c.get(upstream.url(PUSH)).status_code == 403
         finally:
             assert proxy.stop() == 0  # shutting down flushes the queue
@@ -135,7 +127,7 @@ def test_policy_tests_refuse_a_start_and_a_reload(
         policy.write_text(policy.read_text().replace('[agents.reader]\nmode = "advisory"', '[agents.reader]\nmode = "issues_and_prs"'))
         wait_until(lambda: "kept the last good policy" in proxy.log_text())
         assert "tests[0] (the reader may push): expected deny reason=mode_denied, got allow" in proxy.log_text()
-        with client(proxy, "reader") as c:
+        with agent_client(proxy, "reader") as c:
             assert c.get(upstream.url(PUSH)).status_code == 403  # the last good policy is in force
     finally:
         assert proxy.stop() == 0

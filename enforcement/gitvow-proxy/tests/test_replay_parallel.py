@@ -131,7 +131,13 @@ def flow_reader(path: Path, agent: str | None = None) -> list[Recorded]:
     """The reference: mitmproxy's FlowReader building every Flow, in this process."""
     from gitvow_proxy.replay import inputs
 
-    items = list(inputs._resolve(path, inputs._stream(path), agent))
+    def stream() -> Iterator[inputs.Seen]:
+        with path.open("rb") as fo:
+            for index, flow in enumerate(FlowReader(fo).stream()):
+                if (item := inputs.seen_from_flow(index, flow)) is not None:
+                    yield item
+
+    items = list(inputs._resolve(path, stream(), agent))
     items.sort(key=lambda item: item.time)
     return items
 
@@ -159,7 +165,7 @@ def test_parallel_reads_what_flow_reader_reads(tmp_path: Path, kind: str) -> Non
     reference = [same(item) for item in flow_reader(path, agent)]
     assert len(reference) == (120 if kind == "recorded" else 118)
     assert len({row[2] for row in reference}) == 3  # three agents, each found its own way
-    # the fast path reads it (it hands FlowReader only what it cannot read)
+    # the fast path reads it
     assert parallel.read(path, workers=1) is not None and parallel.read(path, workers=2) is not None
     assert [same(item) for item in load([path], agent=agent, workers=1)] == reference
     assert [same(item) for item in load([path], agent=agent, workers=2)] == reference
@@ -218,7 +224,7 @@ def test_an_older_flow_format_is_migrated_by_mitmproxy(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage inside", "foreign version"])
-def test_unreadable_flow_files_say_what_flow_reader_says(tmp_path: Path, damage: str) -> None:
+def test_unreadable_flow_files_say_why_in_one_line(tmp_path: Path, damage: str) -> None:
     path = write(tmp_path / "damaged.flows", recorded_flows(30))
     data = path.read_bytes()
     if damage == "truncated":
@@ -231,7 +237,9 @@ def test_unreadable_flow_files_say_what_flow_reader_says(tmp_path: Path, damage:
         state["version"] = 99
         data += tnetstring.dumps(state)
     path.write_bytes(data)
-    assert parallel.read(path, workers=2) is None  # so FlowReader reads it, and says why it cannot
+    for workers in (1, 2):
+        with pytest.raises(parallel.Unreadable):
+            parallel.read(path, workers=workers)
     messages = set()
     for workers in (1, 2):
         with pytest.raises(InputError) as caught:
@@ -244,12 +252,20 @@ def test_unreadable_flow_files_say_what_flow_reader_says(tmp_path: Path, damage:
         assert "flow format version 99" in message
 
 
-def test_the_command_reads_a_large_file_on_every_core(tmp_path: Path, policies: tuple[Path, Path]) -> None:
+def test_the_command_reads_a_large_file_on_every_core(tmp_path: Path, policies: tuple[Path, Path],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Above the threshold ``gitvow replay`` reads in parallel by itself; its report is the
-    one mitmproxy's FlowReader gives in one process."""
+    one mitmproxy's FlowReader gives in one process. The threshold is lowered for the command
+    (``GITVOW_REPLAY_PARALLEL_MIN``), so the file need not hold thousands of flows."""
+    import os
+
     old, new = policies
-    path = write(tmp_path / "large.flows", recorded_flows(parallel.PARALLEL_MIN_RECORDS + 10))
+    assert parallel.workers_for(150, None) == 1  # below the shipped threshold: one process
+    path = write(tmp_path / "large.flows", recorded_flows(150))
+    env = {**os.environ, "GITVOW_REPLAY_PARALLEL_MIN": "100"}
+    monkeypatch.setenv("GITVOW_REPLAY_PARALLEL_MIN", "100")
+    assert parallel.workers_for(150, None) == parallel.cores()  # what the command does with it
     proc = subprocess.run([GITVOW, "replay", "--json", "--policy", str(new), "--against", str(old), str(path)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout) == replay(flow_reader(path), new, old).as_dict()

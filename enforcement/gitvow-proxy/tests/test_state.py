@@ -36,6 +36,17 @@ def test_take_is_a_sliding_window(store: Store) -> None:
     assert store.take(keys, 161.0, 60) == pytest.approx(9.0)
 
 
+def test_what_a_failed_write_took_is_given_back(store: Store) -> None:
+    keys = [("w", 2), ("op", 3)]
+    assert store.take(keys, 100.0, 60, amounts=[2, 2]) is None
+    assert store.take(keys, 101.0, 60) is not None  # the window of "w" is full
+    store.give_back(["w", "op"], 100.0, [2, 2])  # the forge never performed those two
+    assert store.usage("w", 102.0, 60) == 0 and store.usage("op", 102.0, 60) == 0
+    assert store.take(keys, 102.0, 60) is None
+    store.give_back(["w"], 100.0, [1])  # nothing of that moment is left: nothing else is touched
+    assert store.usage("w", 103.0, 60) == 1
+
+
 def test_take_is_all_or_nothing(store: Store) -> None:
     assert store.take([("op", 1), ("all", 5)], 0.0, 60) is None
     assert store.take([("op", 1), ("all", 5)], 1.0, 60) is not None
@@ -87,6 +98,35 @@ def test_sqlite_survives_a_restart(tmp_path: Path) -> None:
     assert second.take([("w", 1)], 10.0, 3600) == pytest.approx(3590.0)
     assert second.canary("bot") == token
     assert path.stat().st_mode & 0o077 == 0
+
+
+def test_every_sqlite_file_is_private_from_its_creation(tmp_path: Path) -> None:
+    """The database, its WAL (every recent write: staged bodies, canaries), its shared memory and
+    any journal are 0600 however permissive the umask, and from before they hold data: SQLite
+    gives them the database file's mode, which is 0600 before SQLite opens it."""
+    import os
+
+    old = os.umask(0o002)
+    try:
+        path = tmp_path / "state.sqlite"
+        # an earlier run's companions, left readable, are made private too
+        stale = tmp_path / "old.sqlite"
+        SQLiteStore(stale).close()
+        for suffix in ("-wal", "-shm", "-journal"):
+            (tmp_path / f"old.sqlite{suffix}").write_bytes(b"")
+            (tmp_path / f"old.sqlite{suffix}").chmod(0o644)
+        stale.chmod(0o644)
+        reopened = SQLiteStore(stale)
+        store = SQLiteStore(path)
+        store.canary("bot")
+        assert store.take([("w", 1)], 0.0, 3600) is None
+        files = sorted(p for p in tmp_path.iterdir() if p.name.startswith(("state.sqlite", "old.sqlite")))
+        assert {p.name for p in files} >= {"state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "old.sqlite-wal"}
+        assert {p.name: oct(p.stat().st_mode & 0o777) for p in files} == {p.name: "0o600" for p in files}
+        store.close()
+        reopened.close()
+    finally:
+        os.umask(old)
 
 
 # -- canary scanner --------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from gitvow.pipeline import Action, Decision, Engine
 from gitvow.plugins import Plugins, installed
 from gitvow.policy.load import Policy
 from gitvow.policy.table import DEFAULT_TABLE
-from gitvow.relay import APPROVAL
+from gitvow.relay import APPROVAL, RelayTemplate
 from gitvow.request import NO_REPO, Classification, Fixture, Request
 from gitvow.verdict import Outcome
 from gitvow.vocabulary import OPERATIONS, UNKNOWN
@@ -464,24 +464,10 @@ class AdapterContract:
             template = engine.relays[DEFAULT_TABLE[op].relay or ""]
             for fixture in examples:
                 for grant in every_grant():
-                    decision = engine.decide(fixture.request(), Caller("contract", grant))
-                    at = f"at mode {grant_label(grant)}"
-                    denied_too = any(
-                        not evaluate_operation(other, grant, table=DEFAULT_TABLE).allowed
-                        for other in fixture.operations if not DEFAULT_TABLE[other].relay
-                    )
-                    if decision.action is not Action.DENY or (decision.reason != "hard_deny" and not denied_too):
-                        seen = Classified(adapter, fixture.request())
-                        problems.append(f"{fixture.id} {at}: {decision.action.value} {decision.reason} ({seen.describe()})")
-                        tracebacks.append(seen.traceback)
-                    elif decision.reason != "hard_deny":
-                        continue  # refused for the other operation, as it must be
-                    elif template.usage not in (decision.message or ""):
-                        problems.append(f"{fixture.id} {at}: relay line lacks `{template.usage}`: {decision.message}")
-                    elif not template.staged:
-                        missing = [h for h in adapter.relay_hints(op) if h not in (decision.message or "")]
-                        if missing:
-                            problems.append(f"{fixture.id} {at}: relay line lacks the hints {missing} of relay_hints({op!r})")
+                    problem, trace = _relay_problem(adapter, engine, fixture, grant, op, template)
+                    if problem:
+                        problems.append(problem)
+                        tracebacks.append(trace)
         _fail(problems, "relay coverage", tracebacks=filter(None, tracebacks))
 
     def test_refusal_body_carries_the_line(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
@@ -708,3 +694,27 @@ def _instantiate(method: str, url: str, inventory: Inventory) -> Request:
         return inventory.sample.get(name, f"{name}-1")
 
     return Request.from_url(method, re.sub(r"\{([^}/]+)\}|:([A-Za-z_]\w*)", fill, url))
+
+
+def _relay_problem(adapter: Adapter, engine: Engine, fixture: Fixture, grant: Grant, op: str,
+                   template: RelayTemplate) -> tuple[str, str | None]:
+    """What is wrong with the refusal of one relayed fixture at one grant ("" when nothing),
+    and the classification's traceback when the adapter is to blame."""
+    decision = engine.decide(fixture.request(), Caller("contract", grant))
+    at = f"at mode {grant_label(grant)}"
+    denied_too = any(
+        not evaluate_operation(other, grant, table=DEFAULT_TABLE).allowed
+        for other in fixture.operations if not DEFAULT_TABLE[other].relay
+    )
+    if decision.action is not Action.DENY or (decision.reason != "hard_deny" and not denied_too):
+        seen = Classified(adapter, fixture.request())
+        return f"{fixture.id} {at}: {decision.action.value} {decision.reason} ({seen.describe()})", seen.traceback
+    if decision.reason != "hard_deny":
+        return "", None  # refused for the other operation, as it must be
+    if template.usage not in (decision.message or ""):
+        return f"{fixture.id} {at}: relay line lacks `{template.usage}`: {decision.message}", None
+    if not template.staged:
+        missing = [h for h in adapter.relay_hints(op) if h not in (decision.message or "")]
+        if missing:
+            return f"{fixture.id} {at}: relay line lacks the hints {missing} of relay_hints({op!r})", None
+    return "", None

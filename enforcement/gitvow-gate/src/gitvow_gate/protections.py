@@ -157,6 +157,8 @@ def recursive_delete(command: Command, where: str | None, env: Mapping[str, str]
         recursive, targets = _recursive_rm(command.args)
         if not recursive:
             return None
+        if command.via[-1:] == ("find",) and targets and all("{}" in target for target in targets):
+            return None  # `find ROOT -exec rm -r {} +`: the find is judged, on its roots (_find_deletes)
         if not targets:
             if "xargs" in command.via:
                 return Finding("the arguments xargs reads from standard input", certain=False)

@@ -5,7 +5,12 @@ A rule about ``git push`` must fire for ``cd x && sudo -E git -C y push``, for
 ``gh issue create --body "never git push"``. So the line is split into simple commands
 (``;``, ``&&``, ``||``, ``|``, ``&``, subshells, newlines; heredoc bodies dropped), each
 command's wrappers are stepped over to the program that actually runs, and ``sh -c``
-arguments are read as command lines of their own.
+arguments are read as command lines of their own. What a line defines to run later is read
+as if it ran: function bodies (``f() { …; }``, ``function f { …; }``), ``coproc``, aliases.
+Programs that run another command from their arguments are followed into it: wrappers
+(``env -S'…'`` split as ``env`` splits it, options clustered or with attached values),
+``find -exec``/``-execdir``/``-ok``/``-okdir`` (and ``fd --exec``), ``watch``, ``flock``,
+``su``/``runuser -c``, ``script -c`` (also clustered: ``script -qc``), GNU ``parallel``.
 
 What cannot be read is said so: a line with an unbalanced quote yields ``None`` (callers
 fall back to matching the whole text, which fails toward asking), and a program position
@@ -24,7 +29,12 @@ from gitvow_gate.plain_record import record
 WRAPPERS = frozenset({"sudo", "doas", "env", "time", "nohup", "exec", "command", "nice", "xargs", "builtin", "stdbuf",
                       "busybox", "setsid", "ionice", "unbuffer", "chronic", "caffeinate"})
 #: Shell reserved words that may stand before a command (``if rm …``, ``then rm …``, ``{ rm …; }``).
-KEYWORDS = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "while", "until", "do", "done", "in", "esac"})
+KEYWORDS = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "while", "until", "do", "done", "in", "esac",
+                      "[[", "]]"})
+#: Reserved words followed by a name before the command: ``function NAME { …; }`` (the body is
+#: read as if it ran: the name may be called later in the line, or shadow a harmless one), and
+#: ``coproc NAME { …; }``.
+_NAMING_KEYWORDS = frozenset({"function", "coproc"})
 #: Wrappers whose first non-option argument is theirs, not the program: ``timeout 30 cmd``.
 WRAPPERS_WITH_ARGUMENT = frozenset({"timeout"})
 #: Options of wrappers that take a separate value: ``sudo -u root``, ``nice -n 5``, ``xargs -I {}``.
@@ -38,6 +48,24 @@ _WRAPPER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "stdbuf": frozenset({"-i", "-o", "-e"}),
     "exec": frozenset({"-a"}),
     "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
+}
+#: ``find … -exec CMD ;`` and its kin: the words up to ``;`` or ``+`` are a command (fd's too).
+_FIND_EXEC = {"find": frozenset({"-exec", "-execdir", "-ok", "-okdir"}),
+              "fd": frozenset({"-x", "--exec", "-X", "--exec-batch"}),
+              "fdfind": frozenset({"-x", "--exec", "-X", "--exec-batch"})}
+#: Programs that run a command line given as one argument after an option: ``su -c 'CMD'``.
+_LINE_OPTIONS: dict[str, frozenset[str]] = {
+    "su": frozenset({"-c", "--command", "--session-command"}),
+    "runuser": frozenset({"-c", "--command", "--session-command"}),
+    "script": frozenset({"-c", "--command"}),
+    "flock": frozenset({"-c", "--command"}),
+}
+#: Options of the programs below that take a separate value.
+_RUNNER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "watch": frozenset({"-n", "--interval", "-d", "-q", "--equexit"}),
+    "flock": frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}),
+    "parallel": frozenset({"-j", "--jobs", "-S", "--sshlogin", "-N", "-n", "--max-args", "-d", "--delimiter",
+                           "-a", "--arg-file", "--joblog", "--results", "-I", "--timeout", "--delay"}),
 }
 #: Options of a shell that take a separate value, so ``bash -o pipefail -c CMD`` is still ``-c``.
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
@@ -115,6 +143,12 @@ def tokenize(text: str) -> list[list[str]] | None:
             if token == "&" and after.startswith(">") and current:
                 i += 1
                 continue  # `&>file` is `>file` for both streams
+            if token == ";" and after.startswith("-") and current:
+                # `find . -exec a \; -exec b \;`: the lexer gives a quoted or escaped ';' as it gives
+                # the operator, and no command starts with an option: it is an argument
+                current.append(token)
+                i += 1
+                continue
             if current:
                 segments.append(current)
             current = []
@@ -148,31 +182,19 @@ def unwrap(words: list[str]) -> tuple[list[str], str, tuple[str, ...]]:
         if _assignment(word) or word in KEYWORDS:
             i += 1
             continue
+        if word in _NAMING_KEYWORDS:
+            i += 1
+            # `function NAME …` always names; `coproc NAME { …; }` only before a compound command
+            if i < len(words) and (word == "function" or (i + 1 < len(words) and words[i + 1] in ("{", "(", "[["))):
+                i += 1
+            continue
         base = os.path.basename(word)
         if base in WRAPPERS or base in WRAPPERS_WITH_ARGUMENT:
             via.append(base)
-            i += 1
-            takes_value = _WRAPPER_VALUE_OPTIONS.get(base, frozenset())
-            while i < len(words) and (words[i].startswith("-") or (base == "env" and _assignment(words[i]))):
-                option = words[i]
-                i += 1
-                if option == "--":
-                    break
-                if base == "env" and option in ("-S", "--split-string") and i < len(words):
-                    # env -S 'rm -rf' /: the value is split into words and run
-                    split = split_or_none(words[i])
-                    if split is None:
-                        return words[i:], "env -S with a string the gate cannot split", tuple(via)
-                    words = words[:i] + split + words[i + 1 :]
-                    continue
-                if base == "env" and option.startswith("--split-string="):
-                    split = split_or_none(option.partition("=")[2])
-                    if split is None:
-                        return words[i:], "env -S with a string the gate cannot split", tuple(via)
-                    words = words[:i] + split + words[i:]
-                    continue
-                if option in takes_value and i < len(words):
-                    i += 1
+            stepped = _wrapper_options(base, words, i + 1)
+            if isinstance(stepped, str):
+                return words[i + 1:], stepped, tuple(via)
+            words, i = stepped
             if base in WRAPPERS_WITH_ARGUMENT and i < len(words):
                 i += 1  # the duration of `timeout 30`
             continue
@@ -184,6 +206,66 @@ def unwrap(words: list[str]) -> tuple[list[str], str, tuple[str, ...]]:
     if _variable(program) or program.startswith(("$(", "`")) or program == "$":
         return rest, f"{program} (a variable or substitution in program position)", tuple(via)
     return rest, "", tuple(via)
+
+
+def _wrapper_options(base: str, words: list[str], i: int) -> tuple[list[str], int] | str:
+    """Step over a wrapper's options from ``words[i]``: the words (``env -S`` splices its split
+    string in) and where the program starts; or why the line cannot be read."""
+    takes_value = _WRAPPER_VALUE_OPTIONS.get(base, frozenset())
+    while i < len(words) and (words[i].startswith("-") or (base == "env" and _assignment(words[i]))):
+        option = words[i]
+        i += 1
+        if option == "--":
+            break
+        if option.startswith("--") or not option.startswith("-") or len(option) == 1:
+            stepped = _long_option(base, option, words, i, takes_value)
+        else:
+            stepped = _short_cluster(base, option, words, i, takes_value)
+        if stepped is None:
+            return "env -S with a string the gate cannot split"
+        words, i = stepped
+    return words, i
+
+
+def _long_option(base: str, option: str, words: list[str], i: int,
+                 takes_value: frozenset[str]) -> tuple[list[str], int] | None:
+    """``--split-string=…``, ``--user root``, or an option without a value."""
+    name, eq, value = option.partition("=")
+    if base == "env" and name == "--split-string":
+        spliced = _env_split(words, i, value if eq else (words[i] if i < len(words) else ""), None if eq else i)
+        return None if spliced is None else (spliced, i)
+    if option in takes_value and i < len(words):
+        i += 1
+    return words, i
+
+
+def _short_cluster(base: str, option: str, words: list[str], i: int,
+                   takes_value: frozenset[str]) -> tuple[list[str], int] | None:
+    """A cluster of short options: ``-iS'…'``, ``-uroot``, ``-n5``; a value-taking letter takes
+    the rest of the cluster, or else the next word."""
+    for at in range(1, len(option)):
+        flag = "-" + option[at]
+        if flag not in takes_value:
+            continue
+        attached = option[at + 1:]
+        if base == "env" and flag == "-S":
+            text = attached if attached else (words[i] if i < len(words) else "")
+            spliced = _env_split(words, i, text, None if attached else i)
+            return None if spliced is None else (spliced, i)
+        if not attached and i < len(words):
+            i += 1
+        break
+    return words, i
+
+
+def _env_split(words: list[str], i: int, text: str, consumed: int | None) -> list[str] | None:
+    """``env -S 'gh pr merge 1'``: the string split into words where the program goes (``consumed``:
+    the index of the separate word that held it, now replaced)."""
+    split = split_or_none(text)
+    if split is None:
+        return None
+    tail = words[consumed + 1:] if consumed is not None else words[i:]
+    return words[:i] + split + tail
 
 
 def _without_redirections(words: list[str]) -> list[str]:
@@ -218,25 +300,10 @@ def commands(text: str, *, depth: int = 0) -> list[Command] | None:
         return None
     out: list[Command] = []
     for words in segments:
-        argv, indirect, via = unwrap(words)
-        if not argv:
-            continue
-        program = os.path.basename(argv[0]) if not indirect else argv[0]
-        args = tuple(argv[1:])
-        body: str | None = None
-        if not indirect and program == "eval":
-            body = " ".join(args)  # eval joins its arguments with spaces and reads the result
-        elif not indirect and program in SHELLS:
-            body = _shell_c_argument(args)
-        if body is not None:
-            if depth >= _MAX_DEPTH:
-                return None
-            nested = commands(body, depth=depth + 1)
-            if nested is None:
-                return None
-            out.extend(Command(c.program, c.args, c.argv, c.indirect, via + c.via) for c in nested)
-            continue
-        out.append(Command(program=program, args=args, argv=tuple(argv), indirect=indirect, via=via))
+        found = _segment(words, depth)
+        if found is None:
+            return None
+        out.extend(found)
     # Command substitutions run wherever they stand, inside double quotes too. Single quotes
     # would keep them literal; reading them anyway errs toward asking.
     for inner in substitutions(strip_heredocs(text)):
@@ -250,6 +317,122 @@ def commands(text: str, *, depth: int = 0) -> list[Command] | None:
         unique = dict.fromkeys(out)  # a subshell is seen by the tokenizer and as a substitution
         return list(unique)
     return out
+
+
+def _segment(words: list[str], depth: int, via_before: tuple[str, ...] = ()) -> list[Command] | None:
+    """The commands one simple command runs: itself, or what its ``sh -c``/``eval`` body, its
+    ``find -exec``, ``watch``, ``flock``… run; None if unreadable."""
+    argv, indirect, via = unwrap(words)
+    via = via_before + via
+    if not argv:
+        return []
+    program = os.path.basename(argv[0]) if not indirect else argv[0]
+    args = tuple(argv[1:])
+    if indirect:
+        return [Command(program=program, args=args, argv=tuple(argv), indirect=indirect, via=via)]
+    body: str | None = None
+    if program == "eval":
+        body = " ".join(args)  # eval joins its arguments with spaces and reads the result
+    elif program in SHELLS:
+        body = _shell_c_argument(args)
+    elif program == "alias":
+        # `alias m='gh pr merge 1'; m`: what an alias stands for is read as if it ran
+        body = "; ".join(value for arg in args if (value := arg.partition("=")[2]))
+    if body is not None:
+        return _nested_line(body, depth, via)
+    out = [Command(program=program, args=args, argv=tuple(argv), indirect=indirect, via=via)]
+    lines, argvs = _runs(program, args)
+    inner_via = (*via, program)
+    for line in lines:
+        nested = _nested_line(line, depth, inner_via)
+        if nested is None:
+            return None
+        out.extend(nested)
+    for words_run in argvs:
+        if depth >= _MAX_DEPTH:
+            return None
+        found = _segment(list(words_run), depth + 1, inner_via)
+        if found is None:
+            return None
+        out.extend(found)
+    return out
+
+
+def _nested_line(body: str, depth: int, via: tuple[str, ...]) -> list[Command] | None:
+    if depth >= _MAX_DEPTH:
+        return None
+    nested = commands(body, depth=depth + 1)
+    if nested is None:
+        return None
+    return [Command(c.program, c.args, c.argv, c.indirect, via + c.via) for c in nested]
+
+
+def _runs(program: str, args: tuple[str, ...]) -> tuple[list[str], list[tuple[str, ...]]]:
+    """What ``program`` runs from its arguments: command lines, and argvs."""
+    if program in _FIND_EXEC:
+        return [], _find_exec(args, _FIND_EXEC[program], find=program == "find")
+    lines: list[str] = []
+    line_options = _LINE_OPTIONS.get(program, frozenset())
+    for at, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if eq and name in line_options and name.startswith("--"):
+            lines.append(value)
+        elif (arg in line_options or _cluster_ending_in_c(arg, line_options)) and at + 1 < len(args):
+            lines.append(args[at + 1])
+    if program == "watch":
+        rest = _after_options(args, _RUNNER_VALUE_OPTIONS["watch"])
+        if rest:  # watch joins its arguments and runs them with `sh -c` (-x: as argv; read either way)
+            lines.append(" ".join(rest))
+    elif program == "parallel":
+        rest = _after_options(args, _RUNNER_VALUE_OPTIONS["parallel"])
+        cut = next((n for n, word in enumerate(rest) if word in (":::", "::::", ":::+", "::::+")), len(rest))
+        if cut:  # GNU parallel runs its command through a shell, once per argument
+            lines.append(" ".join(rest[:cut]))
+    elif program == "flock" and not lines:
+        rest = _after_options(args, _RUNNER_VALUE_OPTIONS["flock"])
+        if len(rest) > 1:  # flock FILE CMD ARGS…
+            return lines, [rest[1:]]
+    return lines, []
+
+
+def _cluster_ending_in_c(arg: str, line_options: frozenset[str]) -> bool:
+    """``script -qc CMD``, ``su -lc CMD``: short options clustered, the last one ``-c``."""
+    return "-c" in line_options and len(arg) > 2 and arg[0] == "-" and arg[1] != "-" and arg.endswith("c") \
+        and arg[1:].isalpha()
+
+
+def _find_exec(args: tuple[str, ...], actions: frozenset[str], *, find: bool) -> list[tuple[str, ...]]:
+    """The command of each ``-exec CMD … ;`` (or ``+``, or the end of the line: the tokenizer
+    reads an escaped semicolon as the end of the command too). ``find`` puts a path under one
+    of its starting points where ``{}`` stands, so ``{}`` reads as ``ROOT/{}``, once per root:
+    ``find / -exec rm -rf {} +`` removes under ``/``, ``find . …`` under the working directory."""
+    roots = [""]
+    if find:
+        starts = [arg for arg in args[:next((n for n, a in enumerate(args) if a.startswith(("-", "(", "!"))),
+                                             len(args))]]
+        roots = [root.rstrip("/") + "/" if root.rstrip("/") else "/" for root in starts or ["."]]
+    out: list[tuple[str, ...]] = []
+    i = 0
+    while i < len(args):
+        if args[i] in actions:
+            j = i + 1
+            while j < len(args) and args[j] not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                words = args[i + 1:j]
+                out.extend(tuple(word.replace("{}", root + "{}") for word in words) for root in roots)
+            i = j
+        i += 1
+    return list(dict.fromkeys(out))
+
+
+def _after_options(args: tuple[str, ...], takes_value: frozenset[str]) -> tuple[str, ...]:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] == "--":
+            return args[i + 1:]
+        i += 2 if args[i] in takes_value else 1
+    return args[i:]
 
 
 def substitutions(word: str) -> list[str]:

@@ -57,11 +57,17 @@ def add_no_thin(body: bytes) -> bytes | None:
 
 def on_response(flow: http.HTTPFlow, request: Request, adapter: str, repo: str | None,
                 resolutions: ResolutionCache) -> None:
-    """Rewrite or read a forwarded ``info/refs`` answer (see the module docstring)."""
+    """Rewrite or read a forwarded ``info/refs`` answer, or a protocol v2 ``ls-refs`` answer
+    (git clone's), for the default branch (see the module docstring)."""
     response = flow.response
-    if response is None or response.status_code != 200 or request.method != "GET":
+    if response is None or response.status_code != 200:
         return
-    if not request.path.endswith("/info/refs"):
+    if request.method == "POST" and request.path.endswith("/git-upload-pack"):
+        if b"command=ls-refs" in (flow.request.raw_content or b"")[:4096] and repo is not None:
+            _remember(response.content or b"", request, request.path[: -len("/git-upload-pack")], adapter, repo,
+                      resolutions)
+        return
+    if request.method != "GET" or not request.path.endswith("/info/refs"):
         return
     body = response.content or b""
     if _RECEIVE in request.query:
@@ -69,11 +75,16 @@ def on_response(flow: http.HTTPFlow, request: Request, adapter: str, repo: str |
         if rewritten is not None:
             response.content = rewritten
     elif _UPLOAD in request.query and repo is not None:
-        branch = parse_head(body)
-        if branch is not None:
-            target = head_target(repo, request.path[: -len("/info/refs")])
-            scope = resolution_scope(adapter, request.host, request.port)
-            resolutions.store(scope, (target,), {target: Resolution(repo=None, type=branch)})
+        _remember(body, request, request.path[: -len("/info/refs")], adapter, repo, resolutions)
+
+
+def _remember(body: bytes, request: Request, git_path: str, adapter: str, repo: str,
+              resolutions: ResolutionCache) -> None:
+    branch = parse_head(body)
+    if branch is not None:
+        target = head_target(repo, git_path)
+        scope = resolution_scope(adapter, request.host, request.port)
+        resolutions.store(scope, (target,), {target: Resolution(repo=None, type=branch)})
 
 
 __all__ = ["add_no_thin", "on_response"]

@@ -148,8 +148,10 @@ def describe(operations: tuple[str, ...], method: str, url: str, body: bytes,
     """The writes a staged request performs, each with the fields a human needs to judge it."""
     content_type = next((v for k, v in headers if k.lower() == "content-type"), "").lower()
     encoded = next((v for k, v in headers if k.lower() == "content-encoding"), "").strip().lower()
-    if encoded not in ("", "identity"):
-        writes: list[dict[str, Any]] = [{"unreadable": f"the body is {encoded}-encoded: read it below"}]
+    if urlsplit(url).path.endswith("/git-receive-pack"):
+        writes: list[dict[str, Any]] = [_push(body, encoded)]
+    elif encoded not in ("", "identity"):
+        writes = [{"unreadable": f"the body is {encoded}-encoded: read it below"}]
     elif len(body) > READ_LIMIT:
         writes = [{"unreadable": "the body is too large to summarise"}]
     elif _is_graphql(url, body):
@@ -165,6 +167,26 @@ def describe(operations: tuple[str, ...], method: str, url: str, body: bytes,
                 write["merge method"] = "squash" if write.get("squash") is True else "the repository's default"
     first = writes[0] if writes else {}
     return {**first, "writes": writes}
+
+
+def _push(body: bytes, encoded: str) -> dict[str, Any]:
+    """A held git push: its ref updates, changed paths, and each protected file (the built-in
+    ``[paths]`` patterns) as the push leaves it, read from the pack by the gitsmart plugin."""
+    try:
+        from gitvow.change_rules import DEFAULT_RULES
+        from gitvow_gitsmart.classify import describe_push
+    except ImportError:
+        return {"unreadable": "gitvow-gitsmart is not installed: the push cannot be read here"}
+    try:
+        if encoded == "gzip":
+            import zlib
+
+            from gitvow_gitsmart.pack import PACK_LIMIT
+
+            body = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(body, PACK_LIMIT + 1)
+        return dict(describe_push(body, lambda path: DEFAULT_RULES.path_verdict(path) is not None))
+    except Exception as exc:  # shown to the human as it is; the push stays held
+        return {"unreadable": f"the push could not be read ({type(exc).__name__}: {exc})"}
 
 
 def _is_graphql(url: str, body: bytes) -> bool:

@@ -7,15 +7,18 @@ and budget rules. Reason codes are the pipeline's (docs/architecture.md).
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from gitvow.adapters.mcp import credential_name
 from gitvow.evaluator import REPO_UNRESOLVED
 from gitvow.gates import Context, Gates, Throttle
+from gitvow.githead import git_path, head_target, is_git_path
 from gitvow.policy.load import Policy
 from gitvow.repos import RepoPatterns, matches_any
 from gitvow.request import Classification, IssueDraft, Request
@@ -69,6 +72,18 @@ def counts_as_write(ctx: Context) -> bool:
     return ctx.request.method not in _BODYLESS and bool(_writes(ctx))
 
 
+log = logging.getLogger("gitvow_proxy")
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """Budget units one forwarded write took: given back when the forge did not perform it."""
+
+    keys: tuple[str, ...]
+    at: float
+    amounts: tuple[int, ...]
+
+
 class _DecisionState(threading.local):
     """One thread's decision in progress: flags read once, an allowed write not yet counted, the note."""
 
@@ -104,6 +119,10 @@ class ProxyGates(Gates):
         #: (carried over from the previous policy's gates on a reload).
         self.counts: Counter[tuple[str, str, str]] = counts if counts is not None else Counter()
         self._counts_lock = threading.Lock()
+        #: What each decided request took from the budget, by the request's identity, until the
+        #: enforcement point reads it (:meth:`take_taken`): decisions run on several threads.
+        self._taken: dict[int, Taken] = {}
+        self._taken_lock = threading.Lock()
         self._paused = RepoPatterns(settings.run_state.paused)
         self._auto_merge_off = RepoPatterns(settings.run_state.auto_merge_off)
         tokens = dict(canaries) if settings.canary.enabled else {}
@@ -158,6 +177,26 @@ class ProxyGates(Gates):
             self._decision.memo = None  # the decision starts over after the lookup: read the flags afresh
             raise Pending(scope, missing)
         return settle(classification, found)
+
+    # -- 5b: the default branch the change stage asks for ----------------------------------
+
+    knows_default_branch = True
+
+    def default_branch(self, ctx: Context) -> str | None:
+        """The forge's default branch of a pushed repository, from git's own advertisement
+        (:mod:`gitvow.githead`), cached like every lookup (and filled for free when the agent's
+        clone or fetch advertisement passes through). None, so refused, when it cannot be read."""
+        repo = ctx.classification.repo
+        if repo is None or not is_git_path(ctx.request.path):
+            return None
+        target = head_target(repo, git_path(ctx.request.path))
+        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
+        found, missing = self.resolutions.lookup(scope, (target,))
+        if missing:
+            self._memo = None
+            raise Pending(scope, missing)
+        answer = found.get(target)
+        return answer.type if answer is not None else None
 
     # -- 2: run-state ---------------------------------------------------------------------
 
@@ -337,16 +376,32 @@ class ProxyGates(Gates):
         if not keys:
             return None
         try:
-            wait = self.store.take(keys, self.clock(), float(budget.window_seconds), amounts=amounts)
+            now = self.clock()
+            wait = self.store.take(keys, now, float(budget.window_seconds), amounts=amounts)
         except StoreUnavailable as exc:
             return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
         if wait is None:
+            with self._taken_lock:
+                self._taken[id(ctx.request)] = Taken(tuple(key for key, _ in keys), now, tuple(amounts))
             return None
         return Throttle(math.ceil(wait), f"the write budget of {budget.window_seconds}s is used up")
 
     def credential(self, ctx: Context) -> str | None:
         # an MCP endpoint ([mcp.NAME]) carries its forge's token
         return self.credentials.get(credential_name(ctx.adapter))
+
+    def take_taken(self, request: Request) -> Taken | None:
+        """What the decision of ``request`` took from the budget (None: nothing), for a refund
+        if the write is not performed; forgotten once read."""
+        with self._taken_lock:
+            return self._taken.pop(id(request), None)
+
+    def give_back(self, taken: Taken) -> None:
+        """A forwarded write the forge did not perform (no answer, or a refusal): its budget back."""
+        try:
+            self.store.give_back(taken.keys, taken.at, taken.amounts)
+        except StoreUnavailable as exc:
+            log.warning("gitvow: a failed write's budget could not be given back: %s", exc)
 
     def take_note(self) -> str | None:
         note, self._decision.note = self._decision.note, None

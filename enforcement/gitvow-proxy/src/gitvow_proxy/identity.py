@@ -49,6 +49,22 @@ def read_secret(env: str | None, file: str | None, *, source: str | None, key: s
     return None
 
 
+def unset_secrets(policy: Policy) -> list[tuple[str, str]]:
+    """(key, variable) of each forge credential and agent secret the policy names by an
+    environment variable that is not set: the proxy refuses to start without them unless told
+    to (a credential missing means allowed writes go out without a token; an agent's, that the
+    agent cannot authenticate)."""
+    from gitvow_proxy.settings import ProxyPolicy
+
+    settings = policy.section(ProxyPolicy)
+    named: list[tuple[str, str | None]] = [
+        (f"credentials.{adapter}", rule.token_env) for adapter, rule in settings.credentials.items()]
+    named += [(f"agents.{name}", agent.secret_env) for name, agent in policy.model.agents.items()]
+    if settings.internal is not None:
+        named.append(("internal", settings.internal.secret_env))
+    return [(key, env) for key, env in named if env is not None and not os.environ.get(env)]
+
+
 class Identities:
     """The name → secret table of one policy, and the check of one header."""
 

@@ -7,10 +7,13 @@ Each request that reached the pipeline is written once its exchange ends, as mit
 - headers ``Authorization``, ``Proxy-Authorization``, ``Cookie``, ``Set-Cookie`` and every
   header the adapter injected are dropped, in the request and the response;
 - the injected tokens, the agents' proxy secrets and the canaries are replaced wherever they
-  appear in a header, the path or the body. A canary becomes a placeholder naming whom it
+  appear: headers and trailers (request and response), the path, the query, the body, the
+  host (and its SNI, the server's address). A canary becomes a placeholder naming whom it
   was issued to (:func:`canary_placeholder`), so replay can still refuse it;
-- a body in which a secret is still found after that (gzip, base64, a git pack: the same
-  scan the canary gate runs) is withheld whole and replaced by the placeholder;
+- where a secret is still found after that, in any encoding the canary check decodes
+  (percent, base64, JSON escapes, gzip, a git pack): a body is withheld whole, and a header or
+  trailer value, a path segment or a query parameter becomes the placeholder; a header name
+  holding one is dropped; a host holding one becomes ``redacted.invalid``;
 - response bodies are not kept: they are the forge's data and replay does not need them,
   except gitvow's own one-line refusals.
 
@@ -26,6 +29,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import quote
 
 from mitmproxy import http
 from mitmproxy.io import FlowWriter
@@ -83,6 +87,42 @@ class Redactor:
                 data = data.replace(secret, placeholder)
         return data
 
+    def value(self, data: bytes) -> bytes:
+        """A short value (a header or trailer, a path segment, a query parameter, a host): its
+        secrets replaced, and the whole value replaced by the placeholder when a secret is still
+        found in any encoding the canary check decodes (percent, base64, JSON escapes)."""
+        data = self.text(data)
+        if not self.scanner or not data:
+            return data
+        try:
+            left = self.scanner.find(data)
+        except ScanRefused:
+            return REDACTED
+        return data if left is None else left.encode()
+
+    def holds(self, data: bytes) -> bool:
+        """Whether a secret is in ``data`` as written or in an encoding the canary check decodes."""
+        try:
+            return bool(self.replacements) and (self.text(data) != data or self.scanner.find(data) is not None)
+        except ScanRefused:
+            return True
+
+    def target(self, path: str) -> str:
+        """A request target (path and query) without secrets, segment by segment and parameter by
+        parameter; the whole target is replaced when one is still found."""
+        raw = path.encode("utf-8", "surrogateescape")
+        if not self.holds(raw):
+            return path
+        head, sep, query = raw.partition(b"?")
+        segments = [quote(self.value(s), safe=b"%:@!$&'()*+,;=-._~") if self.holds(s) else s for s in head.split(b"/")]
+        params = [quote(self.value(p), safe=b"%=:@!$'()*+,;-._~/?") if self.holds(p) else p for p in query.split(b"&")]
+        cleaned = b"/".join(s.encode() if isinstance(s, str) else s for s in segments)
+        if sep:
+            cleaned += b"?" + b"&".join(p.encode() if isinstance(p, str) else p for p in params)
+        if self.holds(cleaned):  # spread over several parts (base64 holds '/'): nothing of it is kept
+            cleaned = b"/" + quote(REDACTED).encode()
+        return cleaned.decode("utf-8", "surrogateescape")
+
     def body(self, data: bytes, content_encoding: str, *, git_push: bool) -> tuple[bytes, bool]:
         """The body to keep and whether it had to be withheld (a secret still found after replacing)."""
         data = self.text(data)
@@ -97,10 +137,33 @@ class Redactor:
         return left.encode(), True
 
 
-def _clean_headers(headers: http.Headers, redactor: Redactor, drop: frozenset[bytes]) -> None:
+def _clean_headers(headers: http.Headers | None, redactor: Redactor, drop: frozenset[bytes]) -> None:
+    """Headers or trailers: the dropped names gone, a name holding a secret gone, every value
+    without secrets in any encoding the canary check decodes."""
+    if headers is None:
+        return
     headers.fields = tuple(
-        (name, redactor.text(value)) for name, value in headers.fields if name.lower() not in drop
+        (name, redactor.value(value)) for name, value in headers.fields
+        if name.lower() not in drop and not redactor.holds(name)
     )
+
+
+#: What a host name holding a secret becomes on disk.
+REDACTED_HOST = "redacted.invalid"
+
+
+def _clean_host(host: str, redactor: Redactor) -> str:
+    return REDACTED_HOST if host and redactor.holds(host.encode("utf-8", "surrogateescape")) else host
+
+
+def _clean_connections(flow: http.HTTPFlow, redactor: Redactor) -> None:
+    """Where the flow went, as its connections remember it (SNI, the server's address)."""
+    for conn in (flow.client_conn, flow.server_conn):
+        if conn.sni:
+            conn.sni = _clean_host(conn.sni, redactor)
+    address = flow.server_conn.address
+    if address and isinstance(address[0], str) and _clean_host(address[0], redactor) != address[0]:
+        flow.server_conn.address = (REDACTED_HOST, *address[1:])
 
 
 def sanitized(flow: http.HTTPFlow, info: dict[str, Any], redactor: Redactor, injected: tuple[str, ...]) -> http.HTTPFlow:
@@ -114,7 +177,12 @@ def sanitized(flow: http.HTTPFlow, info: dict[str, Any], redactor: Redactor, inj
     drop = _DROP | {name.lower().encode() for name in injected}
     request = copy.request
     _clean_headers(request.headers, redactor, drop)
-    request.path = redactor.text(request.path.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
+    _clean_headers(request.trailers, redactor, drop)
+    request.path = redactor.target(request.path)
+    request.host = _clean_host(request.host, redactor)
+    if request.authority:
+        request.authority = _clean_host(request.authority, redactor)
+    _clean_connections(copy, redactor)
     withheld = False
     if request.raw_content:
         git_push = request.method == "POST" and request.path.split("?", 1)[0].endswith("/git-receive-pack")
@@ -127,6 +195,7 @@ def sanitized(flow: http.HTTPFlow, info: dict[str, Any], redactor: Redactor, inj
     response = copy.response
     if response is not None:
         _clean_headers(response.headers, redactor, drop)
+        _clean_headers(response.trailers, redactor, drop)
         if denial.REASON_HEADER not in response.headers:
             response.headers.pop("content-encoding", None)
             response.headers.pop("transfer-encoding", None)
@@ -134,9 +203,9 @@ def sanitized(flow: http.HTTPFlow, info: dict[str, Any], redactor: Redactor, inj
             if "content-length" in response.headers:
                 response.headers["content-length"] = "0"
         elif response.raw_content:
-            response.raw_content = redactor.text(response.raw_content)
+            response.raw_content = redactor.value(response.raw_content)
     if copy.error is not None:
-        copy.error.msg = redactor.text(copy.error.msg.encode()).decode("utf-8", "replace")
+        copy.error.msg = redactor.value(copy.error.msg.encode()).decode("utf-8", "replace")
     copy.comment = ""
     copy.metadata[METADATA_KEY] = {**info, "body_withheld": withheld}
     return copy

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gitvow.adapter import Adapter
+from gitvow.githead import HEAD_KIND, resolve_heads
 from gitvow.request import Request, Resolution, Target
 from gitvow.targets import Fetch, Pending, ResolutionCache
 
@@ -78,7 +79,11 @@ def resolve_pending(
     fetch = forge_fetch(request, adapter, token, context)
 
     def ask(targets: Sequence[Target]) -> Mapping[Target, Resolution]:
+        heads = [t for t in targets if t.kind == HEAD_KIND]
         try:
+            if heads:  # the default branch: git's own advertisement, the same on every forge
+                others = [t for t in targets if t.kind != HEAD_KIND]
+                return {**resolve_heads(heads, fetch), **(adapter.resolve(others, fetch) if others else {})}
             return adapter.resolve(targets, fetch)
         except Exception as exc:
             # No detail from the forge's answer: it may echo what the agent sent.

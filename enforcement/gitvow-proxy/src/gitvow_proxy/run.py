@@ -11,6 +11,7 @@ import asyncio
 import gc
 import io
 import logging
+import re
 import signal
 import sys
 from dataclasses import dataclass, field
@@ -43,14 +44,46 @@ class ProxyOptions:
     state: str | None = None
     record: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    #: Start although a credential or agent secret the policy names is not set (it warns once).
+    allow_unset_secrets: bool = False
 
 
 def check(options: ProxyOptions) -> None:
-    """Validate the policy and everything it names before anything listens (raises GitvowError)."""
+    """Validate the policy and everything it names before anything listens (raises GitvowError):
+    a credential or agent secret named by the policy and not set refuses the start, in one
+    line, unless ``allow_unset_secrets``. Quietly: the proxy's own load warns once, after."""
+    from gitvow_proxy.identity import unset_secrets
     from gitvow_proxy.runtime import build_runtime
     from gitvow_proxy.store import MemoryStore
 
-    build_runtime(options.policy, MemoryStore(), confdir=options.confdir)
+    quiet = logging.getLogger("gitvow_proxy")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        runtime = build_runtime(options.policy, MemoryStore(), confdir=options.confdir)
+    finally:
+        quiet.setLevel(level)
+    missing = unset_secrets(runtime.policy)
+    if missing and not options.allow_unset_secrets:
+        named = "; ".join(f"{key}: environment variable {env} is not set" for key, env in missing)
+        raise GitvowError(f"{runtime.policy.source or options.policy}: {named} "
+                          "(set it, or start without it: --allow-unset-secrets)")
+
+
+class PortHint(logging.Filter):
+    """mitmproxy's advice for a port in use names its ``--mode`` option, which ``gitvow proxy``
+    does not take: say ``--listen-port`` instead (the same port it suggests)."""
+
+    _MODE = re.compile(r"\nTry specifying a different port by using `--mode [^`]*?@(\d+)`\.")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        found = self._MODE.search(message)
+        if found is not None:
+            record.msg = self._MODE.sub(f"\nTry another port: gitvow proxy --listen-port {found.group(1)} "
+                                        "(or [proxy] listen_port).", message)
+            record.args = None
+        return True
 
 
 def _skip_the_addon_catalogue() -> None:
@@ -134,6 +167,7 @@ async def serve(options: ProxyOptions) -> int:
     logging.getLogger().setLevel(logging.DEBUG)
     for noisy in ("tornado", "asyncio", "hpack", "quic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    logging.getLogger("mitmproxy.addons.proxyserver").addFilter(PortHint())
 
     settings = load_policy(options.policy, absent="skip").section(ProxyPolicy).proxy
     confdir = Path(options.confdir or settings.confdir).expanduser()

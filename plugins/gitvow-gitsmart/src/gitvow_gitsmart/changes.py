@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from gitvow.change import CREATED, DELETED, FAST_FORWARD, FORCED, Change, RefChange, SecretFinding
 from gitvow.request import ZERO_OID, RefUpdate
@@ -134,4 +134,27 @@ def push_change(refs: tuple[RefUpdate, ...], pack: Pack) -> Change:
     )
 
 
-__all__ = ["WALK_LIMIT", "commit_links", "push_change", "ref_kind", "tree_entries"]
+def tip_files(pack: Pack, tip: str, wanted: Callable[[str], bool], *, limit: int = 64 * 1024) -> dict[str, bytes]:
+    """The files at paths ``wanted`` accepts in the pushed commit ``tip``, as the push leaves
+    them (the pack's trees only; at most ``limit`` bytes of each)."""
+    found: dict[str, bytes] = {}
+    raw = pack.commits.get(tip)
+    if raw is None:
+        return found
+    todo = [(commit_links(raw)[0], "")]
+    while todo:
+        tree, prefix = todo.pop()
+        if tree not in pack.trees:
+            continue
+        for mode, name, oid in tree_entries(pack.trees[tree]):
+            path = f"{prefix}{name}"
+            if mode == _TREE_MODE:
+                todo.append((oid, f"{path}/"))
+            elif wanted(path) and oid in pack.blobs:
+                content = pack.blob(oid)
+                if content is not None:
+                    found[path] = content[:limit]
+    return found
+
+
+__all__ = ["WALK_LIMIT", "commit_links", "push_change", "ref_kind", "tip_files", "tree_entries"]

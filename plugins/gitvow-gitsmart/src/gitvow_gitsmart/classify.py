@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from urllib.parse import parse_qs, unquote
 
 from gitvow.change import with_operations
 from gitvow.change_rules import CHANGE_TOO_LARGE
 from gitvow.request import Classification, Request
 from gitvow.secrets import scan
-from gitvow_gitsmart.changes import push_change
+from gitvow_gitsmart.changes import push_change, tip_files
 from gitvow_gitsmart.pack import PACK_LIMIT, PackError, PackTooLarge, read_pack
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT, PktLineError, read_commands
 
@@ -116,3 +117,22 @@ def push_classification(request: Request, repo: str | None, *, limit: int, pack_
     return Classification(with_operations(("git.push",), change), repo=repo, refs=refs,
                           details={"service": RECEIVE}, change=change)
 
+
+
+def describe_push(body: bytes, protected: Callable[[str], bool], *, limit: int = COMMANDS_LIMIT,
+                  pack_limit: int = PACK_LIMIT) -> dict[str, str]:
+    """What a held push does, for the human asked to approve it: its ref updates, the paths it
+    changes, and each protected file as the push leaves it. Raises :class:`PktLineError` or
+    :class:`PackError` when the body cannot be read."""
+    refs, start = read_commands(body, limit=limit)
+    pack = read_pack(memoryview(body)[start:], limit=pack_limit)
+    change = push_change(refs, pack)
+    shown: dict[str, str] = {
+        "refs": "; ".join(f"{r.ref} {r.kind} {r.old[:12]}..{r.new[:12]}" for r in change.refs),
+        "paths": ", ".join(change.paths) or "(none)",
+        "added": f"{change.added_bytes} bytes in {len(pack.blobs)} new files (largest {change.largest})",
+    }
+    for ref in change.refs:
+        for path, content in tip_files(pack, ref.new, lambda p: protected(p) and p in change.paths).items():
+            shown[f"file {path}"] = "\n" + content.decode("utf-8", "replace")
+    return shown

@@ -43,19 +43,37 @@ def _remote_repo(rest: Sequence[str]) -> str | None:
     return path if path.count("/") >= 1 else None
 
 
+_FORCING = frozenset({"--force", "-f", "--force-with-lease", "--force-if-includes", "--mirror"})
+_DELETING = frozenset({"--delete", "-d", "--mirror", "--prune"})
+
+
+def _push_operations(rest: Sequence[str]) -> tuple[str, ...]:
+    """``git.push``, plus ``ref.force`` and ``ref.delete`` where the command line shows them
+    (``--force``, ``+ref``, ``--delete``, ``:ref``). The early word: the proxy judges the pushed
+    pack itself, where an update that is not a fast-forward is forced whatever the flags."""
+    flags = {a.split("=", 1)[0] for a in rest if a.startswith("-")}
+    specs = [a for a in rest if not a.startswith("-")]
+    operations = ["git.push"]
+    if flags & _FORCING or any(a.startswith("+") for a in specs):
+        operations.append("ref.force")
+    if flags & _DELETING or any(a.startswith(":") and len(a) > 1 for a in specs):
+        operations.append("ref.delete")
+    return tuple(operations)
+
+
+def _push_summary(operations: tuple[str, ...]) -> str:
+    words = [w for op, w in (("ref.force", "force"), ("ref.delete", "deletes a ref")) if op in operations]
+    return "git push" + (f" ({', '.join(words)})" if words else "")
+
+
 def classify_git_command(argv: Sequence[str]) -> ToolCall | None:
     found = git_subcommand(argv)
     if found is None:
         return None
     sub, rest = found
     if sub == "push":
-        flags = {a for a in rest if a.startswith("-")}
-        summary = "git push"
-        if flags & {"--delete", "-d"} or any(a.startswith(":") for a in rest if not a.startswith("-")):
-            summary += " (deletes a ref)"
-        elif flags & {"--force", "-f", "--force-with-lease", "--mirror"} or any(a.startswith("+") for a in rest):
-            summary += " (force)"
-        return ToolCall(("git.push",), repo=_remote_repo(rest), adapter="gitsmart", summary=summary)
+        return ToolCall(_push_operations(rest), repo=_remote_repo(rest), adapter="gitsmart",
+                        summary=_push_summary(_push_operations(rest)))
     if sub in _FETCHING:
         return ToolCall(("git.fetch",), repo=_remote_repo(rest), adapter="gitsmart", summary=f"git {sub}")
     return None

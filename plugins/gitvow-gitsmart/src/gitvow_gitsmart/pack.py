@@ -55,6 +55,15 @@ class Pack:
     #: Where each blob's entry starts, so a protected file's text can be read again for a human.
     blob_at: dict[str, int] = field(default_factory=dict)
     size: int = 0
+    #: Reads an entry's resolved (type, content) again by its offset, from the body.
+    load: Callable[[int], tuple[int, bytes]] | None = None
+
+    def blob(self, oid: str) -> bytes | None:
+        """A pushed blob's content, inflated again (for a human who approves a protected file)."""
+        offset = self.blob_at.get(oid)
+        if offset is None or self.load is None:
+            return None
+        return self.load(offset)[1]
 
     def has(self, oid: str) -> bool:
         return oid in self.commits or oid in self.trees or oid in self.blobs or oid in self.tags
@@ -299,6 +308,7 @@ def read_pack(body: bytes | memoryview, *, limit: int = PACK_LIMIT, scan: Scanne
     if pos != len(reader.data):
         raise PackError("data after the last object")
     _resolve(reader, deferred)
+    reader.pack.load = reader.content
     return reader.pack
 
 

@@ -1,8 +1,14 @@
 """``gitvow check``: what the gate would decide, without an agent.
 
     gitvow check -- git push --force      DENY: force push
+    gitvow check -- bash -c 'gh pr merge 3'
+    gitvow check -- 'cd x && git push'    (one argument: a command line, as an agent's shell tool sends it)
     gitvow check --path src/authz.py      CONFIRM: edits an authorization or gate-bearing file: src/authz.py
     gitvow check --mcp mcp__gh__delete_repo
+
+The words after ``--`` are the command's argv, each one word as the shell would pass it
+(joined with shell quoting, so ``check -- bash -c 'gh pr merge 3'`` is judged as that very
+command); a single argument is a whole command line, read as the hook reads the agent's.
 
 The first line is ``ALLOW``, ``CONFIRM: <reason>`` or ``DENY: <reason>``; exit 0 for allow,
 2 otherwise. ``--json`` prints the decision as an object instead.
@@ -13,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 
 from gitvow_gate.cli.hook import AGENT_NAMES
@@ -28,7 +35,15 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hook", default="claude", choices=AGENT_NAMES,
                         help="answer as the hook installed for this agent would (default: claude)")
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
-    parser.add_argument("argv", nargs="*", metavar="CMD", help="a shell command (after --), joined with spaces")
+    parser.add_argument("argv", nargs="*", metavar="CMD",
+                        help="a command's argv after -- (each word one argument, as the shell passes them), "
+                             "or a whole command line as one argument")
+
+
+def command_line(argv: list[str]) -> str:
+    """The line the hook would see: one argument is a line already; several are an argv, quoted
+    so each stays one word (never joined bare: ``bash -c 'gh pr merge 3'`` is not ``bash -c gh …``)."""
+    return argv[0] if len(argv) == 1 else shlex.join(argv)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.mcp:
         call = GateCall.mcp(args.mcp, {}, cwd)
     elif args.argv:
-        call = GateCall.shell(" ".join(args.argv), cwd)
+        call = GateCall.shell(command_line(args.argv), cwd)
     else:
         print("gitvow: error: give a command after --, or --path FILE, or --mcp TOOL", file=sys.stderr)
         return 1

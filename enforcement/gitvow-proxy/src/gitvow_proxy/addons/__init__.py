@@ -13,6 +13,8 @@ before it left on the flow, :mod:`gitvow_proxy.flow_metadata`):
    the decision (credential injection, the refusal in the adapter's shape);
 5. :class:`~gitvow_proxy.mcp.addons.McpStaging` gives an MCP call about to be staged ids
    derived from the call, so the agent's retry finds its approval;
+   :class:`GitAdvertisement` adds ``no-thin`` to git's receive-pack advertisements and
+   remembers the default branch an upload-pack one names;
 6. :class:`ScrubAndRecord` scrubs injected secrets from responses and writes recordings;
 7. :class:`ApprovalRelay` stages what the ``approval`` relay refused and sends approved
    requests once;
@@ -35,6 +37,7 @@ from gitvow_proxy.addons.chain import AddonChain
 from gitvow_proxy.addons.decision_audit import DecisionAudit
 from gitvow_proxy.addons.egress import EgressControl
 from gitvow_proxy.addons.enforcement import PolicyEnforcement
+from gitvow_proxy.addons.git_advertisement import GitAdvertisement
 from gitvow_proxy.addons.graceful_stop import GracefulStop
 from gitvow_proxy.addons.policy_reload import PolicyReload
 from gitvow_proxy.addons.proxy_identity import ProxyIdentity
@@ -55,6 +58,7 @@ def proxy_addons(shared: Shared | None = None) -> list[object]:
         sessions,
         PolicyEnforcement(shared),
         McpStaging(shared),
+        GitAdvertisement(shared),
         ScrubAndRecord(shared),
         ApprovalRelay(shared),
         McpAnswers(shared, sessions.bindings),
@@ -69,6 +73,6 @@ def gitvow_addon(shared: Shared | None = None) -> AddonChain:
 
 
 __all__ = [
-    "AddonChain", "AdminListener", "ApprovalRelay", "DecisionAudit", "EgressControl", "GracefulStop",
+    "AddonChain", "AdminListener", "ApprovalRelay", "DecisionAudit", "EgressControl", "GitAdvertisement", "GracefulStop",
     "PolicyEnforcement", "PolicyReload", "ProxyIdentity", "ScrubAndRecord", "gitvow_addon", "proxy_addons",
 ]

@@ -27,6 +27,7 @@ from gitvow_proxy.refusals import plain_refusal, shaped_refusal
 from gitvow_proxy.sender import Sender
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.shared import Shared
+from gitvow_proxy.stuck import APPROVAL_RESOLVED_SENT, APPROVAL_SENDING, APPROVAL_STUCK, is_stuck, stuck_note
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -112,7 +113,7 @@ class ApprovalRelay:
             self.sender.fetch_context(approval)  # off the request path: the agent is answered now
         headers = {denial.APPROVAL_HEADER: approval.id}
         flow.metadata.pop(AUDIT_KEY, None)
-        if approval.status == approvals.SENT:
+        if approval.status == approvals.SENT and approval.response_status is not None:
             # The agent's identical retry after the send: the recorded answer, never a second send.
             flow.response = http.Response.make(
                 approval.response_status or 200, approval.response_body,
@@ -183,6 +184,10 @@ class ApprovalRelay:
             why = f"approval {approval.id} was rejected by {approval.decided_by}" + (
                 f": {approval.reason}" if approval.reason else "")
             return Verdict.deny(APPROVAL_REJECTED, why, operation=verdict.operation)
+        sending = _sending_verdict(approval, staged.runtime.policy.section(ProxyPolicy).approvals.stuck_after,
+                                   verdict.operation)
+        if sending is not None:
+            return sending
         if approval.status == approvals.EXPIRED:
             audit = self.shared.audit
             if audit is not None:
@@ -190,6 +195,23 @@ class ApprovalRelay:
             return Verdict.deny(APPROVAL_EXPIRED, f"approval {approval.id} expired before a human answered it",
                                 operation=verdict.operation)
         return verdict
+
+
+def _sending_verdict(approval: approvals.Approval, stuck_after: float, operation: str | None) -> Verdict | None:
+    """The truth about an approved request the agent sends again: being sent (wait for it),
+    stuck with its outcome unknown (a human resolves it), or sent as an operator said (its
+    answer was never recorded, so it cannot be replayed). None for any other status."""
+    now = time.time()
+    if approval.status == approvals.SENDING and is_stuck(approval, now, stuck_after):
+        return Verdict.deny(APPROVAL_STUCK, stuck_note(approval, now), operation=operation)
+    if approval.status in (approvals.APPROVED, approvals.SENDING):
+        return Verdict.deny(APPROVAL_SENDING, f"approval {approval.id} was approved and is being sent now; "
+                            f"`gitvow approvals wait {approval.id}` prints the forge's answer", operation=operation)
+    if approval.status == approvals.SENT:
+        return Verdict.deny(APPROVAL_RESOLVED_SENT, f"approval {approval.id} was sent ({approval.reason}); the "
+                            "forge's answer was not recorded, so look on the forge; it is never sent again",
+                            operation=operation)
+    return None
 
 
 __all__ = ["APPROVAL_CAP", "ApprovalRelay"]

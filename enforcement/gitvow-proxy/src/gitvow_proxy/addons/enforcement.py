@@ -30,6 +30,7 @@ from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
 from gitvow.request import Classification, Request
 from gitvow.targets import Pending
 from gitvow.vocabulary import writes
+from gitvow_proxy.canary import ScanRefused
 from gitvow_proxy.flow_metadata import (
     APPROVAL_KEY,
     AUDIT_KEY,
@@ -58,6 +59,10 @@ from gitvow_proxy.store import STATE_UNAVAILABLE
 
 log = logging.getLogger("gitvow_proxy")
 
+#: Flow metadata of a forwarded write: the runtime and what its decision took from the budget.
+_TAKEN_KEY = "gitvow.budget_taken"
+#: The canary check's reason code (the body stage's, for trailers too).
+CANARY_EGRESS = "canary_egress"
 _VERDICTS = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle"}
 #: The audit verdict of a request shadow mode forwarded although the policy refuses it.
 WOULD_REFUSE = "would_refuse"
@@ -226,6 +231,8 @@ class PolicyEnforcement:
         identity: Identity = proven[0]
         if self._transport_refused(runtime, flow, identity.name, started):
             return None
+        if self._trailers_refused(runtime, flow, identity.name, started):
+            return None
         request, caller = self._inputs(runtime, flow, identity)
         adapter, classification = runtime.engine.classify(request)
         if adapter is None or classification is None:
@@ -266,6 +273,40 @@ class PolicyEnforcement:
         flow.metadata[AUDIT_KEY] = _flow_audited(flow, agent, "deny", code, "transport", time.perf_counter() - started)
         return True
 
+    def _trailers_refused(self, runtime: Runtime, flow: http.HTTPFlow, agent: str | None, started: float) -> bool:
+        """The canary check over the request's trailers (HTTP/2), which the pipeline's request
+        does not carry: a secret there is refused as in the body."""
+        trailers = flow.request.trailers
+        scanner = runtime.gates.scanner
+        if not trailers or not scanner:
+            return False
+        text = b"\n".join(name + b": " + value for name, value in trailers.fields)
+        try:
+            found = scanner.find(text) is not None
+            why = "the request's trailers carry a secret that must never leave"
+        except ScanRefused as exc:
+            found, why = True, f"the request's trailers could not be checked for secrets: {exc}"
+        if not found:
+            return False
+        req = flow.request
+        flow.response = plain_refusal(403, f"gitvow refused {req.method} {req.path.split('?')[0]}: {why}. "
+                                      f"reason={CANARY_EGRESS}", CANARY_EGRESS)
+        flow.metadata[AUDIT_KEY] = _flow_audited(flow, agent, "deny", CANARY_EGRESS, "body",
+                                                 time.perf_counter() - started)
+        return True
+
+    # -- a forwarded write the forge did not perform takes nothing from the budget -------------
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        taken = flow.metadata.pop(_TAKEN_KEY, None)
+        if taken is not None and flow.response is not None and flow.response.status_code >= 400:
+            taken[0].gates.give_back(taken[1])
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        taken = flow.metadata.pop(_TAKEN_KEY, None)
+        if taken is not None:  # no answer: nothing was performed
+            taken[0].gates.give_back(taken[1])
+
     def _resolve(self, runtime: Runtime, flow: http.HTTPFlow, pending: Pending) -> None:
         """Worker thread: resolve the targets a gate asked for, through the request's adapter."""
         request = as_request(flow)
@@ -297,8 +338,11 @@ class PolicyEnforcement:
     def _apply(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision,
                took: float, note: str | None) -> None:
         action = decision.action
+        taken = runtime.gates.take_taken(request)
         if action is Action.FORWARD:
             _inject(runtime, flow, decision)
+            if taken is not None:
+                flow.metadata[_TAKEN_KEY] = (runtime, taken)
         elif action is Action.TUNNEL:
             flow.request.headers.pop("proxy-authorization", None)
             if runtime.policy.section(ProxyPolicy).proxy.other_hosts == "refuse" or APPROVAL_KEY in flow.metadata:

@@ -17,6 +17,10 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="FILE",
                         help="write the agents' flows to a mitmproxy flow file, without credentials, canaries or "
                              "cookies, for `gitvow replay` (+FILE appends)")
+    parser.add_argument("--allow-unset-secrets", action="store_true",
+                        help="start although a forge credential or agent secret the policy names by an environment "
+                             "variable is not set (refused otherwise): writes then go out without that token, "
+                             "or that agent cannot authenticate")
     parser.add_argument("--set", dest="extra", action="append", default=[], metavar="OPTION=VALUE",
                         help="a mitmproxy option, as with mitmdump --set (repeatable)")
 
@@ -39,5 +43,6 @@ def run(args: argparse.Namespace) -> int:
         state=args.state,
         record=args.record,
         extra=extra,
+        allow_unset_secrets=args.allow_unset_secrets,
     )
     return main(options)

@@ -19,6 +19,8 @@ from gitvow_proxy.replay.report import Report
 BUDGET = "replayed from the recording's time: decided in time order, windows empty at the first request"
 RUN_FLAGS = ("skipped: repositories paused or auto-merge switched off at run time are not in the recording; "
              "the policy files' [run_state] applies")
+RUN_FLAGS_LOGGED = ("the audit log's pause and resume lines are replayed at their time; auto-merge switched off at "
+                    "run time is not in the log; the policy files' [run_state] applies too")
 IDENTITY = "from the recording (agent name only); no secret is checked, no credential injected"
 
 
@@ -41,15 +43,15 @@ def _recorded_label(items: Sequence[Recorded]) -> str:
     return "as recorded in the audit log"
 
 
-def _state_limits(report: Report, items: Sequence[Recorded], *, recorded: bool) -> None:
-    """What this replay cannot know, said in the report: identities, budgets, run-time flags,
-    decisions of the old side as made at the time, bodies the recording does not hold."""
-    anonymous = sum(1 for item in items if item.agent is None)
+def _note_limits(report: Report, items: Sequence[Recorded], *, as_recorded: bool) -> None:
+    """What replay could not replay as it happened, stage by stage and input by input."""
+    anonymous = sum(1 for item in items if item.agent is None and item.act is None)
     report.limits["identity"] = IDENTITY + (
         f"; {anonymous} request(s) name no agent and are refused as unauthenticated (pass --agent)" if anonymous else "")
     report.limits["budget"] = BUDGET
-    report.limits["run-time flags"] = RUN_FLAGS
-    if recorded:
+    logged = any(item.act is not None for item in items)
+    report.limits["run-time flags"] = RUN_FLAGS_LOGGED if logged else RUN_FLAGS
+    if as_recorded:
         report.limits["old decisions"] = ("as made at the time, with the live state of then (budget windows, "
                                           "run-time flags), which the new side starts without")
     headless = sum(1 for item in items if item.classified is not None)
@@ -57,6 +59,12 @@ def _state_limits(report: Report, items: Sequence[Recorded], *, recorded: bool) 
         report.limits["body"] = (f"not re-run for {headless} audit-log line(s): the log holds no bodies; a line "
                                  "refused at the body stage keeps that refusal; operations and repository are "
                                  "the ones logged")
+    held = sum(1 for item in items if item.recorded is not None and item.recorded.held)
+    if held:
+        report.limits["approvals"] = (f"{held} request(s) went to a human: each staged request counts once, with "
+                                      "its approval's final outcome (sent, send_failed, rejected, expired, pending), "
+                                      "and an identical retry answered from the record as answered; where the new "
+                                      "policy stages it too, the human's answer stands")
     withheld = sum(1 for item in items if item.body_withheld)
     if withheld:
         report.limits["withheld bodies"] = (f"{withheld} body(ies) held a secret when recorded and were replaced "
@@ -73,15 +81,20 @@ def replay(
     """Re-decide ``items`` under ``policy`` (and ``against``, else as recorded); raises GitvowError."""
     plugins = plugins if plugins is not None else installed()
     if against is None:
-        unsaid = next((item for item in items if item.recorded is None), None)
+        unsaid = next((item for item in items if item.recorded is None and item.act is None), None)
         if unsaid is not None:
             raise GitvowError(f"{unsaid.source.rpartition('#')[0] or unsaid.source}: the file does not say what was "
                               "decided when it was recorded (a HAR or a plain mitmdump file): pass --against OLD")
     new = Replayer(policy, plugins)
     old = Replayer(against, plugins) if against is not None else None
     report = Report(old_label=f"{old.path} (replayed)" if old else _recorded_label(items), new_label=f"{new.path} (replayed)")
-    _state_limits(report, items, recorded=old is None)
+    _note_limits(report, items, as_recorded=old is None)
     for item in items:
+        if item.act is not None:
+            for side in (new, old):
+                if side is not None:
+                    side.act(*item.act)
+            continue
         before = old.decide(item) if old is not None else item.recorded
         assert before is not None
         report.add(item, before, new.decide(item))

@@ -9,9 +9,10 @@ Stages that need live state:
 - ``budget``: replayed from the recording's time. Requests are decided in time order with
   the gates' clock set to each request's time, so the windows fill as they did, starting
   empty at the first recorded request.
-- run-time flags (a repository paused or its auto-merge switched off at run time): skipped;
-  they live in the proxy's store, not in the recording. The policy file's ``[run_state]``
-  applies.
+- run-time flags (a repository paused or its auto-merge switched off at run time): an audit
+  log's pause and resume lines are replayed at their time (:meth:`Replayer.act`); otherwise
+  skipped, as they live in the proxy's store, not in the recording. The policy file's
+  ``[run_state]`` applies.
 - ``body`` for audit-log lines: not re-run; the log holds no bodies. A line refused at the
   body stage keeps that refusal there (the body has not changed, only the policy); the
   others pass it. Operations and repository come from the line.
@@ -37,7 +38,7 @@ from gitvow_proxy.record import canary_placeholder, token_placeholder
 from gitvow_proxy.refusals import HOST_NOT_SERVED
 from gitvow_proxy.replay.inputs import Outcome, Recorded
 from gitvow_proxy.settings import ProxyPolicy
-from gitvow_proxy.store import MemoryStore
+from gitvow_proxy.store import PAUSED, MemoryStore
 
 _VERDICTS = {Action.FORWARD: "allow", Action.DENY: "deny", Action.THROTTLE: "throttle", Action.TUNNEL: "tunnel"}
 PROXY_AUTH = "proxy_auth"
@@ -132,6 +133,10 @@ class Replayer:
         grant = self.grants.get(agent)
         return None if grant is None else Caller(agent, grant)
 
+    def act(self, repo: str, paused: bool) -> None:
+        """An operator's pause or resume, as the audit log holds it, from now on."""
+        self.gates.store.set_flag(PAUSED, repo, paused)
+
     def decide(self, item: Recorded) -> Outcome:
         """What this policy decides for ``item``, as an audit line would say it."""
         self.clock.now = item.time
@@ -183,4 +188,5 @@ def _outcome(decision: Decision) -> Outcome:
         decision.stage,
         classification.operations if classification is not None else (),
         classification.repo if classification is not None else None,
+        held=decision.staged,
     )

@@ -16,7 +16,7 @@ read by several processes (:mod:`.parallel`), and a record be read field by fiel
 
 A record in another flow-format version than this mitmproxy's is parsed whole and migrated
 by ``compat.migrate_flow``, exactly as ``FlowReader`` does; anything this reader cannot make
-sense of raises ``ValueError``, and the caller falls back to ``FlowReader`` for its message.
+sense of raises ``ValueError``, which the caller reports as the file's one line.
 """
 
 from __future__ import annotations

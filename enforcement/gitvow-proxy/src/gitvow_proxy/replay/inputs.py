@@ -2,9 +2,10 @@
 
 Flow files and HAR go through mitmproxy's own readers: flow files through its tnetstring
 parser and flow-format migration, reading only the fields replay uses (:mod:`.flowfile`),
-HAR through ``mitmproxy.io.har``, large files on every core (:mod:`.parallel`), and
-whatever that cannot read through ``mitmproxy.io.FlowReader``, whose error is reported; the
-audit log is gitvow's own JSON lines. Each
+HAR through ``mitmproxy.io.har``, large files on every core (:mod:`.parallel`); what they
+cannot read is refused in one line naming the file (never a traceback, never an allocation
+of what a damaged file announces); the audit log is gitvow's own JSON lines
+(:mod:`.auditlog`). Each
 becomes a :class:`Recorded`: the request (or, for an audit line, the operations and
 repository found at the time), who sent it, when, and — when the file says — what was
 decided then.
@@ -22,28 +23,35 @@ import binascii
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from gitvow.errors import GitvowError
+from gitvow.relay import APPROVAL_EXPIRED, APPROVAL_REJECTED
 from gitvow.request import Request
 from gitvow_proxy.record import METADATA_KEY
 from gitvow_proxy.replay.flowfile import FlowFields, client_id
 
-#: Verdicts that let the request through (the rest refuse it).
-PASSING = frozenset({"allow", "tunnel"})
+#: Verdicts that let the request through (the rest refuse it): a request a human approved and
+#: the proxy sent (``sent``), and an identical retry answered with that send's response
+#: (``answered``), passed too.
+PASSING = frozenset({"allow", "tunnel", "sent", "answered"})
+#: The refusals that are a human's answer to a staged request (or the lack of one).
+APPROVAL_REASONS = frozenset({APPROVAL_REJECTED, APPROVAL_EXPIRED})
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """One decision, as the audit line states it."""
 
-    verdict: str  # allow | deny | throttle | tunnel | refuse
+    verdict: str  # allow | deny | throttle | tunnel | refuse; for a staged request: its final step
     reason: str | None
     stage: str
     operations: tuple[str, ...] = ()
     repo: str | None = None
+    #: Put before a human by the approval relay: the verdict is the human's (or the proxy's
+    #: send of what the human approved), not the policy's alone.
+    held: bool = False
 
     @property
     def allowed(self) -> bool:
@@ -72,6 +80,9 @@ class Recorded:
     body_withheld: bool = False
     #: The policy file the recording was made under (path, sha256), when the file says.
     policy: tuple[str, str] | None = None
+    #: Not a request: an operator's act in the audit log, a repository paused (True) or
+    #: resumed (False) at run time, replayed into both sides' state at its time.
+    act: tuple[str, bool] | None = None
 
 
 class InputError(GitvowError):
@@ -97,24 +108,46 @@ def _is_audit_log(path: Path) -> bool:
         return False
     try:
         line = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False  # a HAR's first line is "{" alone
     return isinstance(line, dict) and "verdict" in line and "method" in line
 
 
 def read(path: Path, *, agent: str | None = None, workers: int | None = None) -> Iterator[Recorded]:
-    """Every request in ``path`` (a flow file, a HAR file or an audit log); raises InputError.
+    """Every request in ``path`` (a flow file, a HAR file or an audit log); raises InputError,
+    one line naming the file and what is wrong, for anything that is not such a file with at
+    least one request in it.
 
     ``workers``: how many processes read a flow file or HAR file (None: one per core when the
     file is large enough to gain from it, see :mod:`.parallel`; 1: this process alone)."""
+    from gitvow_proxy.replay.auditlog import read_audit
+
     try:
+        if path.stat().st_size == 0:
+            raise InputError(f"{path}: the file is empty: nothing to replay")
         audit = _is_audit_log(path)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if audit:
-        yield from read_audit(path)
-    else:
-        yield from read_flows(path, agent=agent, workers=workers)
+    count = 0
+    try:
+        for item in read_audit(path) if audit else read_flows(path, agent=agent, workers=workers):
+            count += item.act is None
+            yield item
+    except InputError:
+        raise
+    except RecursionError:
+        raise InputError(f"{path}: nested deeper than a recording is: not read") from None
+    except MemoryError:
+        raise InputError(f"{path}: a value too large to read") from None
+    except Exception as exc:  # a hostile or damaged file is bad input, never a crash
+        raise InputError(f"{path}: not a readable recording: {type(exc).__name__}: {_one_line(exc)}") from None
+    if count == 0:
+        raise InputError(f"{path}: no request to replay in it")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,34 +232,19 @@ def seen_from_fields(data: bytes, index: int, flow: FlowFields) -> Seen | None:
 
 def read_flows(path: Path, *, agent: str | None = None, workers: int | None = None) -> Iterator[Recorded]:
     """A mitmproxy flow file or a HAR file, through mitmproxy's readers (:mod:`.parallel`
-    reads large ones on every core; anything it cannot read goes through ``FlowReader``,
-    whose error is the one reported)."""
-    from mitmproxy import exceptions
-
+    reads large ones on every core; what it cannot read is an InputError saying why)."""
     from gitvow_proxy.replay import parallel
 
     try:
-        seen: Iterable[Seen] | None = parallel.read(path, workers)
+        seen: Iterable[Seen] = parallel.read(path, workers)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except parallel.Unreadable as exc:
+        raise InputError(f"{path}: not a readable mitmproxy flow file or HAR file: {_one_line(exc)}") from None
     try:
-        yield from _resolve(path, seen if seen is not None else _stream(path), agent)
-    except exceptions.FlowReadException as exc:
-        raise InputError(f"{path}: not a readable mitmproxy flow file or HAR file: {exc}") from None
+        yield from _resolve(path, seen, agent)
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{path}: a flow's gitvow metadata is malformed: {type(exc).__name__}: {exc}") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
-def _stream(path: Path) -> Iterator[Seen]:
-    """mitmproxy's ``FlowReader``, one flow after the other."""
-    from mitmproxy.io import FlowReader
-
-    with path.open("rb") as fo:
-        for index, flow in enumerate(FlowReader(fo).stream()):
-            if (item := seen_from_flow(index, flow)) is not None:
-                yield item
 
 
 def _resolve(path: Path, seen: Iterable[Seen], agent: str | None) -> Iterator[Recorded]:
@@ -238,48 +256,19 @@ def _resolve(path: Path, seen: Iterable[Seen], agent: str | None) -> Iterator[Re
                 users[item.client] = item.user
             continue
         meta = item.meta
+        if isinstance(meta, dict) and meta.get("approval"):
+            continue  # the proxy's own send of what a human approved: part of the agent's request
         recorded = policy = None
         who = item.user or (users.get(item.client) if item.client is not None else None) or agent
         withheld = False
         if isinstance(meta, dict):
             who = meta.get("agent") or who
-            recorded = Outcome(str(meta["verdict"]), meta.get("reason"), str(meta.get("stage", "")),
-                               tuple(meta.get("operations") or ()), meta.get("repo"))
+            reason = meta.get("reason")
+            recorded = Outcome(str(meta["verdict"]), reason, str(meta.get("stage", "")),
+                               tuple(meta.get("operations") or ()), meta.get("repo"), held=reason in APPROVAL_REASONS)
             withheld = bool(meta.get("body_withheld"))
             stamp = meta.get("policy")
             if isinstance(stamp, dict):
                 policy = (str(stamp.get("path", "")), str(stamp.get("sha256", "")))
         yield Recorded(f"{path}#{item.index + 1}", item.time, who, item.request, recorded,
                        body_withheld=withheld, policy=policy)
-
-
-def _audit_time(stamp: str) -> float:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-
-
-def read_audit(path: Path) -> Iterator[Recorded]:
-    """gitvow's audit log: one decision per line, without bodies or headers."""
-    try:
-        with path.open(encoding="utf-8") as fo:
-            for number, line in enumerate(fo, 1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{number}"
-                try:
-                    data = json.loads(line)
-                    host, _, port = str(data["host"]).rpartition(":")
-                    request = Request(method=str(data["method"]), host=host.lower(), path=str(data["path"]),
-                                      port=int(port), scheme="https" if port != "80" else "http")
-                    operations = tuple(str(op) for op in data.get("operations") or ())
-                    recorded = Outcome(str(data["verdict"]), data.get("reason"), str(data.get("stage", "")),
-                                       operations, data.get("repo"))
-                    when = _audit_time(str(data["time"]))
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise InputError(f"{where}: not an audit line: {type(exc).__name__}: {exc}") from None
-                who = data.get("agent")  # an unauthenticated line stays unauthenticated
-                classified = (operations, data.get("repo")) if operations else None
-                yield Recorded(where, when, who, request, recorded, classified=classified)
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text: {exc.reason}") from None

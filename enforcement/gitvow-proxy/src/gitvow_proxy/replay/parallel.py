@@ -10,8 +10,10 @@ agents and deciding stay in the parent, sequential, so the report is the same as
 makes (a test holds both to that).
 
 Below :data:`PARALLEL_MIN_RECORDS` a file is read in this process: starting the pool costs
-more than it saves. Anything the fast path cannot read returns None, and the caller reads
-the file with mitmproxy's ``FlowReader``, whose error is then the one reported.
+more than it saves. Anything this cannot read raises :class:`Unreadable`, saying why, in one
+line: a length prefix that runs past the end of the file is refused before anything is read
+(mitmproxy's ``FlowReader`` would first allocate what it announces), and a value nested
+deeper than Python's parsers recurse is refused, not a crash.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from gitvow.request import Request
 from gitvow_proxy.replay import flowfile
 from gitvow_proxy.replay.inputs import Seen, seen_from_fields, seen_from_flow
 
-#: Files with fewer records than this are read in one process.
+#: Files with fewer records than this are read in one process (``GITVOW_REPLAY_PARALLEL_MIN``
+#: overrides it: a machine where processes start faster, or a test that needs no large file).
 PARALLEL_MIN_RECORDS = 4000
+_MIN_VARIABLE = "GITVOW_REPLAY_PARALLEL_MIN"
 #: Records per piece handed to a worker (small enough to keep both cores busy to the end).
 CHUNK_RECORDS = 2000
 _BOM = b"\xef\xbb\xbf"
@@ -49,11 +53,26 @@ def cores() -> int:
 def workers_for(records: int, workers: int | None) -> int:
     if workers is not None:
         return max(1, workers)
-    return 1 if records < PARALLEL_MIN_RECORDS else cores()
+    threshold = os.environ.get(_MIN_VARIABLE, "")
+    least = int(threshold) if threshold.isdigit() else PARALLEL_MIN_RECORDS
+    return 1 if records < least else cores()
 
 
-def read(path: Path, workers: int | None = None) -> list[Seen] | None:
-    """Every flow of ``path`` in file order, or None when the fast path cannot read it."""
+class Unreadable(Exception):
+    """A file that is not a flow file or HAR file this reader can read; the message says why."""
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "a value is nested deeper than a recording's are"
+    if isinstance(exc, MemoryError):
+        return "a value is too large to read"
+    text = " ".join(str(exc).split())
+    return text if isinstance(exc, (ValueError, Unreadable)) else f"{type(exc).__name__}: {text}"
+
+
+def read(path: Path, workers: int | None = None) -> list[Seen]:
+    """Every flow of ``path`` in file order; :class:`Unreadable` when it cannot be read."""
     with path.open("rb") as fo:
         head = fo.read(4)
         if head.startswith(b"{") or head.startswith(_BOM + b"{"):
@@ -61,22 +80,37 @@ def read(path: Path, workers: int | None = None) -> list[Seen] | None:
         if not head:
             return []
         with mmap.mmap(fo.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            why = ""
             try:
                 records = flowfile.spans(data)  # type: ignore[arg-type]
-                count = workers_for(len(records), workers)
-                if count == 1:
-                    return _seen_of(data, records, 0)  # type: ignore[arg-type]
-            except Exception:
-                return None
+            except ValueError as exc:
+                why = _why(exc)
+            if why:
+                raise Unreadable(why)
+            count = workers_for(len(records), workers)
+            if count == 1:
+                return _seen_of(data, records, 0)  # type: ignore[arg-type]
     pieces = [records[i:i + CHUNK_RECORDS] for i in range(0, len(records), CHUNK_RECORDS)]
     firsts = list(range(0, len(records), CHUNK_RECORDS))
-    return _map(_read_piece, [(str(path), piece, first) for piece, first in zip(pieces, firsts, strict=True)], count)
+    jobs = [(str(path), piece, first) for piece, first in zip(pieces, firsts, strict=True)]
+    seen = _map(_read_piece, jobs, count)
+    if seen is None:  # the pool itself failed (not the file): read it here
+        return [item for job in jobs for item in map(unpack, _read_piece(job))]
+    return seen
 
 
 def _seen_of(data: bytes, records: Sequence[tuple[int, int]], first: int) -> list[Seen]:
     out = []
     for index, (start, end) in enumerate(records, first):
-        item = seen_from_fields(data, index, flowfile.fields(data, start, end))
+        why = ""
+        try:
+            item = seen_from_fields(data, index, flowfile.fields(data, start, end))
+        except Exception as exc:  # mitmproxy's parser and migration raise many kinds
+            why = f"flow {index + 1} (byte {start}): {_why(exc)}"
+        if why:
+            # raised outside the handler: the parser's frames (views into the mapped file)
+            # are released first, so the file can be unmapped
+            raise Unreadable(why)
         if item is not None:
             out.append(item)
     return out
@@ -108,20 +142,28 @@ def unpack(packed: Packed) -> Seen:
     return Seen(index, request, time, user, client, meta)
 
 
-def _read_har(fo: Any, workers: int | None) -> list[Seen] | None:
+def _har_entries(raw: bytes) -> list[Any]:
+    try:
+        document = json.loads((raw[3:] if raw.startswith(_BOM) else raw).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"a HAR file is UTF-8 JSON: {exc.reason} at byte {exc.start}") from None
+    except (ValueError, RecursionError) as exc:
+        raise Unreadable(f"not JSON: {_why(exc)}") from None
+    log = document.get("log") if isinstance(document, dict) else None
+    entries = log.get("entries") if isinstance(log, dict) else None
+    if not isinstance(entries, list):
+        raise Unreadable("a HAR file is a JSON object with a log.entries list")
+    return entries
+
+
+def _read_har(fo: Any, workers: int | None) -> list[Seen]:
     """A HAR file the way ``FlowReader`` reads it (JSON, then mitmproxy's ``request_to_flow``
     for each entry), the entries shared out among the workers."""
-    try:
-        fo.seek(0)
-        raw = fo.read()
-        entries = json.loads((raw[3:] if raw.startswith(_BOM) else raw).decode("utf-8"))["log"]["entries"]
-        if not isinstance(entries, list):
-            return None
-        count = workers_for(len(entries), workers)
-        if count == 1:
-            return _har_seen((entries, 0))
-    except Exception:
-        return None
+    fo.seek(0)
+    entries = _har_entries(fo.read())
+    count = workers_for(len(entries), workers)
+    if count == 1:
+        return _har_seen((entries, 0))
     global _ENTRIES
     if _fork():  # the workers inherit the parsed entries: none is pickled on the way there
         _ENTRIES = entries
@@ -130,9 +172,10 @@ def _read_har(fo: Any, workers: int | None) -> list[Seen] | None:
     else:
         jobs = [(entries[i:i + CHUNK_RECORDS], i, 0) for i in range(0, len(entries), CHUNK_RECORDS)]
     try:
-        return _map(_har_piece, jobs, count)
+        seen = _map(_har_piece, jobs, count)
     finally:
         _ENTRIES = []
+    return seen if seen is not None else _har_seen((entries, 0))
 
 
 #: The HAR entries being read, for forked workers.
@@ -150,7 +193,10 @@ def _har_seen(job: tuple[list[Any], int]) -> list[Seen]:
     entries, first = job
     out = []
     for index, entry in enumerate(entries, first):
-        item = seen_from_flow(index, request_to_flow(entry))
+        try:
+            item = seen_from_flow(index, request_to_flow(entry))
+        except Exception as exc:  # mitmproxy's HAR reader raises many kinds on a bad entry
+            raise Unreadable(f"HAR entry {index + 1}: {_why(exc)}") from None
         if item is not None:
             out.append(item)
     return out
@@ -164,7 +210,8 @@ def _fork() -> bool:
 
 def _map[A](work: Callable[[A], list[Packed]], jobs: list[A], count: int) -> list[Seen] | None:
     """``work`` over ``jobs`` in ``count`` processes, the results unpacked in order as they come
-    (while the workers read on); None on any failure."""
+    (while the workers read on); a worker's :class:`Unreadable` is raised here; None when the
+    pool itself fails (a worker killed), so the caller reads in its own process."""
     context = multiprocessing.get_context("fork" if _fork() else "spawn")
     # A forked worker's garbage collector would walk (and so copy) every object of the parent;
     # frozen, they are left alone.
@@ -172,7 +219,9 @@ def _map[A](work: Callable[[A], list[Packed]], jobs: list[A], count: int) -> lis
     try:
         with ProcessPoolExecutor(max_workers=min(count, len(jobs)), mp_context=context) as pool:
             return [unpack(item) for part in pool.map(work, jobs) for item in part]
-    except Exception:  # a worker that fails: FlowReader reads the file again and says why
+    except Unreadable:
+        raise
+    except Exception:  # the pool, not the file: a worker killed, no process to be had
         return None
     finally:
         gc.unfreeze()

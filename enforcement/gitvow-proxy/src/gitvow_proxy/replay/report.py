@@ -1,7 +1,9 @@
 """Comparing two decisions per request, and grouping the changes for a person or a CI job.
 
 A change is ``allow→deny`` or ``deny→allow`` when the request would now pass where it was
-refused or the reverse (a throttle and a 407 count as refusals, a tunnel as passing), and
+refused or the reverse (a throttle and a 407 count as refusals, a tunnel as passing, and a
+request a human approved and the proxy sent — or an identical retry answered with that
+send's response — as passing), and
 ``changed`` when it is refused either way for a different reason (or passes differently).
 Groups are by kind, operation, agent, repository and the two decisions; each has a count
 and the first request as an example (method and URL without the query string, which may
@@ -23,7 +25,13 @@ KINDS = (ALLOW_TO_DENY, DENY_TO_ALLOW, CHANGED)
 
 
 def kind_of(old: Outcome, new: Outcome) -> str | None:
-    """The kind of change from ``old`` to ``new``, or None when the decision is the same."""
+    """The kind of change from ``old`` to ``new``, or None when the decision is the same.
+
+    A request both sides put before a human (the approval relay) is decided the same: what the
+    human answered then (sent, rejected, expired, an identical retry answered from the record)
+    is the answer the human gives again; the recording cannot say otherwise."""
+    if old.held and new.held:
+        return None
     if old.allowed != new.allowed:
         return ALLOW_TO_DENY if old.allowed else DENY_TO_ALLOW
     if old.key() != new.key():

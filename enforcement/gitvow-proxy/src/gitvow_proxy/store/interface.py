@@ -98,6 +98,11 @@ class Store(ABC):
         """
 
     @abstractmethod
+    def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
+        """Return what :meth:`take` took at ``at`` (a write the forge never performed: the send
+        failed, or the forge refused it), ``amounts[i]`` units to window ``keys[i]``."""
+
+    @abstractmethod
     def count(self, key: str, amount: int = 1) -> None:
         """Add to a monotonic counter (write counters: what agents asked for, per operation)."""
 

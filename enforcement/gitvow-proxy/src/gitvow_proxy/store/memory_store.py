@@ -51,6 +51,14 @@ class MemoryStore(Store):
                 self._events[key].extend([now] * amount)
             return None
 
+    def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
+        with self._lock:
+            for key, amount in zip(keys, amounts, strict=True):
+                events = self._events[key]
+                for _ in range(amount):
+                    if at in events:
+                        events.remove(at)
+
     def count(self, key: str, amount: int = 1) -> None:
         with self._lock:
             self._counters[key] += amount

@@ -71,6 +71,29 @@ def _approval(row: Sequence[object]) -> Approval:
     )
 
 
+#: The files SQLite keeps beside the database: they hold the same data (the WAL holds every
+#: recent write: staged bodies, canaries) until a checkpoint.
+_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def _private(path: Path) -> None:
+    """Create the database file 0600 before SQLite opens it, and make an existing one and its
+    companions 0600. SQLite creates its WAL, shared-memory and journal files with the mode of
+    the database file, so none of them is ever readable by others, not even for the moment
+    between its creation and a chmod."""
+    if os.name != "posix":
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    for suffix in _COMPANIONS:
+        companion = path.with_name(path.name + suffix)
+        if companion.exists():
+            os.chmod(companion, 0o600)
+
+
 class SQLiteStore(Store):
     """One SQLite file (WAL), safe to share between the proxy and ``gitvow env``."""
 
@@ -78,14 +101,13 @@ class SQLiteStore(Store):
         self.path = Path(path).expanduser()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            _private(self.path)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the state store {self.path}: {exc}") from None
-        if os.name == "posix":
-            os.chmod(self.path, 0o600)  # canary tokens live here
         self._lock = threading.Lock()
 
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
@@ -117,6 +139,12 @@ class SQLiteStore(Store):
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+    def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
+        with self._lock:
+            for key, amount in zip(keys, amounts, strict=True):
+                self._db.execute("DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE key = ? AND at = ? "
+                                 "LIMIT ?)", (key, at, amount))
 
     def count(self, key: str, amount: int = 1) -> None:
         with self._lock:

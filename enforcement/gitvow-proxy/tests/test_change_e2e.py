@@ -1,0 +1,262 @@
+"""What a push changes, end to end: the real ``git`` client through a ``gitvow proxy`` process to
+``git http-backend`` mapped as a GitHub Enterprise, a GitLab and a Gitea host (one adapter each).
+
+Each forge gets its own repository whose default branch is ``trunk`` (so the proxy must read
+it from the forge, not guess ``main``) and which carries a CI workflow. What must hold on all
+three: a push to an allowed branch lands; a push to the default branch, a force push and a
+deletion are refused with their codes and never reach the forge; a workflow change is held
+for a human, shown, and sent exactly once when approved; a cloud key in a new file is refused
+and never echoed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trustme
+from proxy_support import (
+    GIT_TOKEN,
+    GITVOW,
+    RESOLVE_ADDON,
+    SECRETS,
+    ProxyProcess,
+    Upstream,
+    git,
+    proxy_env,
+    start_proxy,
+    start_upstream,
+)
+
+from gitvow.testing import free_port
+
+pytestmark = pytest.mark.e2e
+
+FORGES = {"github": "ghes.test", "gitlab": "gitlab.test", "gitea": "gitea.test"}
+ADMIN_SECRET = "desk-operator-secret-9"
+# Shaped like an AWS access key id; assembled so that no scanner of this repository trips on the file.
+CLOUD_KEY = "AKIA" + "Q3EGXZJ2MN7WPL4T"
+
+
+def _installed(adapter: str) -> bool:
+    return importlib.util.find_spec(f"gitvow_{adapter}") is not None
+
+
+@pytest.fixture(scope="module", params=sorted(FORGES))
+def forge_name(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    if not _installed(name):
+        pytest.skip(f"gitvow-{name} is not installed")
+    return name
+
+
+def _bare(root: Path, name: str, work: Path) -> None:
+    """``root/name.git``: default branch ``trunk``, a README and a CI workflow."""
+    bare = root / f"{name}.git"
+    bare.parent.mkdir(parents=True, exist_ok=True)
+    git("init", "-q", "--bare", "-b", "trunk", str(bare), cwd=root)
+    seed = work / f"seed-{name.replace('/', '-')}"
+    git("init", "-q", "-b", "trunk", str(seed), cwd=work)
+    (seed / "README.md").write_text(f"# {name}\n")
+    (seed / ".github" / "workflows").mkdir(parents=True)
+    (seed / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
+    git("add", ".", cwd=seed)
+    git("commit", "-q", "-m", "seed", cwd=seed)
+    git("push", "-q", str(bare), "trunk", cwd=seed)
+    shutil.rmtree(seed)
+
+
+@pytest.fixture(scope="module")
+def forge(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    root = tmp_path_factory.mktemp("change-root")
+    work = tmp_path_factory.mktemp("change-seed")
+    for name in FORGES:
+        _bare(root, f"team/{name}", work)
+    server = start_upstream(ca, root, names=tuple(FORGES.values()))
+    yield server
+    server.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def proxy(forge: Upstream, ca_file: Path, broken_plugin_path: Path,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
+    workdir = tmp_path_factory.mktemp("change-proxy")
+    resolve = workdir / "resolve.py"
+    resolve.write_text(RESOLVE_ADDON)
+    installed = [name for name in FORGES if _installed(name)]
+    hosts = "\n".join(f'"{FORGES[name]}:{forge.port}" = "{name}"' for name in installed)
+    credentials = "\n".join(f'[credentials.{name}]\ntoken_env = "GITVOW_TEST_GIT_TOKEN"\n' for name in installed)
+    policy = workdir / "policy.toml"
+    policy.write_text(textwrap.dedent(f"""
+        [hosts]
+        {hosts}
+
+        [proxy]
+        upstream_ca = "{ca_file}"
+        state = "{workdir / 'state.sqlite'}"
+
+        [audit]
+        path = "{workdir / 'audit.jsonl'}"
+
+        [approvals]
+        ttl = 3600
+        poll_interval = 0.2
+
+        [admin]
+        listen = "127.0.0.1:{free_port()}"
+        secret_env = "GITVOW_TEST_ADMIN"
+
+        [branches]
+        protected = ["release/*"]
+
+        [agents.coder]
+        mode = "issues_and_prs"
+        secret_env = "GITVOW_TEST_CODER"
+    """) + credentials)
+    env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_RESOLVE": ",".join(FORGES.values()),
+           "GITVOW_TEST_ADMIN": ADMIN_SECRET}
+    running = start_proxy(policy, workdir, env, extra=[f"scripts={resolve}"])
+    yield running
+    assert running.stop() == 0, running.log_text()
+
+
+def agent_env(proxy: ProxyProcess, home: Path) -> dict[str, str]:
+    out = subprocess.run(
+        [GITVOW, "env", "--policy", str(proxy.policy), "--agent", "coder", "--listen-port", str(proxy.port),
+         "--confdir", str(proxy.confdir), "--json"],
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "GITVOW_TEST_CODER": SECRETS["coder"], "GITVOW_TEST_GIT_TOKEN": GIT_TOKEN},
+    )
+    env: dict[str, str] = json.loads(out.stdout)
+    env["HOME"] = str(home)
+    return env
+
+
+def operator(proxy: ProxyProcess, *args: str) -> subprocess.CompletedProcess[str]:
+    """``gitvow`` as the operator runs it: no forge token and no agent secret in its environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITVOW_TEST_")}
+    return subprocess.run([GITVOW, *args, "--policy", str(proxy.policy)], capture_output=True, text=True, env=env,
+                          timeout=60)
+
+
+class Agent:
+    """The agent's checkout of one forge's repository, through the proxy."""
+
+    def __init__(self, proxy: ProxyProcess, forge: Upstream, name: str, tmp_path: Path) -> None:
+        self.proxy, self.forge, self.name = proxy, forge, name
+        self.env = agent_env(proxy, tmp_path)
+        self.url = f"https://{FORGES[name]}:{forge.port}/team/{name}.git"
+        self.work = tmp_path / "work"
+        git("clone", "-q", self.url, str(self.work), cwd=tmp_path, env=self.env)
+        self.bare = forge.git_root / "team" / f"{name}.git"
+
+    def commit(self, files: dict[str, str], message: str = "change") -> str:
+        for path, text in files.items():
+            target = self.work / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+            git("add", path, cwd=self.work, env=self.env)
+        git("commit", "-q", "-m", message, cwd=self.work, env=self.env)
+        return git("rev-parse", "HEAD", cwd=self.work, env=self.env).stdout.strip()
+
+    def push(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return git("push", *args, cwd=self.work, env=self.env, check=False)
+
+    def head(self, branch: str) -> str | None:
+        result = git("--git-dir", str(self.bare), "rev-parse", "--verify", "-q", f"refs/heads/{branch}",
+                     cwd=self.work, check=False)
+        return result.stdout.strip() or None
+
+    def refused(self, result: subprocess.CompletedProcess[str], code: str) -> dict[str, object]:
+        """The push failed, nothing of it reached the forge, and the audit line says ``code``."""
+        assert result.returncode != 0, result.stderr
+        assert "403" in result.stderr, result.stderr
+        assert [s for s in self.forge.seen if s.method == "POST" and s.path.endswith("/git-receive-pack")] == []
+        lines = [line for line in self.proxy.audit_lines()
+                 if line.get("agent") == "coder" and line.get("path", "").endswith("/git-receive-pack")]
+        assert lines and lines[-1]["reason"] == code, lines[-1:]
+        return lines[-1]
+
+
+@pytest.fixture
+def agent(proxy: ProxyProcess, forge: Upstream, forge_name: str, tmp_path: Path) -> Agent:
+    return Agent(proxy, forge, forge_name, tmp_path)
+
+
+def test_a_push_to_an_allowed_branch_lands(agent: Agent) -> None:
+    new = agent.commit({"src/app.py": "print('hello')\n"})
+    agent.forge.clear()
+    result = agent.push("origin", f"HEAD:refs/heads/agent/{agent.name}-lands")
+    assert result.returncode == 0, result.stderr
+    assert agent.head(f"agent/{agent.name}-lands") == new
+    # the clone's advertisement named the default branch: the push asked the forge nothing more
+    assert [s.path for s in agent.forge.seen if "service=git-upload-pack" in s.path] == []
+
+
+def test_a_push_to_the_default_branch_read_from_the_forge_is_refused(agent: Agent) -> None:
+    before = agent.head("trunk")
+    agent.commit({"src/app.py": "print('to trunk')\n"})
+    agent.forge.clear()
+    agent.refused(agent.push("origin", "HEAD:trunk"), "branch_protected")
+    agent.refused(agent.push("origin", "HEAD:refs/heads/release/1.x"), "branch_protected")
+    assert agent.head("trunk") == before and agent.head("release/1.x") is None
+
+
+def test_a_force_push_and_a_deletion_are_refused_with_their_codes(agent: Agent) -> None:
+    branch = f"agent/{agent.name}-history"
+    first = agent.commit({"notes.txt": "one\n"})
+    assert agent.push("origin", f"HEAD:refs/heads/{branch}").returncode == 0
+    git("commit", "-q", "--amend", "-m", "rewritten", cwd=agent.work, env=agent.env)
+    agent.forge.clear()
+    agent.refused(agent.push("--force", "origin", f"HEAD:refs/heads/{branch}"), "ref_force")
+    agent.refused(agent.push("origin", f"+HEAD:refs/heads/{branch}"), "ref_force")
+    agent.refused(agent.push("origin", f":refs/heads/{branch}"), "ref_delete")
+    agent.refused(agent.push("origin", "--delete", branch), "ref_delete")
+    assert agent.head(branch) == first
+
+
+def test_a_cloud_key_in_a_new_file_is_refused_and_never_echoed(agent: Agent) -> None:
+    agent.commit({"config/settings.py": f'AWS_ACCESS_KEY_ID = "{CLOUD_KEY}"\n'})
+    agent.forge.clear()
+    result = agent.push("origin", f"HEAD:refs/heads/agent/{agent.name}-key")
+    line = agent.refused(result, "secret_detected")
+    assert CLOUD_KEY not in result.stderr + result.stdout
+    assert CLOUD_KEY not in agent.proxy.audit.read_text() and CLOUD_KEY not in agent.proxy.log_text()
+    assert agent.head(f"agent/{agent.name}-key") is None
+    assert line["verdict"] == "deny"
+
+
+def test_a_workflow_change_is_held_shown_and_sent_once_when_approved(agent: Agent) -> None:
+    branch = f"agent/{agent.name}-ci"
+    agent.commit({".github/workflows/ci.yml": "on: push\njobs:\n  deploy:\n    runs-on: self-hosted\n"})
+    agent.forge.clear()
+    held = agent.push("origin", f"HEAD:refs/heads/{branch}")
+    agent.refused(held, "path_protected")
+    listed = operator(agent.proxy, "approvals", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    mine = [a for a in json.loads(listed.stdout) if a["status"] == "pending" and "git.push" in a["operations"]
+            and a["request"] == f"POST /team/{agent.name}.git/git-receive-pack"]
+    assert len(mine) == 1, listed.stdout
+    ident = mine[0]["id"]
+    shown = operator(agent.proxy, "approvals", "show", ident)
+    assert shown.returncode == 0, shown.stderr
+    assert f"refs/heads/{branch}" in shown.stdout and ".github/workflows/ci.yml" in shown.stdout, shown.stdout
+    assert "runs-on: self-hosted" in shown.stdout, shown.stdout  # the protected file as the push leaves it
+    assert operator(agent.proxy, "approvals", "approve", ident, "--by", "alice").returncode == 0
+    waited = operator(agent.proxy, "approvals", "wait", ident, "--timeout", "30")
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    pushed = git("rev-parse", "HEAD", cwd=agent.work, env=agent.env).stdout.strip()
+    assert agent.head(branch) == pushed
+    again = agent.push("origin", f"HEAD:refs/heads/{branch}")  # the same ref updates: the recorded answer
+    assert again.returncode == 0, again.stderr
+    sends = [s for s in agent.forge.seen if s.method == "POST" and s.path.endswith("/git-receive-pack")]
+    assert len(sends) == 1, [s.path for s in sends]
