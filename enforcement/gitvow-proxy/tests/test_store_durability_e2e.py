@@ -50,9 +50,7 @@ def _used(replica: ProxyProcess) -> int:
     return int(next(a["writes_used"] for a in data["agents"] if a["agent"] == "coder"))
 
 
-def test_a_redis_restart_with_aof_loses_nothing(
-    api: Upstream, redis_aof: RedisServer, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
-) -> None:
+def _policy(tmp_path: Path, api: Upstream, redis: RedisServer, ca_file: Path) -> Path:
     policy = tmp_path / "policy.toml"
     policy.write_text(textwrap.dedent(f"""
         [hosts]
@@ -63,7 +61,7 @@ def test_a_redis_restart_with_aof_loses_nothing(
 
         [proxy]
         upstream_ca = "{ca_file}"
-        state = "{redis_aof.url}"
+        state = "{redis.url}"
 
         [audit]
         path = "{tmp_path / 'audit.jsonl'}"
@@ -79,7 +77,13 @@ def test_a_redis_restart_with_aof_loses_nothing(
         [approvals]
         poll_interval = 0.2
     """))
-    proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
+    return policy
+
+
+def test_a_redis_restart_with_aof_loses_nothing(
+    api: Upstream, redis_aof: RedisServer, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
+) -> None:
+    proxy = start_proxy(_policy(tmp_path, api, redis_aof, ca_file), tmp_path, proxy_env(broken_plugin_path))
     sent_url, pending_url = api.url("/api/v3/repos/team/durable/pulls"), api.url("/api/v3/repos/team/waits/pulls")
     try:
         with client(proxy, "coder", ca_file) as c:
@@ -116,5 +120,42 @@ def test_a_redis_restart_with_aof_loses_nothing(
         assert (shown["status"], shown["response_status"]) == ("sent", 201)
         assert len([s for s in api.seen if s.method == "POST" and "/team/durable/pulls" in s.path]) == 1
         assert not any("/team/frozen/" in s.path or canary in s.body.decode(errors="replace") for s in api.seen)
+    finally:
+        assert proxy.stop() == 0, proxy.log_text()
+
+
+def test_an_emptied_redis_never_silently_repeats_a_send(
+    api: Upstream, redis_server: RedisServer, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
+) -> None:
+    """Redis restarted with no persistence forgets that a request was sent: the agent's retry is
+    staged anew (a human decides again, nothing is sent by itself), and the new approval says
+    that the records were lost and the forge must be checked before approving it."""
+    proxy = start_proxy(_policy(tmp_path, api, redis_server, ca_file), tmp_path, proxy_env(broken_plugin_path))
+    url = api.url("/api/v3/repos/team/lost/pulls")
+    try:
+        with client(proxy, "coder", ca_file) as c:
+            first = c.post(url, json=PULL).headers["x-gitvow-approval"]
+        assert operator(proxy, "approvals", "approve", first, "--by", "alice").returncode == 0
+        assert operator(proxy, "approvals", "wait", first, "--timeout", "30").returncode == 0
+        shown = json.loads(operator(proxy, "approvals", "show", first, "--json").stdout)
+        assert shown["records_lost"] is None
+
+        redis_server.stop()
+        time.sleep(1.1)  # the new records begin later on the server's clock
+        redis_server.start()  # empty
+
+        with client(proxy, "coder", ca_file) as c:
+            deadline = time.monotonic() + 15
+            while (retry := c.post(url, json=PULL)).status_code == 503:
+                assert time.monotonic() < deadline, retry.text
+                time.sleep(0.2)
+        assert retry.status_code == 403, retry.text
+        second = retry.headers["x-gitvow-approval"]
+        assert second != first
+        shown = json.loads(operator(proxy, "approvals", "show", second, "--json").stdout)
+        assert shown["status"] == "pending" and "lost its records" in shown["records_lost"], shown
+        assert "check the forge" in operator(proxy, "approvals", "show", second).stdout
+        time.sleep(0.6)  # several sender polls
+        assert len([s for s in api.seen if s.method == "POST" and "/team/lost/pulls" in s.path]) == 1
     finally:
         assert proxy.stop() == 0, proxy.log_text()

@@ -24,6 +24,8 @@ APPROVAL_STUCK = "approval_stuck"
 #: The reason code of an agent's retry of an approval an operator resolved as sent: the
 #: forge's answer was never recorded, so it cannot be replayed.
 APPROVAL_RESOLVED_SENT = "approval_resolved_sent"
+#: The note (:meth:`Store.annotate`) on an approval staged after the store lost its records.
+RECORDS_LOST = "records_lost"
 #: The start of an approval's ``reason`` once an operator resolved it.
 RESOLVED = "resolved by "
 
@@ -68,12 +70,27 @@ def resolve(store: Store, approval_id: str, *, sent: bool, by: str, now: float, 
     return store.finish(found.id, sent=sent, status=None, content_type=None, body=b"", now=now, reason=reason)
 
 
+def records_lost_note(seen: float, now_epoch: float) -> str:
+    """The warning kept on an approval staged after the shared store restarted empty."""
+    return ("the state store lost its records (restarted empty between "
+            f"{_utc(seen)} and {_utc(now_epoch)}): this same request may have been approved and sent "
+            "before; check the forge before approving it")
+
+
+def _utc(at: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
 __all__ = [
     "APPROVAL_RESOLVED_SENT",
     "APPROVAL_SENDING",
     "APPROVAL_STUCK",
+    "RECORDS_LOST",
     "RESOLVED",
     "is_stuck",
+    "records_lost_note",
     "resolve",
     "since",
     "stuck",

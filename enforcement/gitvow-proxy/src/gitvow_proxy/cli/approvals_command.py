@@ -18,7 +18,7 @@ from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.cli._state import State, add_arguments, add_by, opened, who
 from gitvow_proxy.notify import delivery_state
 from gitvow_proxy.settings import ProxyPolicy
-from gitvow_proxy.stuck import is_stuck, resolve, stuck, stuck_note
+from gitvow_proxy.stuck import RECORDS_LOST, is_stuck, resolve, stuck, stuck_note
 
 #: ``wait``'s exit codes: sent and 2xx, anything else final, still waiting at the timeout,
 #: stuck in sending (its outcome unknown until an operator resolves it).
@@ -167,9 +167,12 @@ def _show(state: State, args: argparse.Namespace) -> int:
         data["repo"] = a.repo or (context.repo if context is not None else None)
         data["context"] = context.as_json() if context is not None else None
         data["notifications"] = delivery_state(state.store, a.id)
+        data["records_lost"] = state.store.annotations(a.id).get(RECORDS_LOST)
         print(json.dumps(data, indent=2))
         return 0
     print(f"approval {a.id}: {a.status}")
+    if lost := state.store.annotations(a.id).get(RECORDS_LOST):
+        print(f"  WARNING     {lost}")
     print(f"  agent       {a.agent}")
     print(f"  operations  {', '.join(a.operations)}")
     print(f"  repository  {a.repo or (context.repo if context is not None else None) or '-'}")

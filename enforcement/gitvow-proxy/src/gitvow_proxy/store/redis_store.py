@@ -79,6 +79,13 @@ end
 return false
 """
 
+# KEYS[1]: the epoch key. Set once (the server's time) when the data begins; returns it.
+_EPOCH = """
+local clock = redis.call('TIME')
+redis.call('SET', KEYS[1], tostring(tonumber(clock[1]) + tonumber(clock[2]) / 1000000), 'NX')
+return redis.call('GET', KEYS[1])
+"""
+
 # KEYS[1]: a window. ARGV: its length. The units in it now, on the store's clock.
 _USAGE = """
 local clock = redis.call('TIME')
@@ -145,6 +152,7 @@ class RedisStore(Store):
         self._take = self._redis.register_script(_TAKE)
         self._issue = self._redis.register_script(_CANARY)
         self._usage = self._redis.register_script(_USAGE)
+        self._epoch = self._redis.register_script(_EPOCH)
         self._lock = threading.Lock()
         self._down_since: float | None = None
         self._next_try = 0.0
@@ -242,6 +250,9 @@ class RedisStore(Store):
 
     def canary(self, agent: str) -> str:
         return str(self._call(lambda: self._issue(keys=[PREFIX + "canaries"], args=[agent, new_canary()])))
+
+    def epoch(self) -> float | None:
+        return float(self._call(lambda: self._epoch(keys=[PREFIX + "epoch"])))
 
     def canaries(self) -> dict[str, str]:
         issued: dict[str, str] = self._call(lambda: self._redis.hgetall(PREFIX + "canaries"))  # type: ignore[arg-type,return-value]
