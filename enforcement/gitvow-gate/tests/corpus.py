@@ -70,6 +70,8 @@ CORPUS: list[tuple[str, str, str]] = [
     ("shell", "flock /tmp/lock -c 'gh pr merge 3'", "deny"),
     ("shell", "alias m='gh pr merge 3'; m", "deny"),
     ("shell", "sudo -uroot gh pr merge 3", "deny"),
+    ("shell", "script -qc 'gh pr merge 3' /dev/null", "deny"),
+    ("shell", "parallel gh pr merge ::: 3", "deny"),
     ("shell", "find . -name '*.py' -exec grep -l gh {} +", "allow"),
     # edits
     ("edit", "src/app.py", "allow"),

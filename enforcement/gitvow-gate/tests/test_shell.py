@@ -93,6 +93,9 @@ def test_script_runs_are_named() -> None:
         ("flock -w 3 /tmp/l -c 'gh pr merge 1'", ["flock -w 3 /tmp/l -c gh pr merge 1", "gh pr merge 1"]),
         ("su -c 'gh pr merge 1' bob", ["su -c gh pr merge 1 bob", "gh pr merge 1"]),
         ("alias m='gh pr merge 1'; m", ["gh pr merge 1", "m"]),
+        ("script -qc 'gh pr merge 1' /dev/null", ["script -qc gh pr merge 1 /dev/null", "gh pr merge 1"]),
+        ("su -lc 'gh pr merge 1' bob", ["su -lc gh pr merge 1 bob", "gh pr merge 1"]),
+        ("parallel -j 2 gh pr merge ::: 1 2", ["parallel -j 2 gh pr merge ::: 1 2", "gh pr merge"]),
         ("find . -exec sh -c 'gh pr merge 1' \\;", ["find . -exec sh -c gh pr merge 1", "gh pr merge 1"]),
     ],
 )

@@ -141,3 +141,13 @@ def test_an_error_answer_is_not_an_outage(redis_server: RedisServer) -> None:
         store.count("k")
     assert not isinstance(info.value, StoreUnavailable) and "WRONGTYPE" in str(info.value)
     assert store.available and store.errors == 1
+
+
+def test_budget_windows_use_the_stores_clock(redis_server: RedisServer) -> None:
+    """Two replicas whose clocks disagree by hours share one window: the store's clock decides
+    what is inside it, never the replica's ``now``."""
+    slow, fast = (redis_store.RedisStore(redis_server.url) for _ in range(2))
+    now = time.time()
+    assert slow.take([("clock", 1)], now - 10_000, 60.0) is None
+    assert fast.take([("clock", 1)], now + 10_000, 60.0) is not None  # the same window on the store's clock
+    assert fast.usage("clock", now + 10_000, 60.0) == slow.usage("clock", now - 10_000, 60.0) == 1

@@ -10,7 +10,7 @@ as if it ran: function bodies (``f() { …; }``, ``function f { …; }``), ``cop
 Programs that run another command from their arguments are followed into it: wrappers
 (``env -S'…'`` split as ``env`` splits it, options clustered or with attached values),
 ``find -exec``/``-execdir``/``-ok``/``-okdir`` (and ``fd --exec``), ``watch``, ``flock``,
-``su``/``runuser -c``, ``script -c``.
+``su``/``runuser -c``, ``script -c`` (also clustered: ``script -qc``), GNU ``parallel``.
 
 What cannot be read is said so: a line with an unbalanced quote yields ``None`` (callers
 fall back to matching the whole text, which fails toward asking), and a program position
@@ -64,6 +64,8 @@ _LINE_OPTIONS: dict[str, frozenset[str]] = {
 _RUNNER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "watch": frozenset({"-n", "--interval", "-d", "-q", "--equexit"}),
     "flock": frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}),
+    "parallel": frozenset({"-j", "--jobs", "-S", "--sshlogin", "-N", "-n", "--max-args", "-d", "--delimiter",
+                           "-a", "--arg-file", "--joblog", "--results", "-I", "--timeout", "--delay"}),
 }
 #: Options of a shell that take a separate value, so ``bash -o pipefail -c CMD`` is still ``-c``.
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
@@ -375,17 +377,28 @@ def _runs(program: str, args: tuple[str, ...]) -> tuple[list[str], list[tuple[st
         name, eq, value = arg.partition("=")
         if eq and name in line_options and name.startswith("--"):
             lines.append(value)
-        elif arg in line_options and at + 1 < len(args):
+        elif (arg in line_options or _cluster_ending_in_c(arg, line_options)) and at + 1 < len(args):
             lines.append(args[at + 1])
     if program == "watch":
         rest = _after_options(args, _RUNNER_VALUE_OPTIONS["watch"])
         if rest:  # watch joins its arguments and runs them with `sh -c` (-x: as argv; read either way)
             lines.append(" ".join(rest))
+    elif program == "parallel":
+        rest = _after_options(args, _RUNNER_VALUE_OPTIONS["parallel"])
+        cut = next((n for n, word in enumerate(rest) if word in (":::", "::::", ":::+", "::::+")), len(rest))
+        if cut:  # GNU parallel runs its command through a shell, once per argument
+            lines.append(" ".join(rest[:cut]))
     elif program == "flock" and not lines:
         rest = _after_options(args, _RUNNER_VALUE_OPTIONS["flock"])
         if len(rest) > 1:  # flock FILE CMD ARGS…
             return lines, [rest[1:]]
     return lines, []
+
+
+def _cluster_ending_in_c(arg: str, line_options: frozenset[str]) -> bool:
+    """``script -qc CMD``, ``su -lc CMD``: short options clustered, the last one ``-c``."""
+    return "-c" in line_options and len(arg) > 2 and arg[0] == "-" and arg[1] != "-" and arg.endswith("c") \
+        and arg[1:].isalpha()
 
 
 def _find_exec(args: tuple[str, ...], actions: frozenset[str], *, find: bool) -> list[tuple[str, ...]]:

@@ -425,6 +425,7 @@ class _Handler(BaseHTTPRequestHandler):
             "<button>Sign out</button></form></p>",
             f"<p class='flash' role='status'>{_e(done)}</p>" if done else "",
             _shadow_banner(data["shadow"]),
+            _stuck(data["stuck_approvals"]),
             f"<h2>Pending approvals ({len(pending)})</h2>",
             "".join(_approval_card(a, session, self.desk.context(a), deliveries=self.desk.deliveries(a))
                     for a in pending) or "<p class='empty'>Nothing is waiting.</p>",
@@ -639,6 +640,15 @@ def _paused(paused: dict[str, str], reasons: dict[str, str], session: Session) -
     return (listing + f"<form method='post' action='{session.base}pause'>{hidden}<label>Pause a repository "
             "<input name='repo' placeholder='owner/name' required></label> <label>Reason "
             "<input name='reason' placeholder='why'></label> <button>Pause</button></form>")
+
+
+def _stuck(rows: list[dict[str, Any]]) -> str:
+    """Approvals stuck in ``sending`` (:mod:`gitvow_proxy.stuck`): shown first, loudly; nothing
+    when there are none."""
+    if not rows:
+        return ""
+    items = "".join(f"<li><b>{_e(r['id'])}</b> {_e(r['agent'])} {_e(r['request'])}: {_e(r['stuck'])}</li>" for r in rows)
+    return f"<section class='stuck' role='alert'><h2>Stuck approvals ({len(rows)})</h2><ul>{items}</ul></section>"
 
 
 def _refusals(rows: list[dict[str, Any]]) -> str:

@@ -11,6 +11,7 @@ so every replica of a shared store reports the same value (take the max, not the
 - ``gitvow_store_errors_total``: store calls that failed (a shared store's server unreachable)
 - ``gitvow_store_up``: 1 while the store answers
 - ``gitvow_approvals_pending``: approvals waiting for a human
+- ``gitvow_approvals_stuck``: approvals in ``sending`` past ``[approvals] stuck_after``
 - ``gitvow_writes_total{agent,operation,outcome}``: writes (each action once) by their final
   outcome: ``allowed``, ``refused`` or ``throttled``
 - ``gitvow_audit_errors_total``: audit lines that could not be written (each refused its request)
@@ -32,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.stuck import stuck
 
 if TYPE_CHECKING:
     from gitvow_proxy.audit import AuditLog
@@ -80,15 +82,16 @@ class Timings:
 STORE_READ_TIMEOUT = 0.25
 
 
-def _store_values(runtime: Runtime | None, store: Store) -> tuple[list[tuple[str, int]], int]:
+def _store_values(runtime: Runtime | None, store: Store) -> tuple[list[tuple[str, int]], int, int]:
     budgets: list[tuple[str, int]] = []
+    stuck_after = runtime.policy.section(ProxyPolicy).approvals.stuck_after if runtime is not None else 180.0
     if runtime is not None:
         budget = runtime.policy.section(ProxyPolicy).budget
         now = time.time()
         for agent in sorted(runtime.policy.model.agents):
             if budget.limits_for(agent)[0] is not None:
                 budgets.append((agent, store.usage(f"budget:{agent}:writes", now, float(budget.window_seconds))))
-    return budgets, store.pending_approvals()
+    return budgets, store.pending_approvals(), len(stuck(store, time.time(), stuck_after))
 
 
 class Metrics:
@@ -162,13 +165,15 @@ class Metrics:
         # own, for at most STORE_READ_TIMEOUT; past that the store is reported down.
         future = self._reader.submit(_store_values, runtime, store)
         try:
-            budgets, pending = future.result(timeout=STORE_READ_TIMEOUT)
+            budgets, pending, stuck_now = future.result(timeout=STORE_READ_TIMEOUT)
         except Exception:
             up.add_metric([], 0)
         else:
             for agent, value in budgets:
                 used.add_metric([agent], value)
             yield gauge("gitvow_approvals_pending", "Approvals waiting for a human.", value=pending)
+            yield gauge("gitvow_approvals_stuck", "Approvals in sending past [approvals] stuck_after: their "
+                        "sender stopped mid-send; an operator resolves each.", value=stuck_now)
             up.add_metric([], 1)
         yield up
         yield used

@@ -344,6 +344,9 @@ class Approvals(_Section):
     #: Approvals one agent may have waiting (pending, approved or being sent). None: the
     #: agent's ``[budget]`` writes per window, when it has one; else no cap.
     max_pending: int | None = Field(default=None, gt=0)
+    #: Seconds an approval may stay in ``sending`` before it is shown as stuck (its sender
+    #: died mid-send; see :mod:`gitvow_proxy.stuck`). Longer than the sender's own timeout.
+    stuck_after: float = Field(default=180.0, gt=0)
     notify: Notify | None = None
 
 

@@ -157,6 +157,13 @@ def _with_repo(store: Store, data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def stuck_approvals(store: Store, now: float, bound: float) -> list[dict[str, Any]]:
+    """Approvals stuck in ``sending`` (:mod:`gitvow_proxy.stuck`), each with what to do about it."""
+    from gitvow_proxy.stuck import stuck, stuck_note
+
+    return [{**_with_repo(store, a.as_json()), "stuck": stuck_note(a, now)} for a in stuck(store, now, bound)]
+
+
 def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span = SPANS["24h"],
            refusals: int = 20) -> dict[str, Any]:
     """Everything ``gitvow status --json`` prints and the desk shows."""
@@ -168,6 +175,7 @@ def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span
         for r in records if r.get("verdict") in _REFUSALS
     ][-refusals:][::-1]
     pending = [_with_repo(store, a.as_json()) for a in store.approvals([PENDING]) if a.expires > now]
+    stuck = stuck_approvals(store, now, settings.approvals.stuck_after)
     from gitvow_proxy.runtime import shadowed
 
     return {
@@ -180,10 +188,11 @@ def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span
         "paused": paused(policy, store),
         "pause_reasons": pause_reasons(read_audit(settings.audit.path, since=0.0)),
         "pending_approvals": pending,
+        "stuck_approvals": stuck,
         "recent_refusals": recent,
         "decisions": decisions_over_time(records, span, now),
         "decision_totals": dict(Counter(n for r in records if (n := series_of(r)) is not None).most_common()),
     }
 
 
-__all__ = ["SPANS", "Span", "agents", "decisions_over_time", "gather", "pause_reasons", "paused", "read_audit", "series_of"]
+__all__ = ["SPANS", "Span", "agents", "decisions_over_time", "gather", "pause_reasons", "paused", "read_audit", "series_of", "stuck_approvals"]

@@ -21,7 +21,8 @@ REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 @dataclass
 class RedisServer:
-    """A real ``redis-server`` on loopback: a free port, a working directory, no persistence.
+    """A real ``redis-server`` on loopback: a free port, a working directory, no persistence
+    unless ``appendonly``.
 
     It can be stopped and started again on the same port, as an outage would."""
 
@@ -30,6 +31,9 @@ class RedisServer:
     proc: subprocess.Popen[bytes] | None = None
     #: (certificate, key, CA) to serve TLS only (``rediss://``)
     tls: tuple[Path, Path, Path] | None = None
+    #: Keep an append-only file in ``workdir`` (fsync on every write), as production should:
+    #: a restart on the same ``workdir`` then loads everything back.
+    appendonly: bool = False
 
     @property
     def url(self) -> str:
@@ -43,11 +47,16 @@ class RedisServer:
             listen = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(cert),
                       "--tls-key-file", str(key), "--tls-ca-cert-file", str(ca), "--tls-auth-clients", "no"]
         cmd = [REDIS_SERVER, *listen, "--bind", "127.0.0.1", "--dir", str(self.workdir),
-               "--save", "", "--appendonly", "no", "--protected-mode", "yes"]
+               "--save", "", "--protected-mode", "yes", *self._persistence()]
         with (self.workdir / "redis.log").open("ab") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         wait_for_port(self.port, self.proc)
         return self
+
+    def _persistence(self) -> list[str]:
+        if not self.appendonly:
+            return ["--appendonly", "no"]
+        return ["--appendonly", "yes", "--appendfsync", "always"]
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

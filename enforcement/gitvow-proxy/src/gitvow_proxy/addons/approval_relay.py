@@ -11,6 +11,7 @@ approved request the sender replayed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -27,6 +28,15 @@ from gitvow_proxy.refusals import plain_refusal, shaped_refusal
 from gitvow_proxy.sender import Sender
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.shared import Shared
+from gitvow_proxy.stuck import (
+    APPROVAL_RESOLVED_SENT,
+    APPROVAL_SENDING,
+    APPROVAL_STUCK,
+    RECORDS_LOST,
+    is_stuck,
+    records_lost_note,
+    stuck_note,
+)
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -66,9 +76,40 @@ class ApprovalRelay:
         self.shared = shared
         self.sender = Sender(shared)
         shared.wake_sender = self.sender.wake
+        self._seen_epoch: float | None = None
 
     def running(self) -> None:
         self.sender.start()
+        # When the store's records began, read once off the loop: a later one means they were lost.
+        asyncio.get_running_loop().run_in_executor(None, self._epoch_changed)
+
+    def _epoch_changed(self) -> tuple[float, float] | None:
+        """``(seen, now)`` when the store's records began later than this replica first saw
+        (the shared store restarted empty since); None otherwise (also the first time)."""
+        store = self.shared.store
+        try:
+            now = store.epoch() if store is not None else None
+        except Exception:  # unreachable now: nothing is known, nothing is claimed
+            return None
+        if now is None:
+            return None
+        if self._seen_epoch is None:
+            self._seen_epoch = now
+            return None
+        return (self._seen_epoch, now) if now > self._seen_epoch else None
+
+    def _mark_if_records_lost(self, approval: approvals.Approval) -> None:
+        """A request staged anew after the store lost its records carries a warning for the
+        human: it may have been approved and sent before (its sent record is gone)."""
+        lost = self._epoch_changed()
+        store, audit = self.shared.store, self.shared.audit
+        if lost is None or store is None:
+            return
+        note = records_lost_note(*lost)
+        store.annotate(approval.id, RECORDS_LOST, note)
+        log.error("gitvow: approval %s: %s", approval.id, note)
+        if audit is not None:
+            audit_approval(audit, approval, "staged", reason=RECORDS_LOST, note=note)
 
     def done(self) -> None:
         self.sender.stop()
@@ -109,10 +150,11 @@ class ApprovalRelay:
         if approval.id == fresh.id:
             if audit is not None:
                 audit_approval(audit, approval, "staged", reason=decision.reason)
+            self._mark_if_records_lost(approval)
             self.sender.fetch_context(approval)  # off the request path: the agent is answered now
         headers = {denial.APPROVAL_HEADER: approval.id}
         flow.metadata.pop(AUDIT_KEY, None)
-        if approval.status == approvals.SENT:
+        if approval.status == approvals.SENT and approval.response_status is not None:
             # The agent's identical retry after the send: the recorded answer, never a second send.
             flow.response = http.Response.make(
                 approval.response_status or 200, approval.response_body,
@@ -183,6 +225,10 @@ class ApprovalRelay:
             why = f"approval {approval.id} was rejected by {approval.decided_by}" + (
                 f": {approval.reason}" if approval.reason else "")
             return Verdict.deny(APPROVAL_REJECTED, why, operation=verdict.operation)
+        sending = _sending_verdict(approval, staged.runtime.policy.section(ProxyPolicy).approvals.stuck_after,
+                                   verdict.operation)
+        if sending is not None:
+            return sending
         if approval.status == approvals.EXPIRED:
             audit = self.shared.audit
             if audit is not None:
@@ -190,6 +236,23 @@ class ApprovalRelay:
             return Verdict.deny(APPROVAL_EXPIRED, f"approval {approval.id} expired before a human answered it",
                                 operation=verdict.operation)
         return verdict
+
+
+def _sending_verdict(approval: approvals.Approval, stuck_after: float, operation: str | None) -> Verdict | None:
+    """The truth about an approved request the agent sends again: being sent (wait for it),
+    stuck with its outcome unknown (a human resolves it), or sent as an operator said (its
+    answer was never recorded, so it cannot be replayed). None for any other status."""
+    now = time.time()
+    if approval.status == approvals.SENDING and is_stuck(approval, now, stuck_after):
+        return Verdict.deny(APPROVAL_STUCK, stuck_note(approval, now), operation=operation)
+    if approval.status in (approvals.APPROVED, approvals.SENDING):
+        return Verdict.deny(APPROVAL_SENDING, f"approval {approval.id} was approved and is being sent now; "
+                            f"`gitvow approvals wait {approval.id}` prints the forge's answer", operation=operation)
+    if approval.status == approvals.SENT:
+        return Verdict.deny(APPROVAL_RESOLVED_SENT, f"approval {approval.id} was sent ({approval.reason}); the "
+                            "forge's answer was not recorded, so look on the forge; it is never sent again",
+                            operation=operation)
+    return None
 
 
 __all__ = ["APPROVAL_CAP", "ApprovalRelay"]

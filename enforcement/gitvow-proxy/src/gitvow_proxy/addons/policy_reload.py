@@ -21,6 +21,7 @@ from gitvow_proxy.audit import AuditLog
 from gitvow_proxy.runtime import build_runtime, open_state
 from gitvow_proxy.settings import OtlpExportSettings, ProxyPolicy
 from gitvow_proxy.shared import Shared
+from gitvow_proxy.store import is_shared
 
 if TYPE_CHECKING:
     from gitvow_proxy.telemetry.otlp import OtlpExport
@@ -44,6 +45,18 @@ def _exporter(settings: OtlpExportSettings | None) -> OtlpExport | None:
 
     return from_settings(settings.endpoint, settings.headers_env, settings.queue)
 
+
+
+def _where(state: str) -> str:
+    """The state store as the start line names it: a server's URL as written (without any
+    password), a file's path with ``~`` expanded."""
+    if state == ":memory:":
+        return state
+    if is_shared(state):
+        from gitvow_proxy.store.redis_store import redacted
+
+        return redacted(state)
+    return str(Path(state).expanduser())
 
 class PolicyReload:
     """Loads the policy into :attr:`Shared.runtime`; owns the store's and audit log's lifetimes."""
@@ -109,7 +122,7 @@ class PolicyReload:
         log.info("gitvow: policy %s loaded (hosts: %s)", path, hosts)
         if initial:
             state = ctx.options.gitvow_state or runtime.policy.section(ProxyPolicy).proxy.state
-            where = state if state == ":memory:" else str(Path(state).expanduser())
+            where = _where(state)
             audit = audit_path if audit_path == "-" else str(Path(audit_path).expanduser())
             log.info("gitvow: state store %s; audit log %s", where, audit)
 

@@ -17,16 +17,19 @@ from gitvow_proxy.approvals import FAILED, FINAL, PENDING, REJECTED, SENT, Appro
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.cli._state import State, add_arguments, add_by, opened, who
 from gitvow_proxy.notify import delivery_state
+from gitvow_proxy.settings import ProxyPolicy
+from gitvow_proxy.stuck import RECORDS_LOST, is_stuck, resolve, stuck, stuck_note
 
-#: ``wait``'s exit codes: sent and 2xx, anything else final, still waiting at the timeout.
-WAIT_SENT, WAIT_NOT_SENT, WAIT_TIMEOUT = 0, 1, 3
+#: ``wait``'s exit codes: sent and 2xx, anything else final, still waiting at the timeout,
+#: stuck in sending (its outcome unknown until an operator resolves it).
+WAIT_SENT, WAIT_NOT_SENT, WAIT_TIMEOUT, WAIT_STUCK = 0, 1, 3, 4
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.epilog = ("The proxy stages requests the `approval` relay refuses (pr.create and pr.merge by default). "
                      "Approve one and the proxy sends it upstream once; `wait` prints the upstream's answer.")
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    listing = sub.add_parser("list", help="pending approvals (--all: every recent one)")
+    listing = sub.add_parser("list", help="pending and stuck approvals (--all: every recent one)")
     add_arguments(listing)
     listing.add_argument("--all", action="store_true", help="every status, newest first")
     listing.add_argument("--json", action="store_true", help="one JSON array")
@@ -43,6 +46,15 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     add_by(reject)
     reject.add_argument("id")
     reject.add_argument("--reason", required=True, help="why, shown to the agent and by `wait`")
+    resolve = sub.add_parser("resolve", help="an approval stuck in sending: say whether the forge acted on it")
+    add_arguments(resolve)
+    add_by(resolve)
+    resolve.add_argument("id")
+    outcome = resolve.add_mutually_exclusive_group(required=True)
+    outcome.add_argument("--sent", action="store_true", help="the forge did it: the agent's retry is never sent again")
+    outcome.add_argument("--failed", action="store_true",
+                         help="the forge did not: the agent's next identical request is staged anew")
+    resolve.add_argument("--note", default=None, help="what you saw on the forge, for the audit log")
     wait = sub.add_parser("wait", help="wait until an approval is decided and sent; print the upstream's answer")
     add_arguments(wait)
     wait.add_argument("id")
@@ -66,25 +78,36 @@ def _when(at: float | None) -> str:
 _COLUMNS = ("ID", "STATUS", "AGENT", "OPERATIONS", "REPOSITORY", "REQUEST", "WHAT")
 
 
-def _table(found: list[Approval], repos: dict[str, str]) -> list[str]:
+def _table(found: list[Approval], repos: dict[str, str], stuck_after: float) -> list[str]:
     """``approvals list``: one row per approval under a header, columns as wide as their widest cell."""
     rows = [_COLUMNS]
     for a in found:
         what = ", ".join(f"{k}={v!r}" for k, v in a.summary().items() if k in ("title", "head", "base", "merge method"))
-        rows.append((a.id, a.status, a.agent, ",".join(a.operations), a.repo or repos.get(a.id) or "-", a.target, what))
+        status = "STUCK sending" if is_stuck(a, time.time(), stuck_after) else a.status
+        rows.append((a.id, status, a.agent, ",".join(a.operations), a.repo or repos.get(a.id) or "-", a.target, what))
     widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS) - 1)]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
 
 
+def _stuck_after(state: State) -> float:
+    return state.policy.section(ProxyPolicy).approvals.stuck_after
+
+
 def _list(state: State, args: argparse.Namespace) -> int:
+    now = time.time()
     found = state.store.approvals(None if args.all else [PENDING])
+    if not args.all:  # a stuck one is never out of sight
+        found = stuck(state.store, now, _stuck_after(state)) + found
     repos = {a.id: c.repo for a in found if a.repo is None and (c := stored_context(state.store, a.id)) and c.repo}
     if args.json:
         print(json.dumps([{**a.as_json(), "repo": a.repo or repos.get(a.id)} for a in found], indent=2))
     elif not found:
         print("no approvals" if args.all else "no pending approvals")
     else:
-        print("\n".join(line.rstrip() for line in _table(found, repos)))
+        print("\n".join(line.rstrip() for line in _table(found, repos, _stuck_after(state))))
+        for a in found:
+            if is_stuck(a, now, _stuck_after(state)):
+                print(stuck_note(a, now), file=sys.stderr)
     return 0
 
 
@@ -144,9 +167,12 @@ def _show(state: State, args: argparse.Namespace) -> int:
         data["repo"] = a.repo or (context.repo if context is not None else None)
         data["context"] = context.as_json() if context is not None else None
         data["notifications"] = delivery_state(state.store, a.id)
+        data["records_lost"] = state.store.annotations(a.id).get(RECORDS_LOST)
         print(json.dumps(data, indent=2))
         return 0
     print(f"approval {a.id}: {a.status}")
+    if lost := state.store.annotations(a.id).get(RECORDS_LOST):
+        print(f"  WARNING     {lost}")
     print(f"  agent       {a.agent}")
     print(f"  operations  {', '.join(a.operations)}")
     print(f"  repository  {a.repo or (context.repo if context is not None else None) or '-'}")
@@ -182,6 +208,22 @@ def _decide(state: State, args: argparse.Namespace, approve: bool) -> int:
     return 0
 
 
+def _resolve(state: State, args: argparse.Namespace) -> int:
+    by = who(args)
+    done = resolve(state.store, args.id, sent=args.sent, by=by, now=time.time(), bound=_stuck_after(state),
+                   note=args.note)
+    audit = state.audit()
+    try:
+        audit_approval(audit, done, "resolved_sent" if args.sent else "resolved_failed", by=by, note=done.reason)
+    finally:
+        audit.close()
+    if args.sent:
+        print(f"resolved {done.id} as sent: the agent's retry is told so and never sent again")
+    else:
+        print(f"resolved {done.id} as not sent: the agent's next identical request is staged anew for a human")
+    return 0
+
+
 def _wait(state: State, args: argparse.Namespace) -> int:
     deadline = None if args.timeout is None else time.monotonic() + args.timeout
     while True:
@@ -189,11 +231,21 @@ def _wait(state: State, args: argparse.Namespace) -> int:
         if a.status == PENDING and a.expires <= time.time():
             a = next((x for x in state.store.expire(time.time()) if x.id == a.id), a)
         if a.status in FINAL:
-            break
+            return _report_final(a)
+        if is_stuck(a, time.time(), _stuck_after(state)):
+            print(stuck_note(a, time.time()), file=sys.stderr)
+            return WAIT_STUCK
         if deadline is not None and time.monotonic() >= deadline:
             print(f"approval {a.id} is still {a.status}", file=sys.stderr)
             return WAIT_TIMEOUT
         time.sleep(args.interval)
+
+
+def _report_final(a: Approval) -> int:
+    """What ``approvals wait`` prints, and its exit code, once ``a`` can change no more."""
+    if a.status == SENT and a.response_status is None:
+        print(f"approval {a.id} sent, as an operator said ({a.reason}); the forge's answer was not recorded")
+        return WAIT_SENT
     if a.status == SENT:
         body = a.response_body.decode("utf-8", "replace")
         url = _url_of(body)
@@ -236,4 +288,5 @@ ACTIONS = {
     "approve": lambda s, a: _decide(s, a, True),
     "reject": lambda s, a: _decide(s, a, False),
     "wait": _wait,
+    "resolve": _resolve,
 }

@@ -46,6 +46,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"pending approvals: {len(pending)}")
     for p in pending:
         print(f"  {p['id']}  {p['agent']}  {','.join(p['operations'])}  {p['repo'] or '-'}  {p['request']}")
+    stuck = data["stuck_approvals"]
+    if stuck:
+        print(f"STUCK approvals (sent or not: unknown; resolve each): {len(stuck)}")
+        for p in stuck:
+            print(f"  {p['id']}  {p['agent']}  {','.join(p['operations'])}  {p['repo'] or '-'}  {p['request']}")
+            print(f"    {p['stuck']}")
     refusals = data["recent_refusals"]
     print(f"recent refusals: {len(refusals)}")
     for r in refusals[:10]:

@@ -174,6 +174,12 @@ class Store(ABC):
     def annotations(self, approval_id: str) -> dict[str, str]:
         """Every note kept on an approval (none: empty)."""
 
+    def epoch(self) -> float | None:
+        """When the records this store holds began (a shared store's server, on its clock): a
+        store restarted empty has a later one, so a replica that saw an earlier one knows records
+        were lost. None: the store cannot lose its records apart from the proxy (a file, memory)."""
+        return None
+
     def pending_approvals(self) -> int:
         """How many approvals wait for a human (for metrics)."""
         return len(self.approvals([PENDING], limit=1 << 30))

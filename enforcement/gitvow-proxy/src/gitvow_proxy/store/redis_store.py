@@ -46,11 +46,13 @@ T = TypeVar("T")
 
 PREFIX = "gitvow:"
 
-# KEYS: the windows. ARGV: now, window, the new events' member prefix, then per key its limit
-# and its amount. Returns false when taken, else the seconds (as a string: Lua numbers become
-# integers) until the fullest window has room for its amount.
+# KEYS: the windows. ARGV: the replica's now (unused: the window is read on the store's clock,
+# so replicas whose clocks differ share one window), window, the new events' member prefix, then
+# per key its limit and its amount. Returns false when taken, else the seconds (as a string: Lua
+# numbers become integers) until the fullest window has room for its amount.
 _TAKE = """
-local now = tonumber(ARGV[1])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 local window = tonumber(ARGV[2])
 local full = false
 local wait = 0
@@ -75,6 +77,20 @@ for i, key in ipairs(KEYS) do
   redis.call('PEXPIRE', key, ttl)
 end
 return false
+"""
+
+# KEYS[1]: the epoch key. Set once (the server's time) when the data begins; returns it.
+_EPOCH = """
+local clock = redis.call('TIME')
+redis.call('SET', KEYS[1], tostring(tonumber(clock[1]) + tonumber(clock[2]) / 1000000), 'NX')
+return redis.call('GET', KEYS[1])
+"""
+
+# KEYS[1]: a window. ARGV: its length. The units in it now, on the store's clock.
+_USAGE = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+return redis.call('ZCOUNT', KEYS[1], '(' .. tostring(now - tonumber(ARGV[1])), '+inf')
 """
 
 # KEYS[1]: the canaries hash. ARGV: agent, a fresh token. Issues the token once, returns the kept one.
@@ -135,6 +151,8 @@ class RedisStore(Store):
             raise StoreError(f"cannot use the state store {self.where}: {exc}") from None
         self._take = self._redis.register_script(_TAKE)
         self._issue = self._redis.register_script(_CANARY)
+        self._usage = self._redis.register_script(_USAGE)
+        self._epoch = self._redis.register_script(_EPOCH)
         self._lock = threading.Lock()
         self._down_since: float | None = None
         self._next_try = 0.0
@@ -209,7 +227,8 @@ class RedisStore(Store):
             self._call(lambda: self._redis.zrem(name, *taken))
 
     def usage(self, key: str, now: float, window: float) -> int:
-        return int(self._call(lambda: self._redis.zcount(PREFIX + "ev:" + key, f"({now - window}", "+inf")))
+        # ``now`` is the replica's; the window is read on the store's clock, as ``take`` fills it.
+        return int(self._call(lambda: self._usage(keys=[PREFIX + "ev:" + key], args=[repr(float(window))])))
 
     def count(self, key: str, amount: int = 1) -> None:
         self._call(lambda: self._redis.hincrby(PREFIX + "counters", key, amount))
@@ -231,6 +250,9 @@ class RedisStore(Store):
 
     def canary(self, agent: str) -> str:
         return str(self._call(lambda: self._issue(keys=[PREFIX + "canaries"], args=[agent, new_canary()])))
+
+    def epoch(self) -> float | None:
+        return float(self._call(lambda: self._epoch(keys=[PREFIX + "epoch"])))
 
     def canaries(self) -> dict[str, str]:
         issued: dict[str, str] = self._call(lambda: self._redis.hgetall(PREFIX + "canaries"))  # type: ignore[arg-type,return-value]

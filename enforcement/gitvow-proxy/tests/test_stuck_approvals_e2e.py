@@ -1,0 +1,166 @@
+"""An approval whose sender died mid-send is never out of sight: a ``gitvow proxy`` killed with
+SIGKILL while a slow forge holds the approved request leaves it in ``sending``; past
+``[approvals] stuck_after`` it is listed, counted by ``status`` and ``/metrics`` (read through a
+second replica on the same ``redis-server``), the agent's retry and ``approvals wait`` say its
+outcome is unknown, and an operator resolves it: never a second send."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import trustme
+from proxy_support import (
+    GITVOW,
+    ProxyProcess,
+    Seen,
+    Upstream,
+    api_reply,
+    client,
+    proxy_env,
+    start_proxy,
+    start_upstream,
+)
+
+from gitvow.testing import free_port
+from gitvow_proxy.testing import RedisServer
+
+pytestmark = pytest.mark.e2e
+
+SLOW = "/api/v3/repos/team/slow/pulls"
+PULL = {"title": "Add the thing", "body": "Adds it. Tested.", "head": "feature", "base": "main"}
+
+
+@pytest.fixture
+def slow_forge(ca: trustme.CA, tmp_path: Path) -> Iterator[tuple[Upstream, threading.Event]]:
+    """A GitHub stand-in whose pull creation on ``team/slow`` waits until released."""
+    pytest.importorskip("gitvow_github", reason="the GitHub adapter plugin is not installed")
+    release = threading.Event()
+    server = start_upstream(ca, tmp_path / "forge-root")
+
+    def slow(seen: Seen) -> tuple[int, dict[str, str], bytes]:
+        release.wait(timeout=60)
+        return 201, {"Content-Type": "application/json"}, json.dumps({"number": 9}).encode()
+
+    server.routes[SLOW] = slow
+    server.routes["/api/"] = api_reply
+    yield server, release
+    release.set()
+    server.server.shutdown()
+
+
+def _policy(path: Path, forge: Upstream, redis: RedisServer, ca_file: Path, admin: int) -> Path:
+    path.write_text(textwrap.dedent(f"""
+        [hosts]
+        "{forge.netloc}" = "github"
+
+        [credentials.github]
+        token_env = "GITVOW_TEST_GIT_TOKEN"
+
+        [proxy]
+        upstream_ca = "{ca_file}"
+        state = "{redis.url}"
+
+        [audit]
+        path = "{path.parent / 'audit.jsonl'}"
+
+        [admin]
+        listen = "127.0.0.1:{admin}"
+
+        [agents.coder]
+        mode = "issues_and_prs"
+        secret_env = "GITVOW_TEST_CODER"
+
+        [approvals]
+        poll_interval = 0.2
+        stuck_after = 5
+    """))
+    return path
+
+
+def operator(replica: ProxyProcess, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITVOW_TEST_")}
+    return subprocess.run([GITVOW, *args, "--policy", str(replica.policy)], capture_output=True, text=True, env=env,
+                          timeout=60)
+
+
+def _until(check: object, timeout: float = 30.0) -> None:
+    end = time.monotonic() + timeout
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.1)
+
+
+def test_a_sender_killed_mid_send_leaves_a_visible_resolvable_approval(
+    slow_forge: tuple[Upstream, threading.Event], redis_server: RedisServer, ca_file: Path,
+    broken_plugin_path: Path, tmp_path: Path,
+) -> None:
+    forge, release = slow_forge
+    env = proxy_env(broken_plugin_path)
+    first_dir, second_dir = tmp_path / "a", tmp_path / "b"
+    first_dir.mkdir()
+    second_dir.mkdir()
+    first = start_proxy(_policy(first_dir / "policy.toml", forge, redis_server, ca_file, free_port()), first_dir, env)
+    try:
+        with client(first, "coder", ca_file) as c:
+            staged = c.post(forge.url(SLOW), json=PULL)
+        assert staged.status_code == 403, staged.text
+        ident = staged.headers["x-gitvow-approval"]
+        assert operator(first, "approvals", "approve", ident, "--by", "alice").returncode == 0
+        _until(lambda: any(s.path == SLOW and s.method == "POST" for s in forge.seen))  # the forge holds the send
+        with client(first, "coder", ca_file) as c:  # not stuck yet: the agent is told it is being sent
+            early = c.post(forge.url(SLOW), json=PULL)
+        assert early.headers.get("x-gitvow-reason") == "approval_sending", early.text
+        assert "being sent" in early.text
+        first.proc.kill()  # SIGKILL: the sender dies before the forge answers
+        first.proc.wait()
+    finally:
+        first.stop()
+    admin = free_port()
+    second = start_proxy(_policy(second_dir / "policy.toml", forge, redis_server, ca_file, admin), second_dir, env)
+    try:
+        _until(lambda: "STUCK sending" in operator(second, "approvals", "list").stdout)  # past stuck_after
+        assert f"state store {redis_server.url};" in second.log_text()  # redis://, not redis:/
+        listed = operator(second, "approvals", "list")
+        assert listed.returncode == 0 and ident in listed.stdout and "STUCK sending" in listed.stdout, listed
+        assert "unknown" in listed.stderr, listed.stderr
+        status = operator(second, "status", "--json")
+        assert [a["id"] for a in json.loads(status.stdout)["stuck_approvals"]] == [ident], status
+        human = operator(second, "status")
+        assert "STUCK approvals" in human.stdout and ident in human.stdout, human.stdout
+        metrics = httpx.get(f"http://127.0.0.1:{admin}/metrics", timeout=10).text
+        assert "gitvow_approvals_stuck 1.0" in metrics, metrics
+        waited = operator(second, "approvals", "wait", ident, "--timeout", "5")
+        assert waited.returncode == 4 and "resolve" in waited.stderr and "unknown" in waited.stderr, waited
+        with client(second, "coder", ca_file) as c:
+            retry = c.post(forge.url(SLOW), json=PULL)
+        assert retry.status_code == 403 and retry.headers.get("x-gitvow-reason") == "approval_stuck", retry.text
+        assert "needs a human's approval" not in retry.text and "resolve" in retry.text
+        assert operator(second, "approvals", "resolve", ident, "--failed", "--sent").returncode == 2  # one, not both
+        resolved = operator(second, "approvals", "resolve", ident, "--sent", "--by", "bob", "--note", "PR 9 exists")
+        assert resolved.returncode == 0, resolved.stderr
+        again = operator(second, "approvals", "resolve", ident, "--failed")
+        assert again.returncode == 2 and "not stuck" in again.stderr
+        with client(second, "coder", ca_file) as c:
+            after = c.post(forge.url(SLOW), json=PULL)
+        assert after.headers.get("x-gitvow-reason") == "approval_resolved_sent", after.text
+        assert "bob" in after.text
+        waited = operator(second, "approvals", "wait", ident, "--timeout", "5")
+        assert waited.returncode == 0 and "bob" in waited.stdout, waited
+        assert ident not in operator(second, "approvals", "list").stdout
+        assert "gitvow_approvals_stuck 0.0" in httpx.get(f"http://127.0.0.1:{admin}/metrics", timeout=10).text
+        release.set()
+        time.sleep(0.6)  # several sender polls: nothing sends it again
+        assert len([s for s in forge.seen if s.path == SLOW and s.method == "POST"]) == 1
+        lines = [json.loads(x) for x in (second_dir / "audit.jsonl").read_text().splitlines()]
+        assert any(x.get("verdict") == "resolved_sent" and x.get("by") == "bob" for x in lines)
+    finally:
+        assert second.stop() == 0, second.log_text()
