@@ -231,7 +231,7 @@ def _wait(state: State, args: argparse.Namespace) -> int:
         if a.status == PENDING and a.expires <= time.time():
             a = next((x for x in state.store.expire(time.time()) if x.id == a.id), a)
         if a.status in FINAL:
-            break
+            return _report_final(a)
         if is_stuck(a, time.time(), _stuck_after(state)):
             print(stuck_note(a, time.time()), file=sys.stderr)
             return WAIT_STUCK
@@ -239,6 +239,10 @@ def _wait(state: State, args: argparse.Namespace) -> int:
             print(f"approval {a.id} is still {a.status}", file=sys.stderr)
             return WAIT_TIMEOUT
         time.sleep(args.interval)
+
+
+def _report_final(a: Approval) -> int:
+    """What ``approvals wait`` prints, and its exit code, once ``a`` can change no more."""
     if a.status == SENT and a.response_status is None:
         print(f"approval {a.id} sent, as an operator said ({a.reason}); the forge's answer was not recorded")
         return WAIT_SENT
