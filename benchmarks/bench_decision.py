@@ -32,7 +32,7 @@ REQUESTS = {
     "git-push-3-refs": Request.from_url(
         "POST",
         "https://git.example.test/team/app.git/git-receive-pack",
-        body=gitsmart.push_body(*[("a" * 40, "b" * 40, f"refs/heads/b{i}") for i in range(3)]) + b"\0" * 4096,
+        body=gitsmart.push_body(*[("a" * 40, "b" * 40, f"refs/heads/b{i}") for i in range(3)]),  # a real pack
     ),
     "inference-call": Request.from_url("POST", "https://api.githubcopilot.com/chat/completions", body=b"{}"),
 }
