@@ -234,3 +234,37 @@ def test_redis_gone_refuses_writes_and_coming_back_restores_service(
         log = replica.log_text()  # one line each way for this outage, not one per request
         assert log.count("is unreachable") == down + 1, log
         assert log.count("is reachable again") == up + 1, log
+
+
+def test_status_counts_every_replicas_decisions_from_the_store(
+    replicas: list[ProxyProcess], api: Upstream, ca_file: Path
+) -> None:
+    """Each replica flushes its decision counts and refusals to Redis about once a second;
+    ``gitvow status`` reads the cluster's, not one replica's audit log."""
+    def status() -> dict[str, object]:
+        return dict(json.loads(operator(replicas[0], "status", "--json").stdout))
+
+    before = status()
+    assert before["view"] == "every replica (the state store)"
+    allowed_before = dict(before["decision_totals"]).get("allow", 0)  # type: ignore[call-overload]
+    clients = [client(r, "coder", ca_file) for r in replicas]
+    try:
+        for c in clients:
+            assert [comment(c, api, "team/tally").status_code for _ in range(3)] == [201] * 3
+        canary = agent_canary(replicas[1])
+        assert comment(clients[1], api, "team/tally", body=f"token {canary}").status_code == 403
+    finally:
+        for c in clients:
+            c.close()
+    deadline = time.monotonic() + 10
+    while True:
+        after = status()
+        totals = dict(after["decision_totals"])  # type: ignore[call-overload]
+        if totals.get("allow", 0) - allowed_before >= 6 and totals.get("deny: canary_egress", 0) >= 1:
+            break
+        assert time.monotonic() < deadline, (before, after)
+        time.sleep(0.3)
+    assert totals["allow"] - allowed_before == 6
+    latest = after["recent_refusals"][0]  # type: ignore[index]
+    assert (latest["reason"], latest["path"]) == ("canary_egress", "/api/v3/repos/team/tally/issues/1/comments")
+    assert canary not in json.dumps(after)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gitvow_proxy.audit import AuditLog
+from gitvow_proxy.cluster_view import ClusterTally
 from gitvow_proxy.metrics import Metrics
 from gitvow_proxy.runtime import Runtime
 from gitvow_proxy.store import Store
@@ -32,6 +33,8 @@ class Shared:
         self.audit: AuditLog | None = None
         #: What this process counted, served at ``/metrics``.
         self.metrics = Metrics(lambda: (self.runtime, self.store), lambda: self.audit)
+        #: This replica's decisions, flushed to the shared store about once a second.
+        self.tally = ClusterTally(lambda: self.store)
         #: Wakes the approval sender now (the desk calls it from its thread after an approval).
         self.wake_sender: Callable[[], None] = _nothing
 

@@ -23,7 +23,8 @@ from gitvow_proxy.store import PAUSED, Store
 
 #: How much of the audit log's end is read (bytes): enough for a day of a busy proxy's refusals.
 AUDIT_TAIL = 4 * 1024 * 1024
-_REFUSALS = frozenset({"deny", "throttle", "refuse", "would_refuse"})
+REFUSALS = frozenset({"deny", "throttle", "refuse", "would_refuse"})
+_REFUSALS = REFUSALS
 _DECISIONS = _REFUSALS | {"allow"}
 
 
@@ -192,7 +193,22 @@ def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span
         "recent_refusals": recent,
         "decisions": decisions_over_time(records, span, now),
         "decision_totals": dict(Counter(n for r in records if (n := series_of(r)) is not None).most_common()),
+        **_cluster(store, refusals),
     }
 
 
-__all__ = ["SPANS", "Span", "agents", "decisions_over_time", "gather", "pause_reasons", "paused", "read_audit", "series_of", "stuck_approvals"]
+def _cluster(store: Store, refusals: int) -> dict[str, Any]:
+    """Every replica's totals and latest refusals, when the store keeps them
+    (:mod:`gitvow_proxy.cluster_view`): they replace this host's audit log's."""
+    try:
+        shared = store.tally()
+    except Exception:  # the store is down: the local audit log is all there is
+        return {"view": "this replica's audit log (the state store cannot be reached)"}
+    if shared is None:
+        return {"view": "audit log"}
+    counts, latest = shared
+    return {"view": "every replica (the state store)", "decision_totals": dict(Counter(counts).most_common()),
+            "recent_refusals": latest[:refusals]}
+
+
+__all__ = ["REFUSALS", "SPANS", "Span", "agents", "decisions_over_time", "gather", "pause_reasons", "paused", "read_audit", "series_of", "stuck_approvals"]

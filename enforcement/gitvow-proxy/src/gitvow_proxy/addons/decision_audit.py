@@ -21,6 +21,19 @@ from gitvow_proxy.shared import Shared
 log = logging.getLogger("gitvow_proxy")
 
 
+def _tally(shared: Shared, entry: Audited) -> None:
+    """Count the decision for the cluster's view (flushed to the store off the request path)."""
+    from gitvow_proxy.cluster_view import refusal_of
+    from gitvow_proxy.status import REFUSALS, series_of
+
+    series = series_of({"verdict": entry.verdict, "reason": entry.reason, "stage": entry.stage})
+    refusal = None
+    if entry.verdict in REFUSALS:
+        refusal = refusal_of(entry.verdict, entry.reason, entry.agent, entry.method, entry.host, entry.path,
+                             entry.operations, entry.repo)
+    shared.tally.record(series, refusal)
+
+
 def _refuse_unaudited(flow: http.HTTPFlow | tcp.TCPFlow | udp.UDPFlow) -> None:
     """Fail closed: what cannot be audited is not forwarded (a refusal stands as it is)."""
     if isinstance(flow, http.HTTPFlow):
@@ -45,6 +58,7 @@ class DecisionAudit:
         entry.written = True
         shared = self.shared
         shared.metrics.decided(entry.verdict, entry.reason, entry.adapter, entry.agent, entry.took)
+        _tally(shared, entry)
         audit = shared.audit
         if audit is None:
             return
@@ -55,6 +69,9 @@ class DecisionAudit:
         except AuditUnavailable as exc:
             log.error("gitvow: %s; refusing what it would record", exc)
             _refuse_unaudited(flow)
+
+    def done(self) -> None:
+        self.shared.tally.stop()  # what was counted since the last flush
 
     def http_connect(self, flow: http.HTTPFlow) -> None:
         self._write(flow)

@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {p['id']}  {p['agent']}  {','.join(p['operations'])}  {p['repo'] or '-'}  {p['request']}")
             print(f"    {p['stuck']}")
     refusals = data["recent_refusals"]
+    totals = ", ".join(f"{k} {v}" for k, v in data["decision_totals"].items()) or "none"
+    print(f"decisions ({data.get('view', 'audit log')}): {totals}")
     print(f"recent refusals: {len(refusals)}")
     for r in refusals[:10]:
         print(f"  {r['time']}  {r['agent'] or '-'}  {r['verdict']} {r['reason'] or ''}  {r['method']} {r['path']}")

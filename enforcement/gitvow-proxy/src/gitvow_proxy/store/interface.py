@@ -174,6 +174,16 @@ class Store(ABC):
     def annotations(self, approval_id: str) -> dict[str, str]:
         """Every note kept on an approval (none: empty)."""
 
+    def add_tally(self, counts: dict[str, int], refusals: Sequence[str]) -> None:  # noqa: B027 - optional
+        """Add one replica's decision counts and its latest refusals (JSON, oldest first) to the
+        cluster's (:mod:`gitvow_proxy.cluster_view`). The default keeps none: a store of one
+        process has one audit log, which is read instead."""
+
+    def tally(self) -> tuple[dict[str, int], list[dict[str, object]]] | None:
+        """Every replica's decision counts and latest refusals (newest first); None when the
+        store keeps none (then the audit log is the view)."""
+        return None
+
     def epoch(self) -> float | None:
         """When the records this store holds began (a shared store's server, on its clock): a
         store restarted empty has a later one, so a replica that saw an earlier one knows records

@@ -251,6 +251,29 @@ class RedisStore(Store):
     def canary(self, agent: str) -> str:
         return str(self._call(lambda: self._issue(keys=[PREFIX + "canaries"], args=[agent, new_canary()])))
 
+    def add_tally(self, counts: dict[str, int], refusals: Sequence[str]) -> None:
+        def run() -> None:
+            pipe = self._redis.pipeline(transaction=False)
+            for series, n in counts.items():
+                pipe.hincrby(PREFIX + "tally:decisions", series, n)
+            if refusals:
+                pipe.lpush(PREFIX + "tally:refusals", *refusals)
+                pipe.ltrim(PREFIX + "tally:refusals", 0, 99)
+            pipe.execute()
+
+        self._call(run)
+
+    def tally(self) -> tuple[dict[str, int], list[dict[str, object]]] | None:
+        def run() -> tuple[dict[str, str], list[str]]:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.hgetall(PREFIX + "tally:decisions")
+            pipe.lrange(PREFIX + "tally:refusals", 0, 99)
+            counts, refusals = pipe.execute()
+            return counts, refusals
+
+        counts, refusals = self._call(run)
+        return {k: int(v) for k, v in counts.items()}, [json.loads(r) for r in refusals]
+
     def epoch(self) -> float | None:
         return float(self._call(lambda: self._epoch(keys=[PREFIX + "epoch"])))
 
