@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from proxy_support import GITVOW, Upstream, client, proxy_env, start_proxy, write_policy
+from proxy_support import GITVOW, SECRETS, Upstream, git, proxy_env, start_proxy, write_policy
 
 from gitvow.errors import PolicyError
 from gitvow.policy.load import parse_policy
@@ -44,23 +44,31 @@ def test_a_canary_is_refused_after_the_state_file_is_lost(
     upstream: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
 ) -> None:
     policy = write_policy(tmp_path / "policy.toml", upstream, ca_file, tmp_path)
-    push = upstream.url("/team/app.git/git-receive-pack")
     env = proxy_env(broken_plugin_path)
     proxy = start_proxy(policy, tmp_path, env)
     try:
         issued = subprocess.run([GITVOW, "env", "--policy", str(policy), "--agent", "coder", "--json", "--confdir",
-                                 str(proxy.confdir)], capture_output=True, text=True, check=True,
-                                env={**os.environ, **env})
-        canary = json.loads(issued.stdout)["GH_TOKEN"]
+                                 str(proxy.confdir), "--listen-port", str(proxy.port)], capture_output=True, text=True,
+                                check=True, env={**os.environ, **env})
+        agent: dict[str, str] = {**json.loads(issued.stdout), "HOME": str(tmp_path)}
+        canary = agent["GH_TOKEN"]
     finally:
         assert proxy.stop() == 0
-    for lost in tmp_path.glob("state.sqlite*"):
+    for lost in tmp_path.glob("state.sqlite*"):  # the store forgets everything it held
         lost.unlink()
     proxy = start_proxy(policy, tmp_path, env)
     try:
-        with client(proxy, "coder", ca_file) as c:
-            refused = c.post(push, content=b"0000" + canary.encode())
-            assert (refused.status_code, refused.headers.get("x-gitvow-reason")) == (403, "canary_egress")
+        agent["HTTPS_PROXY"] = agent["HTTP_PROXY"] = agent["https_proxy"] = agent["http_proxy"] = proxy.url(
+            "coder", SECRETS["coder"])
+        work = tmp_path / "app"
+        git("clone", "-q", upstream.url("/team/app.git"), str(work), cwd=tmp_path, env=agent)
+        (work / "leak.txt").write_text(f"my token is {canary}\n")
+        git("add", "leak.txt", cwd=work, env=agent)
+        git("commit", "-q", "-m", "innocent", cwd=work, env=agent)
+        upstream.clear()
+        pushed = git("push", "origin", "HEAD:refs/heads/leak", cwd=work, env=agent, check=False)
+        assert pushed.returncode != 0 and "403" in pushed.stderr
+        assert not any(s.path.endswith("/git-receive-pack") for s in upstream.seen)
+        assert any(line["reason"] == "canary_egress" for line in proxy.audit_lines())
     finally:
         assert proxy.stop() == 0
-    assert not any(canary.encode() in s.body for s in upstream.seen)

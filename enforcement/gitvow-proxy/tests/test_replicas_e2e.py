@@ -268,3 +268,59 @@ def test_status_counts_every_replicas_decisions_from_the_store(
     latest = after["recent_refusals"][0]  # type: ignore[index]
     assert (latest["reason"], latest["path"]) == ("canary_egress", "/api/v3/repos/team/tally/issues/1/comments")
     assert canary not in json.dumps(after)
+
+
+def test_metrics_count_every_replicas_decisions(
+    replicas: list[ProxyProcess], api: Upstream, redis_shared: RedisServer, ca_file: Path, broken_plugin_path: Path,
+    tmp_path: Path,
+) -> None:
+    """A third replica that decided nothing serves the decisions of the other two in its
+    ``/metrics``, read from the store."""
+    import httpx
+
+    from gitvow.testing import free_port
+
+    admin = free_port()
+    policy = tmp_path / "policy.toml"
+    policy.write_text(textwrap.dedent(f"""
+        [hosts]
+        "{api.netloc}" = "github"
+
+        [credentials.github]
+        token_env = "GITVOW_TEST_GIT_TOKEN"
+
+        [proxy]
+        upstream_ca = "{ca_file}"
+        state = "{redis_shared.url}"
+
+        [audit]
+        path = "{tmp_path / 'audit.jsonl'}"
+
+        [admin]
+        listen = "127.0.0.1:{admin}"
+
+        [agents.coder]
+        mode = "issues_and_prs"
+        secret_env = "GITVOW_TEST_CODER"
+    """))
+    watcher = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
+    try:
+        def allowed() -> float:
+            text = httpx.get(f"http://127.0.0.1:{admin}/metrics", timeout=10).text
+            line = next((x for x in text.splitlines()
+                         if x.startswith('gitvow_cluster_decisions_total{reason="",verdict="allow"}')), None)
+            return float(line.rsplit(" ", 1)[1]) if line else 0.0
+
+        time.sleep(1.5)  # earlier tests' counts are flushed
+        before = allowed()
+        for replica in replicas:
+            with client(replica, "coder", ca_file) as c:
+                assert [comment(c, api, "team/metrics").status_code for _ in range(2)] == [201, 201]
+        deadline = time.monotonic() + 10
+        while (now := allowed()) < before + 4:
+            assert time.monotonic() < deadline, (before, now)
+            time.sleep(0.3)
+        assert now == before + 4
+        assert not any("/team/metrics/" in line.get("path", "") for line in watcher.audit_lines())
+    finally:
+        assert watcher.stop() == 0, watcher.log_text()

@@ -12,6 +12,8 @@ so every replica of a shared store reports the same value (take the max, not the
 - ``gitvow_store_up``: 1 while the store answers
 - ``gitvow_approvals_pending``: approvals waiting for a human
 - ``gitvow_approvals_stuck``: approvals in ``sending`` past ``[approvals] stuck_after``
+- ``gitvow_cluster_decisions_total{verdict,reason}``: with a shared store, every replica's
+  decisions as the store counts them (the same on each replica: take the max)
 - ``gitvow_writes_total{agent,operation,outcome}``: writes (each action once) by their final
   outcome: ``allowed``, ``refused`` or ``throttled``
 - ``gitvow_audit_errors_total``: audit lines that could not be written (each refused its request)
@@ -82,7 +84,7 @@ class Timings:
 STORE_READ_TIMEOUT = 0.25
 
 
-def _store_values(runtime: Runtime | None, store: Store) -> tuple[list[tuple[str, int]], int, int]:
+def _store_values(runtime: Runtime | None, store: Store) -> tuple[list[tuple[str, int]], int, int, dict[str, int]]:
     budgets: list[tuple[str, int]] = []
     stuck_after = runtime.policy.section(ProxyPolicy).approvals.stuck_after if runtime is not None else 180.0
     if runtime is not None:
@@ -91,7 +93,18 @@ def _store_values(runtime: Runtime | None, store: Store) -> tuple[list[tuple[str
         for agent in sorted(runtime.policy.model.agents):
             if budget.limits_for(agent)[0] is not None:
                 budgets.append((agent, store.usage(f"budget:{agent}:writes", now, float(budget.window_seconds))))
-    return budgets, store.pending_approvals(), len(stuck(store, time.time(), stuck_after))
+    tally = store.tally()
+    return budgets, store.pending_approvals(), len(stuck(store, time.time(), stuck_after)), tally[0] if tally else {}
+
+
+def _cluster_family(counter: Any, cluster: dict[str, int]) -> Any:
+    """Every replica's decisions, as the shared store counts them (:mod:`gitvow_proxy.cluster_view`)."""
+    family = counter("gitvow_cluster_decisions", "Decisions of every replica sharing the state store, by "
+                     "verdict and reason (flushed about once a second).", labels=["verdict", "reason"])
+    for series, value in sorted(cluster.items()):
+        verdict, _, reason = series.partition(": ")
+        family.add_metric([verdict, reason], value)
+    return family
 
 
 class Metrics:
@@ -165,7 +178,7 @@ class Metrics:
         # own, for at most STORE_READ_TIMEOUT; past that the store is reported down.
         future = self._reader.submit(_store_values, runtime, store)
         try:
-            budgets, pending, stuck_now = future.result(timeout=STORE_READ_TIMEOUT)
+            budgets, pending, stuck_now, cluster = future.result(timeout=STORE_READ_TIMEOUT)
         except Exception:
             up.add_metric([], 0)
         else:
@@ -174,6 +187,8 @@ class Metrics:
             yield gauge("gitvow_approvals_pending", "Approvals waiting for a human.", value=pending)
             yield gauge("gitvow_approvals_stuck", "Approvals in sending past [approvals] stuck_after: their "
                         "sender stopped mid-send; an operator resolves each.", value=stuck_now)
+            if cluster:
+                yield _cluster_family(counter, cluster)
             up.add_metric([], 1)
         yield up
         yield used

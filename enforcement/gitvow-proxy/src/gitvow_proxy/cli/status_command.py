@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from gitvow.errors import GitvowError
 from gitvow_proxy.cli._state import add_arguments, opened
@@ -14,6 +15,15 @@ from gitvow_proxy.cli._state import add_arguments, opened
 def add_parser(parser: argparse.ArgumentParser) -> None:
     add_arguments(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def _print_stuck(stuck: list[dict[str, Any]]) -> None:
+    """Approvals stuck in sending, loudly, each with what to do (nothing when there are none)."""
+    if stuck:
+        print(f"STUCK approvals (sent or not: unknown; resolve each): {len(stuck)}")
+        for p in stuck:
+            print(f"  {p['id']}  {p['agent']}  {','.join(p['operations'])}  {p['repo'] or '-'}  {p['request']}")
+            print(f"    {p['stuck']}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,12 +56,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"pending approvals: {len(pending)}")
     for p in pending:
         print(f"  {p['id']}  {p['agent']}  {','.join(p['operations'])}  {p['repo'] or '-'}  {p['request']}")
-    stuck = data["stuck_approvals"]
-    if stuck:
-        print(f"STUCK approvals (sent or not: unknown; resolve each): {len(stuck)}")
-        for p in stuck:
-            print(f"  {p['id']}  {p['agent']}  {','.join(p['operations'])}  {p['repo'] or '-'}  {p['request']}")
-            print(f"    {p['stuck']}")
+    _print_stuck(data["stuck_approvals"])
     refusals = data["recent_refusals"]
     totals = ", ".join(f"{k} {v}" for k, v in data["decision_totals"].items()) or "none"
     print(f"decisions ({data.get('view', 'audit log')}): {totals}")
