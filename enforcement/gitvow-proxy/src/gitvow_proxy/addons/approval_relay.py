@@ -114,11 +114,15 @@ class ApprovalRelay:
     def done(self) -> None:
         self.sender.stop()
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    async def request(self, flow: http.HTTPFlow) -> None:
         staged = flow.metadata.pop(STAGED_KEY, None)
         if staged is not None:
             try:
-                self._stage(flow, staged)
+                # The store is reached off the event loop: a hung store holds up this request
+                # (within the store's time bound), never the others.
+                new = await asyncio.to_thread(self._stage, flow, staged)
+                if new is not None:
+                    self.sender.fetch_context(new)  # off the request path: the agent is answered now
             except Exception as exc:  # the refusal already set stays; say why it was not staged
                 log.error("gitvow: could not stage %s %s: %s: %s", flow.request.method, staged.request.path,
                           type(exc).__name__, exc)
@@ -136,8 +140,10 @@ class ApprovalRelay:
         if APPROVAL_KEY in flow.metadata:
             self.sender.answered(flow)
 
-    def _stage(self, flow: http.HTTPFlow, staged: StagedRefusal) -> None:
-        """Stage the refused request (or find it staged already) and answer with its state."""
+    def _stage(self, flow: http.HTTPFlow, staged: StagedRefusal) -> approvals.Approval | None:
+        """Stage the refused request (or find it staged already) and answer with its state;
+        the approval staged anew (whose forge context is to be fetched), if any. Runs in a
+        worker thread."""
         store, audit = self.shared.store, self.shared.audit
         assert store is not None
         decision, request = staged.decision, staged.request
@@ -145,13 +151,14 @@ class ApprovalRelay:
         capped = self._over_cap(fresh, staged)
         if capped is not None:
             self._throttle(flow, staged, *capped)
-            return
+            return None
         approval = store.stage(fresh, fresh.created)
+        new: approvals.Approval | None = None
         if approval.id == fresh.id:
             if audit is not None:
                 audit_approval(audit, approval, "staged", reason=decision.reason)
             self._mark_if_records_lost(approval)
-            self.sender.fetch_context(approval)  # off the request path: the agent is answered now
+            new = approval
         headers = {denial.APPROVAL_HEADER: approval.id}
         flow.metadata.pop(AUDIT_KEY, None)
         if approval.status == approvals.SENT and approval.response_status is not None:
@@ -162,7 +169,7 @@ class ApprovalRelay:
             )
             if audit is not None:
                 audit_approval(audit, approval, "answered")
-            return
+            return new
         verdict = self._verdict(approval, staged)
         runtime = staged.runtime
         assert decision.classification is not None and verdict is not None
@@ -177,6 +184,7 @@ class ApprovalRelay:
             request.method, f"{request.host}:{request.port}", request.path, staged.identity.name, "deny", code,
             decision.stage, staged.took, operations=classification.operations, repo=classification.repo,
             adapter=decision.adapter)
+        return new
 
     def _over_cap(self, fresh: approvals.Approval, staged: StagedRefusal) -> tuple[int, int, float] | None:
         """``(waiting, cap, retry after)`` when staging ``fresh`` would put its agent over
