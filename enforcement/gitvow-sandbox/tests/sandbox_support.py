@@ -26,8 +26,21 @@ def gitvow_run(args: Sequence[str], *, home: Path, cwd: Path, env: Mapping[str, 
         "LANG": "C.UTF-8",
         **(env or {}),
     }
-    return subprocess.run([GITVOW, "run", *args], cwd=cwd, env=full_env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([GITVOW, "run", *_interpreter_visible(), *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+#: Where ``gitvow run`` mounts an empty scratch file system inside the sandbox.
+_SCRATCH = (Path("/tmp"), Path("/var/tmp"), Path("/run"), Path("/dev/shm"))
+
+
+def _interpreter_visible() -> list[str]:
+    """``--allow-read`` for this test environment when it lives under a scratch directory (a
+    checkout under /tmp, as CI may clone it): inside, /tmp is empty and its Python would be gone."""
+    prefix = Path(sys.prefix).resolve()
+    if any(prefix == scratch or scratch in prefix.parents for scratch in _SCRATCH):
+        return ["--allow-read", str(prefix)]
+    return []
 
 
 def python_inside(code: str) -> list[str]:

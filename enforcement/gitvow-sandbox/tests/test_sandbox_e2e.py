@@ -592,7 +592,15 @@ proxy = urlsplit(os.environ["HTTPS_PROXY"])
 auth = base64.b64encode(f"{proxy.username}:{proxy.password}".encode()).decode()
 with socket.create_connection((proxy.hostname, proxy.port), timeout=10) as conn:
     conn.sendall(f"CONNECT {sys.argv[1]} HTTP/1.1\\r\\nHost: {sys.argv[1]}\\r\\nProxy-Authorization: Basic {auth}\\r\\n\\r\\n".encode())
-    print(conn.recv(65536).decode(errors="replace"))
+    data = b""
+    while b"\\r\\n\\r\\n" not in data and (chunk := conn.recv(65536)):
+        data += chunk
+    head, _, body = data.partition(b"\\r\\n\\r\\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\\r\\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length and (chunk := conn.recv(65536)):  # the answer may come in several reads
+        body += chunk
+    print((head + b"\\r\\n\\r\\n" + body).decode(errors="replace"))
 """
 
 
