@@ -23,7 +23,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     if request.param == "redis":
         from gitvow_proxy.store.redis_store import RedisStore
 
-        return RedisStore(request.getfixturevalue("redis_server").url)
+        # The caller's clock, as the other stores: these tests set the time (the server's clock,
+        # the default, is tested in test_redis_store).
+        return RedisStore(request.getfixturevalue("redis_server").url, server_clock=False)
     return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "state.sqlite")
 
 

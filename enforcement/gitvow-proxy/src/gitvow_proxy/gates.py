@@ -193,7 +193,7 @@ class ProxyGates(Gates):
         scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
         found, missing = self.resolutions.lookup(scope, (target,))
         if missing:
-            self._memo = None
+            self._decision.memo = None
             raise Pending(scope, missing)
         answer = found.get(target)
         return answer.type if answer is not None else None

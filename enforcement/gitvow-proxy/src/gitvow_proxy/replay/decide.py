@@ -66,7 +66,12 @@ class _Clock:
 
 class ReplayGates(ProxyGates):
     """The proxy's gates, with the literal canaries' placeholders also refused; with
-    ``skip_body`` (no body to look at) the body stage answers what was recorded there."""
+    ``skip_body`` (no body to look at) the body stage answers what was recorded there.
+
+    Offline, the forge's default branch is not known (replay asks the forge nothing): a push
+    is judged by the listed branch rules only, as a proxy whose gates cannot read it would."""
+
+    knows_default_branch = False
 
     def __init__(self, policy: Policy, store: ReplayStore, clock: Callable[[], float], *, skip_body: bool = False) -> None:
         agents = list(policy.model.agents)

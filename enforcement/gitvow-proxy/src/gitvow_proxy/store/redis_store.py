@@ -46,13 +46,18 @@ T = TypeVar("T")
 
 PREFIX = "gitvow:"
 
-# KEYS: the windows. ARGV: the replica's now (unused: the window is read on the store's clock,
-# so replicas whose clocks differ share one window), window, the new events' member prefix, then
+# KEYS: the windows. ARGV: ``TIME`` (the window is read on the store's clock, so replicas whose
+# clocks differ share one window) or the caller's now (a store opened with server_clock=False), window, the new events' member prefix, then
 # per key its limit and its amount. Returns false when taken, else the seconds (as a string: Lua
 # numbers become integers) until the fullest window has room for its amount.
 _TAKE = """
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local now
+if ARGV[1] == 'TIME' then
+  local clock = redis.call('TIME')
+  now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+else
+  now = tonumber(ARGV[1])
+end
 local window = tonumber(ARGV[2])
 local full = false
 local wait = 0
@@ -86,11 +91,16 @@ redis.call('SET', KEYS[1], tostring(tonumber(clock[1]) + tonumber(clock[2]) / 10
 return redis.call('GET', KEYS[1])
 """
 
-# KEYS[1]: a window. ARGV: its length. The units in it now, on the store's clock.
+# KEYS[1]: a window. ARGV: ``TIME`` or the caller's now, then its length. The units in it now.
 _USAGE = """
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
-return redis.call('ZCOUNT', KEYS[1], '(' .. tostring(now - tonumber(ARGV[1])), '+inf')
+local now
+if ARGV[1] == 'TIME' then
+  local clock = redis.call('TIME')
+  now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+else
+  now = tonumber(ARGV[1])
+end
+return redis.call('ZCOUNT', KEYS[1], '(' .. tostring(now - tonumber(ARGV[2])), '+inf')
 """
 
 # KEYS[1]: the canaries hash. ARGV: agent, a fresh token. Issues the token once, returns the kept one.
@@ -131,9 +141,13 @@ class RedisStore(Store):
         ca_file: str | None = None,
         timeout: float = 1.0,
         retry_interval: float = 1.0,
+        server_clock: bool = True,
     ) -> None:
         check_url(url)
         self.where = redacted(url)
+        #: Budget windows on the server's clock (every replica alike); False: on the ``now``
+        #: the caller passes, as the other stores do (tests that set the time).
+        self.server_clock = server_clock
         self.retry_interval = retry_interval
         options: dict[str, Any] = {
             "password": password,
@@ -208,7 +222,7 @@ class RedisStore(Store):
         if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
             return window
         member = f"{now:.6f}:{secrets.token_hex(6)}"
-        args: list[Any] = [repr(now), repr(window), member]
+        args: list[Any] = [self._now(now), repr(window), member]
         for (_, limit), amount in zip(keys, units, strict=True):
             args += [limit, amount]
         result = self._call(lambda: self._take(keys=[PREFIX + "ev:" + key for key, _ in keys], args=args))
@@ -221,14 +235,19 @@ class RedisStore(Store):
             self._give_back(PREFIX + "ev:" + key, at, amount)
 
     def _give_back(self, name: str, at: float, amount: int) -> None:
-        taken: list[str] = self._call(
-            lambda: self._redis.zrangebyscore(name, repr(at), repr(at), start=0, num=amount))  # type: ignore[arg-type,return-value]
+        # The units a take added are named after the taker's ``now`` (their score may be the
+        # server's clock): found by that name, whatever time they were filed at.
+        pattern = f"{at:.6f}:*"
+        taken = [member for member, _score in self._call(lambda: list(self._redis.zscan_iter(name, match=pattern)))]
         if taken:
-            self._call(lambda: self._redis.zrem(name, *taken))
+            self._call(lambda: self._redis.zrem(name, *taken[:amount]))
 
     def usage(self, key: str, now: float, window: float) -> int:
-        # ``now`` is the replica's; the window is read on the store's clock, as ``take`` fills it.
-        return int(self._call(lambda: self._usage(keys=[PREFIX + "ev:" + key], args=[repr(float(window))])))
+        # ``now`` is the replica's; with the server's clock the window is read on it, as ``take`` fills it.
+        return int(self._call(lambda: self._usage(keys=[PREFIX + "ev:" + key], args=[self._now(now), repr(float(window))])))
+
+    def _now(self, now: float) -> str:
+        return "TIME" if self.server_clock else repr(now)
 
     def count(self, key: str, amount: int = 1) -> None:
         self._call(lambda: self._redis.hincrby(PREFIX + "counters", key, amount))
