@@ -27,6 +27,21 @@ from proxy_support import (
 from gitvow_proxy.testing import REDIS_SERVER, RedisServer
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _home_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A HOME of the session's own, for the tests and every process they start: a default path
+    of the proxy (its state, audit log, confdir and canary key under ``~/.local``) that a test
+    forgets to set lands in a temporary directory, never in the real home."""
+    home = tmp_path_factory.mktemp("home")
+    real = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    yield home
+    if real is None:
+        os.environ.pop("HOME", None)
+    else:
+        os.environ["HOME"] = real
+
+
 def _needs(tool: str) -> None:
     if not (shutil.which(tool) or os.path.exists(tool)):
         pytest.skip(f"{tool} is not installed")
