@@ -207,8 +207,9 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("PUT", f"{GL}/team%2Fapp/merge_requests/3/merge", None)]),
     ("mcp mcp__gitlab__create_issue_note", {"project_id": "team/locked", "issue_iid": 3, "body": "x"},
      [("POST", f"{GL}/team%2Flocked/issues/3/notes", {"body": "x"})]),
-    ("mcp mcp__gitlab__create_branch", {"project_id": "team/app", "branch": "b", "ref": "main"},
-     [("POST", f"{GL}/team%2Fapp/repository/branches", {"branch": "b", "ref": "main"})]),
+    # (a branch the fenced agent may write: the gate does not read an MCP tool's branch yet)
+    ("mcp mcp__gitlab__create_branch", {"project_id": "team/app", "branch": "agent/b", "ref": "main"},
+     [("POST", f"{GL}/team%2Fapp/repository/branches", {"branch": "agent/b", "ref": "main"})]),
     ("mcp mcp__gitlab__fork_repository", {"project_id": "team/app"}, [("POST", f"{GL}/team%2Fapp/fork", None)]),
     ("mcp mcp__gitlab__get_issue", {"project_id": "team/app", "issue_iid": 3}, [("GET", f"{GL}/team%2Fapp/issues/3", None)]),
     # one document, two repositories
@@ -249,8 +250,8 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("POST", f"{GT}/team/locked/issues", {"title": "t"})]),
     ("mcp mcp__gitea__create_issue_comment", {"owner": "team", "repo": "app", "index": 3, "body": "x"},
      [("POST", f"{GT}/team/app/issues/3/comments", {"body": "x"})]),
-    ("mcp mcp__gitea__create_branch", {"owner": "team", "repo": "app", "branch": "b"},
-     [("POST", f"{GT}/team/app/branches", {"new_branch_name": "b"})]),
+    ("mcp mcp__gitea__create_branch", {"owner": "team", "repo": "app", "branch": "agent/b"},
+     [("POST", f"{GT}/team/app/branches", {"new_branch_name": "agent/b"})]),
     ("mcp mcp__gitea__create_file", {"owner": "team", "repo": "app", "filepath": "a"},
      [("POST", f"{GT}/team/app/contents/a", {"content": "eA=="})]),
     ("mcp mcp__gitea__get_issue_by_index", {"owner": "team", "repo": "app", "index": 3},
