@@ -14,7 +14,7 @@ is ``ref.delete`` (:func:`Change.operations`). Whatever an adapter could not est
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 CREATED = "created"
 FAST_FORWARD = "fast-forward"
@@ -26,6 +26,11 @@ FORCE_OPERATION = "ref.force"
 DELETE_OPERATION = "ref.delete"
 
 BRANCH_PREFIX = "refs/heads/"
+#: The ref of an API write that names no branch: the repository's default branch, whatever it
+#: is called. The enforcement point asks the forge which branch that is and judges the write
+#: as one to it (:func:`resolve_default`); where it cannot be asked it counts as the default
+#: branch of the ``[branches] default_branch`` rule.
+DEFAULT_REF = "HEAD"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +84,23 @@ class Change:
     secrets: tuple[SecretFinding, ...] = ()
     unestablished: str = ""
     diffs: tuple[tuple[str, str], ...] = ()
+    #: Branches the write names as the agent's own without writing them (a pull request's
+    #: head): only the allowed-branch patterns judge them.
+    heads: tuple[str, ...] = ()
+    #: Where the forge's API describes the written repository (a path on the request's host
+    #: answering JSON with ``default_branch``): how an API write's default branch is read.
+    #: ``{repo}`` (``owner/name``) and ``{repo_quoted}`` (percent-encoded, ``/`` included) stand
+    #: for the repository once established (a GraphQL write may name it by node id only).
+    default_branch_at: str = ""
 
     @property
     def files(self) -> int:
         return len(self.paths)
+
+    @property
+    def on_default(self) -> bool:
+        """Whether some ref update goes to the default branch without naming it (:data:`DEFAULT_REF`)."""
+        return any(ref.ref == DEFAULT_REF for ref in self.refs)
 
     def operations(self) -> tuple[str, ...]:
         """The operations of the vocabulary the ref updates perform beyond the write itself."""
@@ -102,8 +120,17 @@ class Change:
             "added_bytes": self.added_bytes,
             "largest": self.largest,
             "secrets": [{"kind": s.kind, "fingerprint": s.fingerprint, "path": s.path} for s in self.secrets],
+            **({"heads": list(self.heads)} if self.heads else {}),
             **({"unestablished": self.unestablished} if self.unestablished else {}),
         }
+
+
+def resolve_default(change: Change, branch: str) -> Change:
+    """``change`` with each ref update to :data:`DEFAULT_REF` made one to ``branch``."""
+    if not change.on_default:
+        return change
+    refs = tuple(replace(ref, ref=BRANCH_PREFIX + branch) if ref.ref == DEFAULT_REF else ref for ref in change.refs)
+    return replace(change, refs=refs)
 
 
 def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, ...]:
@@ -113,6 +140,6 @@ def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, .
 
 
 __all__ = [
-    "CREATED", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS", "Change",
-    "RefChange", "SecretFinding", "with_operations",
+    "CREATED", "DEFAULT_REF", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS",
+    "Change", "RefChange", "SecretFinding", "resolve_default", "with_operations",
 ]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from gitvow.change import Change, RefChange
+from gitvow.change import DEFAULT_REF, Change, RefChange
 from gitvow.repos import compile_pattern, is_pattern
 from gitvow.verdict import Outcome, Verdict
 
@@ -146,6 +146,8 @@ class ChangeRules:
     def needs_default_branch(self, change: Change, agent: str | None) -> bool:
         """Whether judging ``change`` needs the forge's default branch: only when some branch it
         updates passes every other branch rule (so a push the listed rules settle asks nothing)."""
+        if change.on_default:
+            return True  # the write names no branch: which one it writes is the forge's to say
         if not self.default_branch:
             return False
         return any(ref.branch is not None and self._branch_problem(ref, agent) is None for ref in change.refs)
@@ -168,12 +170,15 @@ def judge(change: Change, rules: ChangeRules, agent: str | None, default_branch:
         return Verdict.deny(CHANGE_UNESTABLISHED, f"what the write changes could not be established: "
                             f"{change.unestablished}", operation="git.push")
     for ref in change.refs:
-        problem = rules._branch_problem(ref, agent)
+        problem = _default_ref(rules) if ref.ref == DEFAULT_REF else rules._branch_problem(ref, agent)
         if problem is not None:
             return problem
-        if default_branch and ref.branch is not None and ref.branch == default_branch:
+        if default_branch and ref.branch is not None and ref.branch.casefold() == default_branch.casefold():
             return Verdict.deny(BRANCH_PROTECTED, f"{ref.ref} is the repository's default branch",
                                 operation="git.push", instead="push to a branch of your own and open a pull request")
+    head = _heads(change, rules, agent)
+    if head is not None:
+        return head
     too_large = _size(change, rules)
     if too_large is not None:
         return too_large
@@ -186,6 +191,30 @@ def judge(change: Change, rules: ChangeRules, agent: str | None, default_branch:
                                 f"{where}" + (f" and {len(secrets) - 1} more" if len(secrets) > 1 else ""),
                                 operation="git.push", instead="remove it from the commits; rotate it if it is real")
     return _paths(change, rules)
+
+
+def _default_ref(rules: ChangeRules) -> Verdict | None:
+    """A write to the default branch whose name the enforcement point could not ask (the agent
+    gate, ``explain``): the ``default_branch`` rule refuses it; without that rule, listed
+    allowed patterns cannot be checked against a name nobody knows."""
+    if rules.default_branch:
+        return Verdict.deny(BRANCH_PROTECTED, "the write names no branch, so it goes to the repository's default "
+                            "branch", operation="git.push", instead="name a branch of your own and open a pull request")
+    if rules.allowed or rules.agent_allowed:
+        return Verdict.deny(CHANGE_UNESTABLISHED, "the write names no branch and the repository's default branch "
+                            "could not be read", operation="git.push", instead="name the branch the write goes to")
+    return None
+
+
+def _heads(change: Change, rules: ChangeRules, agent: str | None) -> Verdict | None:
+    """A branch named as the agent's own (a pull request's head) outside its allowed patterns."""
+    allowed = rules.allowed_for(agent)
+    for head in change.heads:
+        if allowed and not branch_matches(head, allowed):
+            return Verdict.deny(BRANCH_NOT_ALLOWED, f"{head} is outside the branches this agent may write "
+                                f"({', '.join(allowed)})", operation="git.push",
+                                instead=f"use a branch matching {allowed[0]}")
+    return None
 
 
 def _size(change: Change, rules: ChangeRules) -> Verdict | None:

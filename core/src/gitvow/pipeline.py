@@ -39,6 +39,7 @@ from types import MappingProxyType
 
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
+from gitvow.change import resolve_default
 from gitvow.change_rules import CHANGE_UNESTABLISHED, judge
 from gitvow.evaluator import Grant, evaluate, operation_verdicts
 from gitvow.gates import NO_GATES, Caller, Context, Gates
@@ -328,7 +329,8 @@ class Engine:
             if not default:
                 return Verdict.deny(CHANGE_UNESTABLISHED, "the repository's default branch could not be read from "
                                     "the forge", operation=ctx.operations[0] if ctx.operations else UNKNOWN)
-        return judge(change, rules, agent, default)
+            change = resolve_default(change, default)  # a write that names no branch goes there
+        return judge(change, rules, agent, default if rules.default_branch else None)
 
     def _unstageable(self, classification: Classification, grant: Grant) -> Verdict | None:
         """The first operation of a request that a human's approval would not cover (denied,
