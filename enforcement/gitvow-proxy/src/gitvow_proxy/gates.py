@@ -223,11 +223,17 @@ class ProxyGates(Gates):
     def default_branch(self, ctx: Context) -> str | None:
         """The forge's default branch of a pushed repository, from git's own advertisement
         (:mod:`gitvow.githead`), cached like every lookup (and filled for free when the agent's
-        clone or fetch advertisement passes through). None, so refused, when it cannot be read."""
+        clone or fetch advertisement passes through). A write through the API reads the same
+        advertisement at the path its adapter names (:meth:`~gitvow.adapter.Adapter.git_repository_path`).
+        None, so refused, when it cannot be read."""
         repo = ctx.classification.repo
-        if repo is None or not is_git_path(ctx.request.path):
+        if repo is None:
             return None
-        target = head_target(repo, git_path(ctx.request.path))
+        where = git_path(ctx.request.path) if is_git_path(ctx.request.path) else \
+            ctx.adapter.git_repository_path(ctx.request, repo)
+        if where is None:
+            return None
+        target = head_target(repo, where)
         scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
         found, missing = self.resolutions.lookup(scope, (target,))
         if missing:
