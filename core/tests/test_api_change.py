@@ -1,6 +1,6 @@
-"""A write through a forge's API carries a Change (:mod:`gitvow.api_change`): branch spellings,
-exact paths, strict base64, every string of the body scanned, and a write that names no branch
-judged as one to the default branch the forge names."""
+"""A write through an API carries a Change (:mod:`gitvow.api_change`): canonical paths and branch
+names or refused, contents decoded as the forge decodes them, and a write that names no branch
+judged against the repository's default branch (or refused when it is not known)."""
 
 from __future__ import annotations
 
@@ -9,124 +9,96 @@ import base64
 import pytest
 
 from gitvow.api_change import (
-    BodyUnreadable,
+    DEFAULT_BRANCH_REF,
     FileWrite,
-    body_texts,
-    branch_refs,
-    decode_base64,
-    file_path,
-    read_json,
-    ref_changes,
-    write_change,
+    WriteUnreadable,
+    branch_created,
+    branch_deleted,
+    canonical_branch,
+    canonical_path,
+    decode_content,
+    file_change,
 )
-from gitvow.change import DEFAULT_REF, FAST_FORWARD, Change, RefChange, resolve_default
+from gitvow.change import CREATED, DELETE_OPERATION, FAST_FORWARD, FORCE_OPERATION, FORCED, with_operations
 from gitvow.change_rules import DEFAULT_RULES, ChangeRules, judge
-from gitvow.githead import API_HEAD_KIND, api_head_target, parse_api_head, resolve_heads
 
 # Shaped like an AWS access key id; assembled so that no scanner of this repository trips on the file.
 CLOUD_KEY = "AKIA" + "Q3EGXZJ2MN7WPL4T"
 
 
-def test_branch_spellings_the_forge_may_read_two_ways_yield_both() -> None:
-    assert branch_refs("agent/x") == ("refs/heads/agent/x",)
-    assert branch_refs("refs/heads/main") == ("refs/heads/main", "refs/heads/refs/heads/main")
-    assert branch_refs("heads/main") == ("refs/heads/heads/main", "refs/heads/main")
-    assert branch_refs("refs/tags/v1") == ("refs/tags/v1", "refs/heads/refs/tags/v1")
-    assert branch_refs("  ") == ()
-    refs = ref_changes(branch_refs("heads/main"), FAST_FORWARD)
-    verdict = judge(Change(refs=refs), DEFAULT_RULES, "a", "main")
-    assert verdict is not None and verdict.code == "branch_protected"
-
-
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("src/app.py", "src/app.py"),
-    ("/.github/workflows/ci.yml", ".github/workflows/ci.yml"),
-    ("a/../.github/workflows/ci.yml", None),
-    ("./x", None),
-    ("a//b", None),
-    ("a\\b", None),
-    ("a\nb", None),
-    ("", None),
+@pytest.mark.parametrize("path", [
+    "a/../.github/workflows/x.yml", "./.gitlab-ci.yml", ".github//workflows/x.yml", "/.gitlab-ci.yml",
+    ".gitea/workflows/", ".gitea\\workflows\\ci.yml", "a\x00b", "a\nb", "", None, 7, "..", ".",
 ])
-def test_paths_are_exact_or_refused(raw: str, expected: str | None) -> None:
-    assert file_path(raw) == expected
+def test_a_path_a_forge_could_clean_into_another_is_refused(path: object) -> None:
+    with pytest.raises(WriteUnreadable):
+        canonical_path(path)
 
 
-def test_base64_is_strict() -> None:
-    assert decode_base64(base64.b64encode(b"hello").decode()) == b"hello"
-    assert decode_base64("aGVs\nbG8=\n") == b"hello"  # line breaks, as some clients wrap it
-    for bad in ("aGVsbG8=aGVsbG8=", "aGVs_G8=", "aGVsbG8", "not base64!"):
-        assert decode_base64(bad) is None, bad
+@pytest.mark.parametrize("path", [".gitlab-ci.yml", ".gitea/workflows/ci.yml", "src/a b.py", "dir/.hidden", "a..b"])
+def test_a_canonical_path_is_kept_as_it_is(path: str) -> None:
+    assert canonical_path(path) == path
 
 
-def test_every_string_of_the_body_is_read_decoded() -> None:
-    data = read_json(b'{"message": "\\u0041KIA' + CLOUD_KEY[4:].encode() + b'", "committer": {"name": "x"}}')
-    texts = list(body_texts(data))
-    assert CLOUD_KEY in texts and "committer" in texts and "x" in texts
-    assert "c2VjcmV0" not in list(body_texts({"content": "c2VjcmV0"}, skip=frozenset({"content"})))
-    with pytest.raises(BodyUnreadable):
-        read_json(b"[1]")
-    with pytest.raises(BodyUnreadable):
-        read_json(b"{nope")
+@pytest.mark.parametrize("branch", [
+    "refs/heads/main", "HEAD", "@", "a..b", "a b", "feature.lock", "-x", "a/.b", ".b", "a//b", "a/", "a.",
+    "a@{1}", "a~1", "a^", "a:b", "a?", "a*", "a[", "a\\b", "", None, ["main"],
+])
+def test_a_branch_name_git_refuses_or_a_forge_could_read_as_another_ref_is_refused(branch: object) -> None:
+    with pytest.raises(WriteUnreadable):
+        canonical_branch(branch)
 
 
-def test_write_change_counts_scans_and_keeps_protected_text() -> None:
-    change = write_change(
-        ref_changes(branch_refs("agent/x"), FAST_FORWARD),
-        [FileWrite("config/a.py", f'KEY = "{CLOUD_KEY}"\n'.encode()), FileWrite(".github/workflows/ci.yml", b"on: push\n"),
-         FileWrite("old.txt", None)],
-        texts=["add config"],
-    )
-    assert change.paths == ("config/a.py", ".github/workflows/ci.yml", "old.txt")
-    assert change.added_bytes == len(f'KEY = "{CLOUD_KEY}"\n') + 9 and change.largest == len(f'KEY = "{CLOUD_KEY}"\n')
-    assert [(s.kind, s.path) for s in change.secrets] == [("aws_access_key", "config/a.py")]
-    assert change.diffs == ((".github/workflows/ci.yml", "on: push\n"),)
-    verdict = judge(change, DEFAULT_RULES, "a", "main")
-    assert verdict is not None and verdict.code == "secret_detected" and CLOUD_KEY not in verdict.why
-    # a secret only in the commit message is found too
-    message = write_change(ref_changes(branch_refs("agent/x"), FAST_FORWARD), [], texts=[f"oops {CLOUD_KEY}"])
-    assert [s.kind for s in message.secrets] == ["aws_access_key"]
-    bad = write_change((), [FileWrite("a/../b", b"x")])
-    verdict = judge(bad, DEFAULT_RULES, "a")
-    assert verdict is not None and verdict.code == "change_unestablished"
+def test_contents_are_decoded_as_the_forge_decodes_them() -> None:
+    assert decode_content("hi", None, "f") == b"hi"
+    assert decode_content("hi", "text", "f") == b"hi"
+    assert decode_content("aGk=\n", "base64", "f") == b"hi"  # line breaks are ignored, as Go and Ruby do
+    for value, encoding in (("a$b=", "base64"), ("aGk", "base64"), ("hi", "gzip"), (3, "text")):
+        with pytest.raises(WriteUnreadable):
+            decode_content(value, encoding, "f")
 
 
-def test_a_write_that_names_no_branch_goes_to_the_default_branch() -> None:
-    change = write_change([RefChange(DEFAULT_REF, "", "", FAST_FORWARD)], [FileWrite("a.txt", b"x")],
-                          default_branch_at="/repos/o/r")
-    assert change.on_default and DEFAULT_RULES.needs_default_branch(change, "a")
-    named = resolve_default(change, "trunk")
-    assert named.refs[0].ref == "refs/heads/trunk" and not named.on_default
-    verdict = judge(named, DEFAULT_RULES, "a", "trunk")
-    assert verdict is not None and verdict.code == "branch_protected"
-    # where nobody can ask the forge (the agent gate, explain): the default-branch rule refuses it
-    verdict = judge(change, DEFAULT_RULES, "a")
-    assert verdict is not None and verdict.code == "branch_protected"
-    verdict = judge(change, ChangeRules(default_branch=False, allowed=("agent/**",)), "a")
-    assert verdict is not None and verdict.code == "change_unestablished"
-    assert judge(change, ChangeRules(default_branch=False), "a") is None
+def test_a_file_write_counts_every_path_decodes_and_scans_its_contents() -> None:
+    key = f'KEY = "{CLOUD_KEY}"\n'.encode()
+    files = [
+        FileWrite("src/a.py", b"x" * 10),
+        FileWrite("config/s.py", decode_content(base64.b64encode(key).decode(), "base64", "f")),
+        FileWrite(".gitlab-ci.yml", b"deploy:\n  script: sh\n", previous="ci.yml"),
+        FileWrite("old.txt", deleted=True),
+    ]
+    change = file_change("agent/x", files, body=b'{"commit_message": "m"}')
+    assert change.paths == ("src/a.py", "config/s.py", "ci.yml", ".gitlab-ci.yml", "old.txt")
+    assert change.added_bytes == 10 + len(key) + 21 and change.largest == len(key)
+    (secret,) = change.secrets
+    assert secret.kind == "aws_access_key" and secret.path == "config/s.py" and CLOUD_KEY not in repr(change)
+    assert dict(change.diffs)[".gitlab-ci.yml"].startswith("(moved from ci.yml)\ndeploy:")
+    assert dict(change.diffs)["old.txt"] == "(deleted)"
+    assert change.refs[0].ref == "refs/heads/agent/x" and change.refs[0].kind == FAST_FORWARD
 
 
-def test_a_pull_request_head_is_judged_by_the_allowed_patterns_only() -> None:
-    rules = ChangeRules(allowed=("agent/**",))
-    assert judge(Change(heads=("agent/x",)), rules, "a", "main") is None
-    verdict = judge(Change(heads=("feature",)), rules, "a", "main")
-    assert verdict is not None and verdict.code == "branch_not_allowed"
-    assert judge(Change(heads=("main",)), DEFAULT_RULES, "a", "main") is None  # opening a PR from it writes nothing
+def test_a_key_anywhere_in_the_body_is_found_too() -> None:
+    change = file_change("agent/x", [FileWrite("a.txt", b"a")], body=f'{{"message": "{CLOUD_KEY}"}}'.encode())
+    assert [s.kind for s in change.secrets] == ["aws_access_key"]
+    assert judge(change, DEFAULT_RULES, None, "main").code == "secret_detected"  # type: ignore[union-attr]
 
 
-def test_the_api_describes_the_default_branch() -> None:
-    target = api_head_target("O/R", "/repos/O/R")
-    assert target.kind == API_HEAD_KIND and target.value == "o/r"
-    assert parse_api_head(b'{"default_branch": "trunk"}') == "trunk"
-    for body in (b"[]", b"{}", b'{"default_branch": 3}', b"nope"):
-        assert parse_api_head(body) is None
-    asked: list[str] = []
+def test_force_and_deletion_are_operations_of_their_own() -> None:
+    forced = file_change("agent/x", [FileWrite("a", b"a")], kind=FORCED)
+    assert with_operations(("ref.write",), forced) == ("ref.write", FORCE_OPERATION)
+    assert with_operations(("ref.write",), branch_deleted("agent/x")) == ("ref.write", DELETE_OPERATION)
+    assert branch_created("agent/y", "main").refs[0].kind == CREATED
 
-    def fetch(method: str, path: str, body: bytes) -> tuple[int, bytes]:
-        asked.append(path)
-        return (200, b'{"default_branch": "trunk"}') if path == "/repos/O/R" else (404, b"{}")
 
-    other = api_head_target("o/x", "/repos/o/x")
-    answers = resolve_heads([target, other], fetch)
-    assert answers[target].type == "trunk" and other not in answers and asked == ["/repos/O/R", "/repos/o/x"]
+def test_a_write_that_names_no_branch_is_judged_against_the_default_branch() -> None:
+    change = file_change(None, [FileWrite("src/a.py", b"a")])
+    assert change.refs[0].ref == DEFAULT_BRANCH_REF
+    rules = ChangeRules(allowed=("agent/**",), default_branch=False)
+    assert DEFAULT_RULES.needs_default_branch(change, None) and rules.needs_default_branch(change, None)
+    refused = judge(change, DEFAULT_RULES, None, "trunk")
+    assert refused is not None and refused.code == "branch_protected" and "refs/heads/trunk" in refused.why
+    unknown = judge(change, DEFAULT_RULES, None, None)
+    assert unknown is not None and unknown.code == "change_unestablished"
+    # without the default-branch rule, the name still decides the allowed patterns
+    outside = judge(change, rules, None, "trunk")
+    assert outside is not None and outside.code == "branch_not_allowed"
+    assert judge(change, ChangeRules(allowed=("trunk",), default_branch=False), None, "trunk") is None

@@ -1,60 +1,193 @@
-"""What a write through a forge's API changes: a :class:`~gitvow.change.Change` from a body.
+"""A write through a forge's API carries a :class:`~gitvow.change.Change`, read from its body.
 
-A git push carries its change in a pack (the gitsmart plugin reads it); a contents API
-``PUT``, a ``createCommitOnBranch`` mutation, a GitLab commits request or a ref update through
-the API carries it in JSON. Every forge adapter builds that change here, from what the forge
-itself reads, so the ``change`` stage judges API writes exactly as it judges pushes:
+A push's change is read from its pack (gitvow-gitsmart). The forges also take changes without
+git: GitLab's commits, files and branches APIs, Gitea's and Forgejo's contents and branches
+APIs, GitHub's contents API. Their adapters read each file the body writes (its path, its
+new content, a move's old path) and the branch it moves, and hand them here, so one builder
+makes the change the ``change`` stage judges, exactly as it judges a push:
 
-- :func:`branch_refs` turns a branch argument into the refs the forge may take it for (a
-  spelling the forge could read two ways yields both, so neither slips past a branch rule);
-- :func:`file_path` canonicalises a repository path the way the forge stores it and refuses
-  what it cannot (``..``, empty segments, control characters): such a write is unestablished;
-- :func:`decode_base64` decodes file content strictly (the forge must not read other bytes
-  than were scanned);
-- :func:`body_texts` lists every string of a JSON body (keys too), decoded, so a credential
-  hidden behind a JSON escape (``\\u0041KIA…``) is scanned as the forge will store it;
-- :func:`write_change` puts it together: paths, sizes, secrets found in the new contents and
-  in the body's other texts, the protected files' new text for the human asked to approve.
+* **Paths are canonical or refused.** A path a forge would clean into another one
+  (``a/../b``, ``./a``, ``a//b``, a leading ``/``, a backslash, which Gitea turns into ``/``)
+  is not guessed at: :class:`WriteUnreadable`, and the adapter's change is unestablished.
+* **Contents are decoded the way the forge decodes them** (``text``, or strict base64), then
+  counted for ``[size]`` and scanned for credentials (:mod:`gitvow.secrets`) together with the
+  rest of the body (a commit message can carry a key too).
+* **A branch the body does not name is the repository's default branch**: the ref
+  :data:`DEFAULT_BRANCH_REF` (``HEAD``), which the ``change`` stage replaces by the default
+  branch the enforcement point reads from the forge, and refuses when it cannot.
+* **Branch names are checked as git checks them** (``git check-ref-format``): a name the forge
+  could read as another ref (``refs/heads/main``, ``HEAD``, ``a..b``) is refused.
 
-What cannot be established goes into ``unestablished`` (the stage refuses it with
-``change_unestablished``); a write that names no branch names :data:`~gitvow.change.DEFAULT_REF`
-and ``default_branch_at``, where the forge's API describes the repository.
+Nothing here quotes the body: the reasons of :class:`WriteUnreadable` are shown to the agent.
 """
 
 from __future__ import annotations
 
+import base64
 import binascii
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from gitvow.change import BRANCH_PREFIX, Change, RefChange, SecretFinding
-from gitvow.change_rules import DEFAULT_RULES, ChangeRules
+from gitvow.change import (
+    BRANCH_PREFIX,
+    CREATED,
+    DEFAULT_BRANCH_REF,
+    DELETED,
+    FAST_FORWARD,
+    Change,
+    RefChange,
+    SecretFinding,
+)
 from gitvow.secrets import scan, scan_text
 
-#: Text of each protected file kept for the approval desk, and how many such files.
-DIFF_LIMIT = 64 * 1024
-DIFF_FILES = 20
-#: The longest body of a write that carries no file content (a ref update, a merge) read.
-SMALL_BODY = 64 * 1024
-#: Most strings of one body scanned apart from file contents (a body is bounded by the proxy).
-TEXT_LIMIT = 100_000
-_WHITESPACE = b" \t\r\n"
+#: How much of each written file, and of all of them, is kept for the human asked to approve.
+SHOWN_PER_FILE = 64 * 1024
+SHOWN_TOTAL = 256 * 1024
+
+_BAD_REF = re.compile(r"(^|/)\.|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\]|//|\.lock(/|$)|/$|\.$")
 
 
-class BodyUnreadable(ValueError):
-    """The body is not what the forge's API reads (not JSON, or not an object)."""
+class WriteUnreadable(ValueError):
+    """What an adapter could not read of a write; the message names what, never the body's text."""
 
 
 @dataclass(frozen=True, slots=True)
 class FileWrite:
-    """One path an API write changes, as given (canonicalised by :func:`write_change`):
-    ``content`` is the new content it carries, None when it carries none (a deletion, or a
-    path pointed at content the forge already has). A path ending in ``/`` is a directory
-    whose content changes in ways the write does not list (a subtree put in place by id)."""
+    """One file a write touches: its path, its new content (None: deleted, or kept as it was by a
+    move or a mode change) and, for a move, the path it leaves."""
 
     path: str
-    content: bytes | None
+    content: bytes | None = None
+    previous: str | None = None
+    deleted: bool = False
+
+
+def canonical_path(value: object, what: str = "a file path") -> str:
+    """``value`` as the repository path the forge writes, or :class:`WriteUnreadable` when the forge
+    could clean it into another path than the one read (or it is not a path at all)."""
+    if not isinstance(value, str) or not value:
+        raise WriteUnreadable(f"{what} is missing or not a string")
+    if "\\" in value or "\x00" in value or any(ord(c) < 0x20 for c in value):
+        raise WriteUnreadable(f"{what} has a backslash or a control character, which a forge may rewrite")
+    segments = value.split("/")
+    if any(segment in ("", ".", "..") for segment in segments):
+        raise WriteUnreadable(f"{what} is not canonical (an empty, '.' or '..' segment, or a leading or trailing '/')")
+    return value
+
+
+def canonical_branch(value: object, what: str = "the branch") -> str:
+    """A branch name as ``git check-ref-format --branch`` accepts it and no forge reads as another
+    ref: not ``HEAD``, not spelled as a full ref (``refs/…``), no ``..``, ``@{``, control
+    characters, ``~^:?*[\\``, ``//``, leading ``.`` or ``-`` of a segment, trailing ``/``, ``.`` or ``.lock``."""
+    if not isinstance(value, str) or not value:
+        raise WriteUnreadable(f"{what} is missing or not a string")
+    if value in ("HEAD", "@") or value.startswith(("refs/", "-")) or _BAD_REF.search(value):
+        raise WriteUnreadable(f"{what} is not a branch name git accepts as one, or a forge could read it as another ref")
+    return value
+
+
+def decode_content(value: object, encoding: object, what: str) -> bytes:
+    """The bytes a forge writes for ``value``: ``text`` (UTF-8) or ``base64`` (strict; line
+    breaks ignored, as Go's and Ruby's decoders ignore them). Anything else is unreadable."""
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise WriteUnreadable(f"the content of {what} is not a string")
+    name = "text" if encoding is None else encoding
+    if name == "text":
+        return value.encode("utf-8", "surrogatepass")
+    if name != "base64":
+        raise WriteUnreadable(f"the content encoding of {what} is neither text nor base64")
+    try:
+        return base64.b64decode(value.replace("\n", "").replace("\r", ""), validate=True)
+    except (binascii.Error, ValueError):
+        raise WriteUnreadable(f"the base64 content of {what} does not decode") from None
+
+
+def branch_ref(branch: str | None) -> str:
+    """The full ref a write names: ``refs/heads/<branch>``, or :data:`DEFAULT_BRANCH_REF`."""
+    return DEFAULT_BRANCH_REF if branch is None else BRANCH_PREFIX + branch
+
+
+def file_change(branch: str | None, files: Sequence[FileWrite], *, kind: str = FAST_FORWARD,
+                body: bytes = b"", base: str = "") -> Change:
+    """The change of a contents or commits write: the branch it moves (``kind``: ``created`` for
+    a write that starts a new branch, ``forced`` for one that overwrites it), every path it
+    touches (a move's two), the bytes it adds, and the credentials in its contents and ``body``
+    (each finding once, named by the first file it is in). ``base`` is where a new branch starts."""
+    paths: dict[str, None] = {}
+    findings: dict[tuple[str, str], SecretFinding] = {}
+    sizes: list[int] = []
+    for write in files:
+        if write.previous is not None:
+            paths.setdefault(write.previous)
+        paths.setdefault(write.path)
+        if write.content is not None:
+            sizes.append(len(write.content))
+            for found in scan(write.content, write.path):
+                findings.setdefault((found.kind, found.fingerprint), found)
+    if body:
+        for found in scan(body):
+            findings.setdefault((found.kind, found.fingerprint), found)
+    ref = RefChange(branch_ref(branch), base, "", kind)
+    return Change(refs=(ref,), paths=tuple(paths), added_bytes=sum(sizes), largest=max(sizes, default=0),
+                  secrets=tuple(findings.values()), diffs=_shown(files, {f.path for f in findings.values()}))
+
+
+def _shown(files: Sequence[FileWrite], with_secrets: set[str]) -> tuple[tuple[str, str], ...]:
+    """Each file as the write leaves it, for the human asked to approve (bounded). A file that
+    holds a credential is never shown, not even to the human: secrets go nowhere."""
+    shown: list[tuple[str, str]] = []
+    budget = SHOWN_TOTAL
+    for write in files:
+        if write.path in with_secrets:
+            text = "(holds a credential of a known format: not shown)"
+        elif write.deleted:
+            text = "(deleted)"
+        elif write.content is None:
+            text = f"(moved from {write.previous})" if write.previous else "(content unchanged)"
+        elif b"\0" in write.content[:8000]:
+            text = f"(binary, {len(write.content)} bytes)"
+        else:
+            cut = min(SHOWN_PER_FILE, max(budget, 0))
+            text = write.content[:cut].decode("utf-8", "replace")
+            if len(write.content) > cut:
+                text += f"\n… ({len(write.content) - cut} more bytes not shown)"
+            budget -= cut
+        if write.previous is not None and write.content is not None:
+            text = f"(moved from {write.previous})\n{text}"
+        shown.append((write.path, text))
+    return tuple(shown)
+
+
+def branch_created(branch: str, base: str = "") -> Change:
+    """A branch created through the API (``base``: the ref or commit it starts at, as sent)."""
+    return Change(refs=(RefChange(BRANCH_PREFIX + branch, "", base, CREATED),))
+
+
+def branch_deleted(branch: str) -> Change:
+    """A branch deleted through the API: ``ref.delete``, refused unless the policy allows it."""
+    return Change(refs=(RefChange(BRANCH_PREFIX + branch, "", "", DELETED),))
+
+
+def unestablished(reason: str, refs: Sequence[RefChange] = ()) -> Change:
+    """A write whose change could not be read: the ``change`` stage refuses it with ``reason``
+    (``refs``: the ref updates it was seen to make, so ``ref.force``/``ref.delete`` still apply)."""
+    return Change(refs=tuple(refs), unestablished=reason)
+
+
+# -- reading a JSON write body (GitHub's contents, Git Data and GraphQL writes) ---------------
+
+#: The longest body of a write that carries no file content (a ref update, a merge) read.
+SMALL_BODY = 64 * 1024
+#: Most strings of one body scanned apart from file contents (a body is bounded by the proxy).
+TEXT_LIMIT = 100_000
+
+
+class BodyUnreadable(ValueError):
+    """The body is not what the forge's API reads (not JSON, not an object, over the limit)."""
 
 
 def read_json(body: bytes, limit: int | None = None) -> dict[str, object]:
@@ -71,9 +204,11 @@ def read_json(body: bytes, limit: int | None = None) -> dict[str, object]:
 
 
 def branch_refs(name: str) -> tuple[str, ...]:
-    """The full refs a branch argument may name: ``x`` → ``refs/heads/x``; ``refs/…`` as it is
-    (and, for ``refs/heads/x``, also a branch literally called ``refs/heads/x``); ``heads/x`` also
-    as ``refs/heads/x``, which some endpoints read it as. Empty for an empty name."""
+    """The full refs a branch argument may name, for a forge that takes more than the strict
+    branch names of :func:`canonical_branch` (GitHub's ``branch``, ``branchName``, ``base``):
+    ``x`` → ``refs/heads/x``; ``refs/…`` as it is and as a branch literally called so;
+    ``heads/x`` also as ``refs/heads/x``. Every spelling the forge could read is judged, so
+    none slips past a branch rule. Empty for an empty name."""
     name = name.strip()
     if not name:
         return ()
@@ -101,32 +236,18 @@ def ref_changes(names: Iterable[str], kind: str, *, old: str = "", new: str = ""
     return tuple(RefChange(ref, old, new, kind) for ref in dict.fromkeys(names))
 
 
-def file_path(raw: str) -> str | None:
-    """``raw`` as the repository path the forge writes, or None when it cannot be said exactly:
-    empty, ``.``/``..`` or empty segments, a backslash, a control character."""
-    path = raw.strip("/")
-    if not path or "\\" in path or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):
-        return None
-    parts = path.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        return None
-    return path
-
-
 def decode_base64(text: str) -> bytes | None:
-    """Standard base64 as the forges read file content (line breaks allowed), or None when it
-    is anything else: the bytes the forge stores must be the bytes that were scanned."""
-    data = text.encode("ascii", "replace")
-    data = bytes(byte for byte in data if byte not in _WHITESPACE) if any(c in data for c in _WHITESPACE) else data
+    """:func:`decode_content` of base64, or None when it does not decode."""
     try:
-        return binascii.a2b_base64(data, strict_mode=True)
-    except (binascii.Error, ValueError):
+        return decode_content(text, "base64", "a file")
+    except WriteUnreadable:
         return None
 
 
 def body_texts(value: object, *, skip: frozenset[str] = frozenset()) -> Iterator[str]:
-    """Every string of a decoded JSON value, keys included, depth first; the values of keys in
-    ``skip`` (file contents scanned as decoded bytes instead) are left out."""
+    """Every string of a decoded JSON value, keys included, depth first, so a credential behind a
+    JSON escape (``\\u0041KIA…``) is scanned as the forge stores it; the values of keys in
+    ``skip`` (file contents, scanned as decoded bytes instead) are left out."""
     todo: list[object] = [value]
     while todo:
         item = todo.pop()
@@ -150,65 +271,57 @@ def write_change(
     heads: Sequence[str] = (),
     unestablished: str = "",
     default_branch_at: str = "",
-    protected: ChangeRules = DEFAULT_RULES,
 ) -> Change:
-    """The change an API write makes.
-
-    ``files`` are the paths it sets or deletes (each canonicalised; one that cannot be is
-    unestablished); their contents are counted for ``[size]`` and scanned for credentials, as
-    are ``contents`` (new content at no path the write names: a git blob) and ``texts`` (the
-    body's other strings: a commit message, an author). ``protected``
-    (default: the built-in ``[paths]`` rules, as for held pushes) says which files' new text is kept for the
-    human asked to approve."""
+    """The change of an API write that moves ``refs`` (any number, any kind) and touches
+    ``files``: each path canonical (:func:`canonical_path`; one that is not makes the change
+    unestablished; a path ending in ``/`` is a directory whose content changes in ways the
+    write does not list, a subtree put in place by id), contents counted and scanned, as are
+    ``contents`` (new content at no path the write names: a git blob) and ``texts`` (the
+    body's other strings: a commit message, an author). ``heads`` are branches named as the
+    agent's own (a pull request's head)."""
     paths: dict[str, None] = {}
-    secrets: dict[tuple[str, str], SecretFinding] = {}
-    diffs: list[tuple[str, str]] = []
-    problems = [unestablished] if unestablished else []
+    findings: dict[tuple[str, str], SecretFinding] = {}
     sizes = [len(content) for content in contents]
+    problems = [unestablished] if unestablished else []
+    shown: list[FileWrite] = []
     for content in contents:
         for found in scan(content):
-            secrets.setdefault((found.kind, found.fingerprint), found)
+            findings.setdefault((found.kind, found.fingerprint), found)
     for write in files:
-        path = file_path(write.path)
-        if path is None:
-            problems.append("a file path the forge would not store as written")
+        directory = write.path.endswith("/") and len(write.path) > 1
+        try:
+            path = canonical_path(write.path[:-1] if directory else write.path)
+        except WriteUnreadable as exc:
+            problems.append(str(exc))
             continue
-        if write.path.endswith("/"):
-            path += "/"
-        paths.setdefault(path)
+        paths.setdefault(path + "/" if directory else path)
         if write.content is None:
             continue
+        shown.append(FileWrite(path, write.content))
         sizes.append(len(write.content))
         for found in scan(write.content, path):
-            secrets.setdefault((found.kind, found.fingerprint), found)
-        if len(diffs) < DIFF_FILES and protected.path_verdict(path) is not None:
-            diffs.append((path, write.content[:DIFF_LIMIT].decode("utf-8", "replace")))
+            findings.setdefault((found.kind, found.fingerprint), found)
     for n, text in enumerate(texts):
         if n >= TEXT_LIMIT:
             problems.append("the body has too many strings to scan")
             break
         for found in scan_text(text):
-            secrets.setdefault((found.kind, found.fingerprint), found)
+            findings.setdefault((found.kind, found.fingerprint), found)
     return Change(
-        refs=tuple(refs),
-        paths=tuple(paths),
-        added_bytes=sum(sizes),
-        largest=max(sizes, default=0),
-        secrets=tuple(secrets.values()),
-        unestablished="; ".join(dict.fromkeys(problems)),
-        diffs=tuple(diffs),
-        heads=tuple(dict.fromkeys(heads)),
+        refs=tuple(refs), paths=tuple(paths), added_bytes=sum(sizes), largest=max(sizes, default=0),
+        secrets=tuple(findings.values()), unestablished="; ".join(dict.fromkeys(problems)),
+        diffs=_shown(shown, {f.path for f in findings.values()}), heads=tuple(dict.fromkeys(heads)),
         default_branch_at=default_branch_at,
     )
 
 
 def merge_changes(changes: Iterable[Change], *, default_branch_at: str = "") -> Change:
-    """Several fields' changes as one write (one document is allowed only if all of it is)."""
+    """Several writes of one request (a GraphQL document's fields) as one change: it is allowed
+    only if all of it is."""
     items = list(changes)
-    paths = tuple(dict.fromkeys(p for c in items for p in c.paths))
     return Change(
         refs=tuple(r for c in items for r in c.refs),
-        paths=paths,
+        paths=tuple(dict.fromkeys(p for c in items for p in c.paths)),
         added_bytes=sum(c.added_bytes for c in items),
         largest=max((c.largest for c in items), default=0),
         secrets=tuple(dict.fromkeys(s for c in items for s in c.secrets)),
@@ -219,25 +332,9 @@ def merge_changes(changes: Iterable[Change], *, default_branch_at: str = "") -> 
     )
 
 
-def unestablished(why: str, refs: Sequence[RefChange] = ()) -> Change:
-    """A change nothing more of could be read: refused by the stage with ``change_unestablished``."""
-    return Change(refs=tuple(refs), unestablished=why)
-
-
 __all__ = [
-    "DIFF_FILES",
-    "DIFF_LIMIT",
-    "SMALL_BODY",
-    "BodyUnreadable",
-    "FileWrite",
-    "body_texts",
-    "branch_refs",
-    "decode_base64",
-    "file_path",
-    "merge_changes",
-    "qualified_refs",
-    "read_json",
-    "ref_changes",
-    "unestablished",
-    "write_change",
+    "DEFAULT_BRANCH_REF", "SMALL_BODY", "BodyUnreadable", "FileWrite", "WriteUnreadable", "body_texts",
+    "branch_created", "branch_deleted", "branch_ref", "branch_refs", "canonical_branch", "canonical_path",
+    "decode_base64", "decode_content", "file_change", "merge_changes", "qualified_refs", "read_json", "ref_changes",
+    "unestablished", "write_change",
 ]

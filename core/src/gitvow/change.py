@@ -14,7 +14,7 @@ is ``ref.delete`` (:func:`Change.operations`). Whatever an adapter could not est
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 CREATED = "created"
 FAST_FORWARD = "fast-forward"
@@ -26,11 +26,9 @@ FORCE_OPERATION = "ref.force"
 DELETE_OPERATION = "ref.delete"
 
 BRANCH_PREFIX = "refs/heads/"
-#: The ref of an API write that names no branch: the repository's default branch, whatever it
-#: is called. The enforcement point asks the forge which branch that is and judges the write
-#: as one to it (:func:`resolve_default`); where it cannot be asked it counts as the default
-#: branch of the ``[branches] default_branch`` rule.
-DEFAULT_REF = "HEAD"
+#: The ref of a write through an API that names no branch (:mod:`gitvow.api_change`): the
+#: repository's default branch, which the ``change`` stage asks the enforcement point for.
+DEFAULT_BRANCH_REF = "HEAD"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,23 +82,23 @@ class Change:
     secrets: tuple[SecretFinding, ...] = ()
     unestablished: str = ""
     diffs: tuple[tuple[str, str], ...] = ()
+    #: Why the ref updates could not be read, where the write names them only implicitly (a
+    #: ``git push`` with no refspec, ``--all``, ``--mirror``): refused (``change_unestablished``)
+    #: only where a listed branch rule could refuse one of them.
+    unread_refs: str = ""
     #: Branches the write names as the agent's own without writing them (a pull request's
     #: head): only the allowed-branch patterns judge them.
     heads: tuple[str, ...] = ()
     #: Where the forge's API describes the written repository (a path on the request's host
-    #: answering JSON with ``default_branch``): how an API write's default branch is read.
-    #: ``{repo}`` (``owner/name``) and ``{repo_quoted}`` (percent-encoded, ``/`` included) stand
-    #: for the repository once established (a GraphQL write may name it by node id only).
+    #: answering JSON with ``default_branch``): how an API write's default branch is read when
+    #: the forge serves git on another host (api.github.com). ``{repo}`` (``owner/name``) and
+    #: ``{repo_quoted}`` (percent-encoded, ``/`` included) stand for the repository once
+    #: established (a GraphQL write may name it by node id only).
     default_branch_at: str = ""
 
     @property
     def files(self) -> int:
         return len(self.paths)
-
-    @property
-    def on_default(self) -> bool:
-        """Whether some ref update goes to the default branch without naming it (:data:`DEFAULT_REF`)."""
-        return any(ref.ref == DEFAULT_REF for ref in self.refs)
 
     def operations(self) -> tuple[str, ...]:
         """The operations of the vocabulary the ref updates perform beyond the write itself."""
@@ -125,14 +123,6 @@ class Change:
         }
 
 
-def resolve_default(change: Change, branch: str) -> Change:
-    """``change`` with each ref update to :data:`DEFAULT_REF` made one to ``branch``."""
-    if not change.on_default:
-        return change
-    refs = tuple(replace(ref, ref=BRANCH_PREFIX + branch) if ref.ref == DEFAULT_REF else ref for ref in change.refs)
-    return replace(change, refs=refs)
-
-
 def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, ...]:
     """``operations`` with the change's own (``ref.force``, ``ref.delete``) added once each."""
     extra = tuple(op for op in change.operations() if op not in operations)
@@ -140,6 +130,6 @@ def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, .
 
 
 __all__ = [
-    "CREATED", "DEFAULT_REF", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS",
-    "Change", "RefChange", "SecretFinding", "resolve_default", "with_operations",
+    "BRANCH_PREFIX", "CREATED", "DEFAULT_BRANCH_REF", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS", "Change",
+    "RefChange", "SecretFinding", "with_operations",
 ]

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from gitvow.change import CREATED, DEFAULT_REF, DELETED, FAST_FORWARD, Change
+from gitvow.change import CREATED, DEFAULT_BRANCH_REF, DELETED, FAST_FORWARD, Change
 from gitvow.change_rules import DEFAULT_RULES, ChangeRules, judge
 from gitvow.request import Classification, Request
 from gitvow_github.adapter import GitHubAdapter
@@ -69,9 +69,9 @@ def test_the_contents_api_names_its_path_branch_and_decoded_content() -> None:
 def test_the_contents_api_without_a_branch_writes_the_default_branch() -> None:
     change = change_of(rest("PUT", "/api/v3/repos/o/r/contents/a.txt", {"message": "m", "content": b64("x")},
                             host="ghes.example.test"))
-    assert refs(change) == [(DEFAULT_REF, FAST_FORWARD)] and change.default_branch_at == "/api/v3/repos/{repo}"
+    assert refs(change) == [(DEFAULT_BRANCH_REF, FAST_FORWARD)] and change.default_branch_at == "/api/v3/repos/{repo}"
     deleted = change_of(rest("DELETE", "/repos/o/r/contents/.github/workflows/ci.yml", {"message": "m", "sha": SHA}))
-    assert refs(deleted) == [(DEFAULT_REF, FAST_FORWARD)] and deleted.paths == (".github/workflows/ci.yml",)
+    assert refs(deleted) == [(DEFAULT_BRANCH_REF, FAST_FORWARD)] and deleted.paths == (".github/workflows/ci.yml",)
 
 
 def test_a_workflow_through_the_contents_api_is_staged_with_its_text() -> None:

@@ -47,7 +47,7 @@ from gitvow.api_change import (
     unestablished,
     write_change,
 )
-from gitvow.change import CREATED, DEFAULT_REF, DELETED, FAST_FORWARD, FORCED, Change, RefChange
+from gitvow.change import CREATED, DEFAULT_BRANCH_REF, DELETED, FAST_FORWARD, FORCED, Change, RefChange
 from gitvow.graphql import GraphQLOperation
 from gitvow.request import ZERO_OID
 
@@ -73,7 +73,7 @@ def _contents(data: dict[str, Any], path: str, at: str, *, delete: bool) -> Chan
     branch = data.get("branch")
     if branch is not None and not isinstance(branch, str):
         return unestablished("the branch is not a string")
-    refs = ref_changes(branch_refs(branch), FAST_FORWARD) if branch else (RefChange(DEFAULT_REF, "", "", FAST_FORWARD),)
+    refs = ref_changes(branch_refs(branch), FAST_FORWARD) if branch else (RefChange(DEFAULT_BRANCH_REF, "", "", FAST_FORWARD),)
     if delete:
         return write_change(refs, [FileWrite(path, None)], texts=_texts(data), default_branch_at=at)
     content = _string(data, "content")
