@@ -207,6 +207,7 @@ def test_a_protected_path_is_staged_after_the_body_gates_and_passes_once_approve
     change = push(("agent/x", FAST_FORWARD), paths=(".github/workflows/ci.yml",))
     decision = _decide(change, gates)
     assert decision.action is Action.DENY and decision.staged and decision.reason == "path_protected"
+    assert decision.stage == "change"  # staged by 5b, and reported as 5b's (not as the policy stage's)
     assert gates.order == ["body"]  # the body gates still ran: a request they refuse is never staged
     assert _decide(change, gates, approved=True).action is Action.FORWARD
 
@@ -217,6 +218,7 @@ def test_force_push_is_refused_by_policy_before_the_change_stage_unless_relayed(
     assert decision.reason == "ref_force" and decision.stage == "policy" and gates.asked == 0
     relayed = _decide(push(("agent/x", FORCED)), gates, {"operations": {"ref.force": {"relay": "approval"}}})
     assert relayed.staged and relayed.verdict is not None and relayed.verdict.operation == "ref.force"
+    assert relayed.stage == "policy"
     assert _decide(push(("agent/x", DELETED)), gates).reason == "ref_delete"
 
 

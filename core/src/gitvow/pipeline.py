@@ -128,6 +128,8 @@ class _Stages:
     refusal: Verdict | None = None
     stage: str = ""
     staged: Verdict | None = None
+    #: The stage that staged it: ``policy`` (a relay to ``approval``) or ``change`` (a protected path).
+    staged_at: str = ""
 
 
 class AdapterSet:
@@ -225,7 +227,7 @@ class Engine:
         refusal = found.refusal or found.staged
         if refusal is None:
             return Decision(Action.FORWARD, "policy", adapter.name, classification, ALLOW)
-        return self._refused(found.stage or "policy", refusal, ctx, target=target or call.summary,
+        return self._refused(found.stage or found.staged_at, refusal, ctx, target=target or call.summary,
                              staged=refusal is found.staged)
 
     def decide_classified(
@@ -248,7 +250,7 @@ class Engine:
         found = self._run_stages(ctx, _stages_for(caller, ctx.classification), gates)
         refusal, refused_at = found.refusal, found.stage
         if refusal is None and found.staged is not None:
-            refusal, refused_at = found.staged, "policy"
+            refusal, refused_at = found.staged, found.staged_at
         try:
             gates.record(ctx, refusal or ALLOW)
         except Exception as exc:
@@ -284,6 +286,7 @@ class Engine:
         """Stages in order up to the first refusal. A staged relay (``approval``) lets the
         later gates run, so a request one of them refuses is never staged for a human."""
         staged: Verdict | None = None
+        staged_at = ""
         for stage in stages:
             try:
                 if stage == "policy":
@@ -297,18 +300,18 @@ class Engine:
             except Exception as exc:
                 verdict = self._stage_failed(stage, exc, ctx)
             if verdict is not None and stage == "change" and self.is_staged(verdict):
-                if not ctx.caller.approved:
-                    staged = staged or verdict  # a protected path: a human approves it once 5b-6 pass
+                if not ctx.caller.approved and staged is None:
+                    staged, staged_at = verdict, stage  # a protected path: a human approves it once 5b-6 pass
                 continue
             if verdict is not None and stage == "policy" and self.is_staged(verdict):
                 blocking = self._unstageable(ctx.classification, ctx.caller.grant)
                 if blocking is None:
-                    staged = verdict
+                    staged, staged_at = verdict, stage
                     continue
                 verdict = blocking
             if verdict is not None and verdict.outcome is not Outcome.ALLOW:
-                return _Stages(verdict, stage, staged)
-        return _Stages(staged=staged)
+                return _Stages(verdict, stage, staged, staged_at)
+        return _Stages(staged=staged, staged_at=staged_at)
 
     def _policy_stage(self, ctx: Context) -> Verdict:
         return evaluate(ctx.classification, ctx.caller.grant, table=self.policy.table)
