@@ -26,6 +26,9 @@ FORCE_OPERATION = "ref.force"
 DELETE_OPERATION = "ref.delete"
 
 BRANCH_PREFIX = "refs/heads/"
+#: The ref of a write through an API that names no branch (:mod:`gitvow.api_change`): the
+#: repository's default branch, which the ``change`` stage asks the enforcement point for.
+DEFAULT_BRANCH_REF = "HEAD"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,10 @@ class Change:
     secrets: tuple[SecretFinding, ...] = ()
     unestablished: str = ""
     diffs: tuple[tuple[str, str], ...] = ()
+    #: Why the ref updates could not be read, where the write names them only implicitly (a
+    #: ``git push`` with no refspec, ``--all``, ``--mirror``): refused (``change_unestablished``)
+    #: only where a listed branch rule could refuse one of them.
+    unread_refs: str = ""
 
     @property
     def files(self) -> int:
@@ -113,6 +120,6 @@ def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, .
 
 
 __all__ = [
-    "CREATED", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS", "Change",
+    "BRANCH_PREFIX", "CREATED", "DEFAULT_BRANCH_REF", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS", "Change",
     "RefChange", "SecretFinding", "with_operations",
 ]

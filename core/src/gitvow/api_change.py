@@ -1,0 +1,182 @@
+"""A write through a forge's API carries a :class:`~gitvow.change.Change`, read from its body.
+
+A push's change is read from its pack (gitvow-gitsmart). The forges also take changes without
+git: GitLab's commits, files and branches APIs, Gitea's and Forgejo's contents and branches
+APIs, GitHub's contents API. Their adapters read each file the body writes (its path, its
+new content, a move's old path) and the branch it moves, and hand them here, so one builder
+makes the change the ``change`` stage judges, exactly as it judges a push:
+
+* **Paths are canonical or refused.** A path a forge would clean into another one
+  (``a/../b``, ``./a``, ``a//b``, a leading ``/``, a backslash, which Gitea turns into ``/``)
+  is not guessed at: :class:`WriteUnreadable`, and the adapter's change is unestablished.
+* **Contents are decoded the way the forge decodes them** (``text``, or strict base64), then
+  counted for ``[size]`` and scanned for credentials (:mod:`gitvow.secrets`) together with the
+  rest of the body (a commit message can carry a key too).
+* **A branch the body does not name is the repository's default branch**: the ref
+  :data:`DEFAULT_BRANCH_REF` (``HEAD``), which the ``change`` stage replaces by the default
+  branch the enforcement point reads from the forge, and refuses when it cannot.
+* **Branch names are checked as git checks them** (``git check-ref-format``): a name the forge
+  could read as another ref (``refs/heads/main``, ``HEAD``, ``a..b``) is refused.
+
+Nothing here quotes the body: the reasons of :class:`WriteUnreadable` are shown to the agent.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gitvow.change import (
+    BRANCH_PREFIX,
+    CREATED,
+    DEFAULT_BRANCH_REF,
+    DELETED,
+    FAST_FORWARD,
+    Change,
+    RefChange,
+    SecretFinding,
+)
+from gitvow.secrets import scan
+
+#: How much of each written file, and of all of them, is kept for the human asked to approve.
+SHOWN_PER_FILE = 64 * 1024
+SHOWN_TOTAL = 256 * 1024
+
+_BAD_REF = re.compile(r"(^|/)\.|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\]|//|\.lock(/|$)|/$|\.$")
+
+
+class WriteUnreadable(ValueError):
+    """What an adapter could not read of a write; the message names what, never the body's text."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileWrite:
+    """One file a write touches: its path, its new content (None: deleted, or kept as it was by a
+    move or a mode change) and, for a move, the path it leaves."""
+
+    path: str
+    content: bytes | None = None
+    previous: str | None = None
+    deleted: bool = False
+
+
+def canonical_path(value: object, what: str = "a file path") -> str:
+    """``value`` as the repository path the forge writes, or :class:`WriteUnreadable` when the forge
+    could clean it into another path than the one read (or it is not a path at all)."""
+    if not isinstance(value, str) or not value:
+        raise WriteUnreadable(f"{what} is missing or not a string")
+    if "\\" in value or "\x00" in value or any(ord(c) < 0x20 for c in value):
+        raise WriteUnreadable(f"{what} has a backslash or a control character, which a forge may rewrite")
+    segments = value.split("/")
+    if any(segment in ("", ".", "..") for segment in segments):
+        raise WriteUnreadable(f"{what} is not canonical (an empty, '.' or '..' segment, or a leading or trailing '/')")
+    return value
+
+
+def canonical_branch(value: object, what: str = "the branch") -> str:
+    """A branch name as ``git check-ref-format --branch`` accepts it and no forge reads as another
+    ref: not ``HEAD``, not spelled as a full ref (``refs/…``), no ``..``, ``@{``, control
+    characters, ``~^:?*[\\``, ``//``, leading ``.`` or ``-`` of a segment, trailing ``/``, ``.`` or ``.lock``."""
+    if not isinstance(value, str) or not value:
+        raise WriteUnreadable(f"{what} is missing or not a string")
+    if value in ("HEAD", "@") or value.startswith(("refs/", "-")) or _BAD_REF.search(value):
+        raise WriteUnreadable(f"{what} is not a branch name git accepts as one, or a forge could read it as another ref")
+    return value
+
+
+def decode_content(value: object, encoding: object, what: str) -> bytes:
+    """The bytes a forge writes for ``value``: ``text`` (UTF-8) or ``base64`` (strict; line
+    breaks ignored, as Go's and Ruby's decoders ignore them). Anything else is unreadable."""
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise WriteUnreadable(f"the content of {what} is not a string")
+    name = "text" if encoding is None else encoding
+    if name == "text":
+        return value.encode("utf-8", "surrogatepass")
+    if name != "base64":
+        raise WriteUnreadable(f"the content encoding of {what} is neither text nor base64")
+    try:
+        return base64.b64decode(value.replace("\n", "").replace("\r", ""), validate=True)
+    except (binascii.Error, ValueError):
+        raise WriteUnreadable(f"the base64 content of {what} does not decode") from None
+
+
+def branch_ref(branch: str | None) -> str:
+    """The full ref a write names: ``refs/heads/<branch>``, or :data:`DEFAULT_BRANCH_REF`."""
+    return DEFAULT_BRANCH_REF if branch is None else BRANCH_PREFIX + branch
+
+
+def file_change(branch: str | None, files: Sequence[FileWrite], *, kind: str = FAST_FORWARD,
+                body: bytes = b"", base: str = "") -> Change:
+    """The change of a contents or commits write: the branch it moves (``kind``: ``created`` for
+    a write that starts a new branch, ``forced`` for one that overwrites it), every path it
+    touches (a move's two), the bytes it adds, and the credentials in its contents and ``body``
+    (each finding once, named by the first file it is in). ``base`` is where a new branch starts."""
+    paths: dict[str, None] = {}
+    findings: dict[tuple[str, str], SecretFinding] = {}
+    sizes: list[int] = []
+    for write in files:
+        if write.previous is not None:
+            paths.setdefault(write.previous)
+        paths.setdefault(write.path)
+        if write.content is not None:
+            sizes.append(len(write.content))
+            for found in scan(write.content, write.path):
+                findings.setdefault((found.kind, found.fingerprint), found)
+    if body:
+        for found in scan(body):
+            findings.setdefault((found.kind, found.fingerprint), found)
+    ref = RefChange(branch_ref(branch), base, "", kind)
+    return Change(refs=(ref,), paths=tuple(paths), added_bytes=sum(sizes), largest=max(sizes, default=0),
+                  secrets=tuple(findings.values()), diffs=_shown(files, {f.path for f in findings.values()}))
+
+
+def _shown(files: Sequence[FileWrite], with_secrets: set[str]) -> tuple[tuple[str, str], ...]:
+    """Each file as the write leaves it, for the human asked to approve (bounded). A file that
+    holds a credential is never shown, not even to the human: secrets go nowhere."""
+    shown: list[tuple[str, str]] = []
+    budget = SHOWN_TOTAL
+    for write in files:
+        if write.path in with_secrets:
+            text = "(holds a credential of a known format: not shown)"
+        elif write.deleted:
+            text = "(deleted)"
+        elif write.content is None:
+            text = f"(moved from {write.previous})" if write.previous else "(content unchanged)"
+        elif b"\0" in write.content[:8000]:
+            text = f"(binary, {len(write.content)} bytes)"
+        else:
+            cut = min(SHOWN_PER_FILE, max(budget, 0))
+            text = write.content[:cut].decode("utf-8", "replace")
+            if len(write.content) > cut:
+                text += f"\n… ({len(write.content) - cut} more bytes not shown)"
+            budget -= cut
+        if write.previous is not None and write.content is not None:
+            text = f"(moved from {write.previous})\n{text}"
+        shown.append((write.path, text))
+    return tuple(shown)
+
+
+def branch_created(branch: str, base: str = "") -> Change:
+    """A branch created through the API (``base``: the ref or commit it starts at, as sent)."""
+    return Change(refs=(RefChange(BRANCH_PREFIX + branch, "", base, CREATED),))
+
+
+def branch_deleted(branch: str) -> Change:
+    """A branch deleted through the API: ``ref.delete``, refused unless the policy allows it."""
+    return Change(refs=(RefChange(BRANCH_PREFIX + branch, "", "", DELETED),))
+
+
+def unestablished(reason: str) -> Change:
+    """A write whose change could not be read: the ``change`` stage refuses it with ``reason``."""
+    return Change(unestablished=reason)
+
+
+__all__ = [
+    "DEFAULT_BRANCH_REF", "FileWrite", "WriteUnreadable", "branch_created", "branch_deleted", "branch_ref",
+    "canonical_branch", "canonical_path", "decode_content", "file_change", "unestablished",
+]
