@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -53,24 +52,7 @@ def replicas(
 ) -> Iterator[list[ProxyProcess]]:
     workdir = tmp_path_factory.mktemp("replicas")
     policy = workdir / "policy.toml"
-    policy.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{api.netloc}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{redis_shared.url}"
-
-        [audit]
-        path = "{workdir / 'audit.jsonl'}"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
-
+    github_policy(policy, api, ca_file, redis_shared.url, f"""
         [agents.limited]
         mode = "issues_and_prs"
         secret_env = "GITVOW_TEST_LIMITED"
@@ -81,7 +63,7 @@ def replicas(
 
         [approvals]
         poll_interval = 0.2
-    """))
+    """)
     env = proxy_env(broken_plugin_path)
     started = [start_proxy(policy, workdir, env) for _ in range(2)]
     yield started
@@ -305,27 +287,10 @@ def test_metrics_count_every_replicas_decisions(
 
     admin = free_port()
     policy = tmp_path / "policy.toml"
-    policy.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{api.netloc}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{redis_shared.url}"
-
-        [audit]
-        path = "{tmp_path / 'audit.jsonl'}"
-
+    github_policy(policy, api, ca_file, redis_shared.url, f"""
         [admin]
         listen = "127.0.0.1:{admin}"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
-    """))
+    """)
     watcher = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
     try:
         def allowed() -> float:
