@@ -82,6 +82,10 @@ class Change:
     secrets: tuple[SecretFinding, ...] = ()
     unestablished: str = ""
     diffs: tuple[tuple[str, str], ...] = ()
+    #: Why the ref updates could not be read, where the write names them only implicitly (a
+    #: ``git push`` with no refspec, ``--all``, ``--mirror``): refused (``change_unestablished``)
+    #: only where a listed branch rule could refuse one of them.
+    unread_refs: str = ""
 
     @property
     def files(self) -> int:

@@ -179,6 +179,10 @@ def _judge(change: Change, rules: ChangeRules, agent: str | None, default_branch
     if change.unestablished:
         return Verdict.deny(CHANGE_UNESTABLISHED, f"what the write changes could not be established: "
                             f"{change.unestablished}", operation="git.push")
+    if change.unread_refs and (rules.allowed_for(agent) or rules.protected):
+        return Verdict.deny(CHANGE_UNESTABLISHED, f"the branches this push writes could not be read: "
+                            f"{change.unread_refs}", operation="git.push",
+                            instead="name the branch: git push origin HEAD:<branch>")
     for ref in change.refs:
         if ref.ref == DEFAULT_BRANCH_REF:
             if not default_branch:
@@ -189,7 +193,8 @@ def _judge(change: Change, rules: ChangeRules, agent: str | None, default_branch
         problem = rules._branch_problem(ref, agent)
         if problem is not None:
             return problem
-        if rules.default_branch and default_branch and ref.branch is not None and ref.branch == default_branch:
+        if rules.default_branch and default_branch and ref.branch is not None \
+                and ref.branch.lower() == default_branch.lower():
             return Verdict.deny(BRANCH_PROTECTED, f"{ref.ref} is the repository's default branch",
                                 operation="git.push", instead="push to a branch of your own and open a pull request")
     too_large = _size(change, rules)

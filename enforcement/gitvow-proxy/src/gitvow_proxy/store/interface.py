@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from gitvow.errors import GitvowError
 from gitvow_proxy.approvals import (
@@ -33,6 +33,13 @@ from gitvow_proxy.approvals import (
 PAUSED = "paused"
 AUTO_MERGE_OFF = "auto_merge_off"
 FLAG_KINDS = (PAUSED, AUTO_MERGE_OFF)
+
+
+#: Seconds of the smallest bucket a replica counts its decisions in for the cluster's chart.
+TALLY_SLOT = 120
+#: The chart's bucket widths a shared store keeps, each with how long (seconds): the desk's
+#: 1 h (30 buckets), 24 h (24) and 7 d (28) spans. Each width is a multiple of TALLY_SLOT.
+TIMELINE = ((120, 3600), (3600, 86400), (21600, 7 * 86400))
 
 
 class StoreError(GitvowError):
@@ -174,14 +181,22 @@ class Store(ABC):
     def annotations(self, approval_id: str) -> dict[str, str]:
         """Every note kept on an approval (none: empty)."""
 
-    def add_tally(self, counts: dict[str, int], refusals: Sequence[str]) -> None:  # noqa: B027 - optional
-        """Add one replica's decision counts and its latest refusals (JSON, oldest first) to the
-        cluster's (:mod:`gitvow_proxy.cluster_view`). The default keeps none: a store of one
-        process has one audit log, which is read instead."""
+    def add_tally(self, counts: dict[str, int], refusals: Sequence[str],  # noqa: B027 - optional
+                  timed: Mapping[tuple[int, str], int] | None = None) -> None:
+        """Add one replica's decision counts, its latest refusals (JSON, oldest first) and its
+        counts per :data:`TALLY_SLOT` (``(slot start, series) → n``, for the decisions-over-time
+        chart) to the cluster's (:mod:`gitvow_proxy.cluster_view`). The default keeps none: a
+        store of one process has one audit log, which is read instead."""
 
     def tally(self) -> tuple[dict[str, int], list[dict[str, object]]] | None:
         """Every replica's decision counts and latest refusals (newest first); None when the
         store keeps none (then the audit log is the view)."""
+        return None
+
+    def timeline(self, width: int, first: int, buckets: int) -> dict[str, list[int]] | None:
+        """Every replica's decisions per series in ``buckets`` buckets of ``width`` seconds (one
+        of :data:`TIMELINE`'s), the first starting at ``first`` (a multiple of ``width``); None
+        when the store keeps none (then the audit log is the view)."""
         return None
 
     def epoch(self) -> float | None:

@@ -19,7 +19,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -30,6 +30,7 @@ from redis.retry import Retry
 
 from gitvow_proxy.approvals import APPROVED, EXPIRED, FAILED, PENDING, REJECTED, RESTAGE, SENDING, SENT, Approval
 from gitvow_proxy.store.interface import (
+    TIMELINE,
     ApprovalError,
     Store,
     StoreError,
@@ -270,7 +271,8 @@ class RedisStore(Store):
     def canary(self, agent: str) -> str:
         return str(self._call(lambda: self._issue(keys=[PREFIX + "canaries"], args=[agent, new_canary()])))
 
-    def add_tally(self, counts: dict[str, int], refusals: Sequence[str]) -> None:
+    def add_tally(self, counts: dict[str, int], refusals: Sequence[str],
+                  timed: Mapping[tuple[int, str], int] | None = None) -> None:
         def run() -> None:
             pipe = self._redis.pipeline(transaction=False)
             for series, n in counts.items():
@@ -278,6 +280,14 @@ class RedisStore(Store):
             if refusals:
                 pipe.lpush(PREFIX + "tally:refusals", *refusals)
                 pipe.ltrim(PREFIX + "tally:refusals", 0, 99)
+            kept: dict[str, int] = {}
+            for (slot, series), n in (timed or {}).items():
+                for width, keep in TIMELINE:  # each bucket a hash (series → n) that expires after its span
+                    key = f"{PREFIX}tally:t:{width}:{slot // width * width}"
+                    pipe.hincrby(key, series, n)
+                    kept[key] = keep + width
+            for key, seconds in kept.items():
+                pipe.expire(key, seconds)
             pipe.execute()
 
         self._call(run)
@@ -292,6 +302,20 @@ class RedisStore(Store):
 
         counts, refusals = self._call(run)
         return {k: int(v) for k, v in counts.items()}, [json.loads(r) for r in refusals]
+
+    def timeline(self, width: int, first: int, buckets: int) -> dict[str, list[int]] | None:
+        def run() -> list[dict[str, str]]:
+            pipe = self._redis.pipeline(transaction=False)
+            for index in range(buckets):
+                pipe.hgetall(f"{PREFIX}tally:t:{width}:{first + index * width}")
+            found: list[dict[str, str]] = pipe.execute()
+            return found
+
+        series: dict[str, list[int]] = {}
+        for index, bucket in enumerate(self._call(run)):
+            for name, n in bucket.items():
+                series.setdefault(name, [0] * buckets)[index] += int(n)
+        return series
 
     def epoch(self) -> float | None:
         return float(self._call(lambda: self._epoch(keys=[PREFIX + "epoch"])))
