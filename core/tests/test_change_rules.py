@@ -245,3 +245,30 @@ def test_a_write_that_names_no_branch_is_judged_as_one_to_the_default_branch_the
     decision = _decide(change, gates)
     assert decision.reason == "branch_protected"
     assert _decide(change, _Forge(None), {"branches": {"default_branch": False}}).reason == "change_unestablished"
+
+
+def test_the_default_branch_in_another_case_is_still_the_default_branch() -> None:
+    """A forge (or a checkout) that folds case would write ``MAIN`` into ``main``."""
+    rules = compile_rules({})
+    for name in ("MAIN", "Main", "main"):
+        verdict = judge(push((name, FAST_FORWARD)), rules, None, "main")
+        assert verdict is not None and verdict.code == "branch_protected", name
+    assert judge(push(("mainline", FAST_FORWARD)), rules, None, "main") is None
+
+
+def test_one_bad_command_refuses_the_whole_push() -> None:
+    """Several ref updates in one push are judged together: one outside the rules refuses them all."""
+    rules = compile_rules({"branches": {"allowed": ["agent/**"], "protected": ["release/*"]}})
+    assert judge(push(("agent/a", FAST_FORWARD), ("agent/b", CREATED)), rules, None, "main") is None
+    for bad in (("main", FAST_FORWARD), ("release/1", CREATED), ("other", CREATED)):
+        verdict = judge(push(("agent/a", FAST_FORWARD), bad, ("agent/b", CREATED)), rules, None, "main")
+        assert verdict is not None and verdict.code in ("branch_not_allowed", "branch_protected"), bad
+
+
+def test_refs_the_command_line_does_not_name_are_refused_only_where_a_branch_rule_could_refuse_them() -> None:
+    unread = Change(unread_refs="a push without a refspec")
+    fenced = compile_rules({"branches": {"allowed": ["agent/**"]}})
+    verdict = judge(unread, fenced, None)
+    assert verdict is not None and verdict.code == "change_unestablished"
+    assert judge(unread, compile_rules({"branches": {"protected": ["main"]}}), None) is not None
+    assert judge(unread, compile_rules({}), None) is None  # the proxy judges the default branch from the pack

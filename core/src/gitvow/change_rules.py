@@ -164,8 +164,18 @@ class ChangeRules:
         return None
 
 
-def judge(change: Change, rules: ChangeRules, agent: str | None, default_branch: str | None = None) -> Verdict | None:
-    """The first rule ``change`` breaks (in the order of the module docstring), or None."""
+def judge(change: Change, rules: ChangeRules, agent: str | None, default_branch: str | None = None,
+          operation: str = "git.push") -> Verdict | None:
+    """The first rule ``change`` breaks (in the order of the module docstring), or None.
+    ``operation`` is the write's own (``git.push``, ``contents.write``, ``ref.write``), named
+    in the verdict."""
+    verdict = _judge(change, rules, agent, default_branch)
+    if verdict is not None and operation != verdict.operation:
+        return replace(verdict, operation=operation)
+    return verdict
+
+
+def _judge(change: Change, rules: ChangeRules, agent: str | None, default_branch: str | None) -> Verdict | None:
     if change.unestablished:
         return Verdict.deny(CHANGE_UNESTABLISHED, f"what the write changes could not be established: "
                             f"{change.unestablished}", operation="git.push")
