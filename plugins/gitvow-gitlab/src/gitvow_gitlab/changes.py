@@ -135,6 +135,36 @@ _READERS: dict[str, Callable[[Match[Route], Mapping[str, object], bytes], Change
 CHANGE_ROUTES = frozenset({*_READERS, f"{_REPO}/files/:file"})
 
 
+_GRAPHQL_KEYS = {"filePath": "file_path", "previousPath": "previous_path", "content": "content"}
+
+
+def graphql_commit_change(value: object) -> Change:
+    """The change of a ``commitCreate(input: {branch, startBranch, actions: [{action, filePath,
+    previousPath, content, encoding}]})`` mutation: the same reading as the commits API (its
+    enums ``CREATE``/``BASE64`` lower-cased). GraphQL has no ``force``."""
+    try:
+        if not isinstance(value, dict):
+            raise WriteUnreadable("the input of commitCreate could not be read")
+        actions = value.get("actions")
+        if not isinstance(actions, list) or len(actions) > _ACTION_LIMIT:
+            raise WriteUnreadable("actions is not a list of at most 10000 entries")
+        files = []
+        for number, entry in enumerate(actions):
+            if not isinstance(entry, dict):
+                raise WriteUnreadable(f"actions[{number}] is not an object")
+            rest: dict[str, object] = {_GRAPHQL_KEYS[k]: v for k, v in entry.items() if k in _GRAPHQL_KEYS}
+            for key in ("action", "encoding"):
+                if isinstance(entry.get(key), str):
+                    rest[key] = str(entry[key]).lower()
+            files.append(_action(rest, number))
+        start = value.get("startBranch")
+        return file_change(canonical_branch(value.get("branch"), "the branch of commitCreate"), files,
+                           kind=CREATED if start is not None else FAST_FORWARD, base=str(start or ""),
+                           body=str(value.get("message") or "").encode("utf-8", "surrogatepass"))
+    except WriteUnreadable as exc:
+        return unestablished(str(exc))
+
+
 def rest_change(request: Request, match: Match[Route], params: Mapping[str, object] | None) -> Change | None:
     """The change of a REST write on ``match`` (its parameters ``params``, None if unreadable),
     or None when the route changes no branch or file."""
@@ -152,4 +182,4 @@ def rest_change(request: Request, match: Match[Route], params: Mapping[str, obje
         return unestablished(str(exc))
 
 
-__all__ = ["CHANGE_ROUTES", "rest_change"]
+__all__ = ["CHANGE_ROUTES", "graphql_commit_change", "rest_change"]

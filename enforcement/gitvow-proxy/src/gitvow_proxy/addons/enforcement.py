@@ -122,9 +122,11 @@ def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
 
 def _judge(runtime: Runtime, request: Request, adapter: Adapter, classification: Classification,
            caller: Caller) -> tuple[Decision, str | None]:
-    """Stages 2-8 and the gates' note, in one thread (the note is per thread)."""
-    decision = runtime.engine.decide_classified(request, adapter, classification, caller, runtime.gates)
-    return decision, runtime.gates.take_note()
+    """Stages 2-8 and the gates' note, in one thread (the note is per thread); a budgeted write
+    reaches the store once (:meth:`~gitvow_proxy.gates.ProxyGates.judge`)."""
+    gates = runtime.gates
+    decision = gates.judge(lambda: runtime.engine.decide_classified(request, adapter, classification, caller, gates))
+    return decision, gates.take_note()
 
 
 def _refund(runtime: Runtime, taken: Taken) -> None:
