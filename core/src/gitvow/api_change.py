@@ -171,6 +171,19 @@ def branch_deleted(branch: str) -> Change:
     return Change(refs=(RefChange(BRANCH_PREFIX + branch, "", "", DELETED),))
 
 
+TAG_PREFIX = "refs/tags/"
+
+
+def tag_created(tag: str, target: str = "") -> Change:
+    """A tag created through the API: judged by ``[branches]`` by its full ref (``refs/tags/v1``)."""
+    return Change(refs=(RefChange(TAG_PREFIX + tag, "", target, CREATED),))
+
+
+def tag_deleted(tag: str) -> Change:
+    """A tag deleted through the API: ``ref.delete``, as a deletion pushed with git."""
+    return Change(refs=(RefChange(TAG_PREFIX + tag, "", "", DELETED),))
+
+
 def unestablished(reason: str) -> Change:
     """A write whose change could not be read: the ``change`` stage refuses it with ``reason``."""
     return Change(unestablished=reason)
@@ -178,5 +191,6 @@ def unestablished(reason: str) -> Change:
 
 __all__ = [
     "DEFAULT_BRANCH_REF", "FileWrite", "WriteUnreadable", "branch_created", "branch_deleted", "branch_ref",
-    "canonical_branch", "canonical_path", "decode_content", "file_change", "unestablished",
+    "canonical_branch", "canonical_path", "decode_content", "file_change", "tag_created", "tag_deleted",
+    "unestablished",
 ]
