@@ -177,6 +177,19 @@ def branch_deleted(branch: str) -> Change:
     return Change(refs=(RefChange(BRANCH_PREFIX + branch, "", "", DELETED),))
 
 
+TAG_PREFIX = "refs/tags/"
+
+
+def tag_created(tag: str, target: str = "") -> Change:
+    """A tag created through the API: judged by ``[branches]`` by its full ref (``refs/tags/v1``)."""
+    return Change(refs=(RefChange(TAG_PREFIX + tag, "", target, CREATED),))
+
+
+def tag_deleted(tag: str) -> Change:
+    """A tag deleted through the API: ``ref.delete``, as a deletion pushed with git."""
+    return Change(refs=(RefChange(TAG_PREFIX + tag, "", "", DELETED),))
+
+
 def unestablished(reason: str, refs: Sequence[RefChange] = ()) -> Change:
     """A write whose change could not be read: the ``change`` stage refuses it with ``reason``
     (``refs``: the ref updates it was seen to make, so ``ref.force``/``ref.delete`` still apply)."""
@@ -341,5 +354,5 @@ __all__ = [
     "DEFAULT_BRANCH_REF", "SMALL_BODY", "BodyUnreadable", "FileWrite", "WriteUnreadable", "body_texts",
     "branch_created", "branch_deleted", "branch_ref", "branch_refs", "canonical_branch", "canonical_path",
     "decode_base64", "decode_content", "file_change", "merge_changes", "qualified_refs", "read_json", "ref_changes",
-    "unestablished", "write_change",
+    "tag_created", "tag_deleted", "unestablished", "write_change",
 ]
