@@ -233,6 +233,20 @@ def test_a_directory_something_left_matches_what_could_be_inside(directory: str,
     assert path_matches(directory, pattern) is expected
 
 
+def test_a_write_that_names_no_branch_is_judged_as_one_to_the_default_branch_the_forge_names() -> None:
+    from gitvow.change import DEFAULT_BRANCH_REF
+
+    change = Change(refs=(RefChange(DEFAULT_BRANCH_REF, "", "", FAST_FORWARD),), paths=("a.txt",))
+    gates = _Forge("trunk")
+    decision = _decide(change, gates, {"branches": {"default_branch": False}})
+    assert decision.action is Action.FORWARD and gates.asked == 1  # asked even with the rule off: the name
+    decision = _decide(change, gates, {"branches": {"default_branch": False, "allowed": ["agent/**"]}})
+    assert decision.reason == "branch_not_allowed" and "refs/heads/trunk" in (decision.message or "")
+    decision = _decide(change, gates)
+    assert decision.reason == "branch_protected"
+    assert _decide(change, _Forge(None), {"branches": {"default_branch": False}}).reason == "change_unestablished"
+
+
 def test_the_default_branch_in_another_case_is_still_the_default_branch() -> None:
     """A forge (or a checkout) that folds case would write ``MAIN`` into ``main``."""
     rules = compile_rules({})
