@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from gitvow.change import (
@@ -39,7 +40,7 @@ from gitvow.change import (
     RefChange,
     SecretFinding,
 )
-from gitvow.secrets import scan
+from gitvow.secrets import scan, scan_text
 
 #: How much of each written file, and of all of them, is kept for the human asked to approve.
 SHOWN_PER_FILE = 64 * 1024
@@ -171,12 +172,182 @@ def branch_deleted(branch: str) -> Change:
     return Change(refs=(RefChange(BRANCH_PREFIX + branch, "", "", DELETED),))
 
 
-def unestablished(reason: str) -> Change:
-    """A write whose change could not be read: the ``change`` stage refuses it with ``reason``."""
-    return Change(unestablished=reason)
+TAG_PREFIX = "refs/tags/"
+
+
+def tag_created(tag: str, target: str = "") -> Change:
+    """A tag created through the API: judged by ``[branches]`` by its full ref (``refs/tags/v1``)."""
+    return Change(refs=(RefChange(TAG_PREFIX + tag, "", target, CREATED),))
+
+
+def tag_deleted(tag: str) -> Change:
+    """A tag deleted through the API: ``ref.delete``, as a deletion pushed with git."""
+    return Change(refs=(RefChange(TAG_PREFIX + tag, "", "", DELETED),))
+
+
+def unestablished(reason: str, refs: Sequence[RefChange] = ()) -> Change:
+    """A write whose change could not be read: the ``change`` stage refuses it with ``reason``
+    (``refs``: the ref updates it was seen to make, so ``ref.force``/``ref.delete`` still apply)."""
+    return Change(refs=tuple(refs), unestablished=reason)
+
+
+# -- reading a JSON write body (GitHub's contents, Git Data and GraphQL writes) ---------------
+
+#: The longest body of a write that carries no file content (a ref update, a merge) read.
+SMALL_BODY = 64 * 1024
+#: Most strings of one body scanned apart from file contents (a body is bounded by the proxy).
+TEXT_LIMIT = 100_000
+
+
+class BodyUnreadable(ValueError):
+    """The body is not what the forge's API reads (not JSON, not an object, over the limit)."""
+
+
+def read_json(body: bytes, limit: int | None = None) -> dict[str, object]:
+    """A JSON object body (at most ``limit`` bytes), or :class:`BodyUnreadable`."""
+    if limit is not None and len(body) > limit:
+        raise BodyUnreadable(f"the body is over {limit} bytes")
+    try:
+        data = json.loads(body) if body.strip() else {}
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise BodyUnreadable("the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise BodyUnreadable("the body is not a JSON object")
+    return data
+
+
+def branch_refs(name: str) -> tuple[str, ...]:
+    """The full refs a branch argument may name, for a forge that takes more than the strict
+    branch names of :func:`canonical_branch` (GitHub's ``branch``, ``branchName``, ``base``):
+    ``x`` → ``refs/heads/x``; ``refs/…`` as it is and as a branch literally called so;
+    ``heads/x`` also as ``refs/heads/x``. Every spelling the forge could read is judged, so
+    none slips past a branch rule. Empty for an empty name."""
+    name = name.strip()
+    if not name:
+        return ()
+    found = [name if name.startswith("refs/") else BRANCH_PREFIX + name]
+    if name.startswith("refs/"):
+        found.append(BRANCH_PREFIX + name)
+    if name.startswith("heads/"):
+        found.append("refs/" + name)
+    return tuple(dict.fromkeys(found))
+
+
+def qualified_refs(name: str) -> tuple[str, ...]:
+    """The full ref an argument that names one below ``refs/`` means (``refs/heads/x``, or
+    ``heads/x`` as GitHub's ``git/refs/{ref}`` writes it); a bare name is taken as a branch."""
+    name = name.strip()
+    if not name:
+        return ()
+    if name.startswith("refs/"):
+        return (name,)
+    return ("refs/" + name,) if "/" in name else (BRANCH_PREFIX + name,)
+
+
+def ref_changes(names: Iterable[str], kind: str, *, old: str = "", new: str = "") -> tuple[RefChange, ...]:
+    """One :class:`RefChange` of ``kind`` for each full ref ``names`` lists (deduplicated)."""
+    return tuple(RefChange(ref, old, new, kind) for ref in dict.fromkeys(names))
+
+
+def decode_base64(text: str) -> bytes | None:
+    """:func:`decode_content` of base64, or None when it does not decode."""
+    try:
+        return decode_content(text, "base64", "a file")
+    except WriteUnreadable:
+        return None
+
+
+def body_texts(value: object, *, skip: frozenset[str] = frozenset()) -> Iterator[str]:
+    """Every string of a decoded JSON value, keys included, depth first, so a credential behind a
+    JSON escape (``\\u0041KIA…``) is scanned as the forge stores it; the values of keys in
+    ``skip`` (file contents, scanned as decoded bytes instead) are left out."""
+    todo: list[object] = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                yield str(key)
+                if key not in skip:
+                    todo.append(child)
+        elif isinstance(item, list):
+            todo.extend(item)
+
+
+def write_change(
+    refs: Sequence[RefChange] = (),
+    files: Sequence[FileWrite] = (),
+    *,
+    contents: Sequence[bytes] = (),
+    texts: Iterable[str] = (),
+    heads: Sequence[str] = (),
+    unestablished: str = "",
+    default_branch_at: str = "",
+) -> Change:
+    """The change of an API write that moves ``refs`` (any number, any kind) and touches
+    ``files``: each path canonical (:func:`canonical_path`; one that is not makes the change
+    unestablished; a path ending in ``/`` is a directory whose content changes in ways the
+    write does not list, a subtree put in place by id), contents counted and scanned, as are
+    ``contents`` (new content at no path the write names: a git blob) and ``texts`` (the
+    body's other strings: a commit message, an author). ``heads`` are branches named as the
+    agent's own (a pull request's head)."""
+    paths: dict[str, None] = {}
+    findings: dict[tuple[str, str], SecretFinding] = {}
+    sizes = [len(content) for content in contents]
+    problems = [unestablished] if unestablished else []
+    shown: list[FileWrite] = []
+    for content in contents:
+        for found in scan(content):
+            findings.setdefault((found.kind, found.fingerprint), found)
+    for write in files:
+        directory = write.path.endswith("/") and len(write.path) > 1
+        try:
+            path = canonical_path(write.path[:-1] if directory else write.path)
+        except WriteUnreadable as exc:
+            problems.append(str(exc))
+            continue
+        paths.setdefault(path + "/" if directory else path)
+        if write.content is None:
+            continue
+        shown.append(FileWrite(path, write.content))
+        sizes.append(len(write.content))
+        for found in scan(write.content, path):
+            findings.setdefault((found.kind, found.fingerprint), found)
+    for n, text in enumerate(texts):
+        if n >= TEXT_LIMIT:
+            problems.append("the body has too many strings to scan")
+            break
+        for found in scan_text(text):
+            findings.setdefault((found.kind, found.fingerprint), found)
+    return Change(
+        refs=tuple(refs), paths=tuple(paths), added_bytes=sum(sizes), largest=max(sizes, default=0),
+        secrets=tuple(findings.values()), unestablished="; ".join(dict.fromkeys(problems)),
+        diffs=_shown(shown, {f.path for f in findings.values()}), heads=tuple(dict.fromkeys(heads)),
+        default_branch_at=default_branch_at,
+    )
+
+
+def merge_changes(changes: Iterable[Change], *, default_branch_at: str = "") -> Change:
+    """Several writes of one request (a GraphQL document's fields) as one change: it is allowed
+    only if all of it is."""
+    items = list(changes)
+    return Change(
+        refs=tuple(r for c in items for r in c.refs),
+        paths=tuple(dict.fromkeys(p for c in items for p in c.paths)),
+        added_bytes=sum(c.added_bytes for c in items),
+        largest=max((c.largest for c in items), default=0),
+        secrets=tuple(dict.fromkeys(s for c in items for s in c.secrets)),
+        unestablished="; ".join(dict.fromkeys(c.unestablished for c in items if c.unestablished)),
+        diffs=tuple(d for c in items for d in c.diffs),
+        heads=tuple(dict.fromkeys(h for c in items for h in c.heads)),
+        default_branch_at=default_branch_at or next((c.default_branch_at for c in items if c.default_branch_at), ""),
+    )
 
 
 __all__ = [
-    "DEFAULT_BRANCH_REF", "FileWrite", "WriteUnreadable", "branch_created", "branch_deleted", "branch_ref",
-    "canonical_branch", "canonical_path", "decode_content", "file_change", "unestablished",
+    "DEFAULT_BRANCH_REF", "SMALL_BODY", "BodyUnreadable", "FileWrite", "WriteUnreadable", "body_texts",
+    "branch_created", "branch_deleted", "branch_ref", "branch_refs", "canonical_branch", "canonical_path",
+    "decode_base64", "decode_content", "file_change", "merge_changes", "qualified_refs", "read_json", "ref_changes",
+    "tag_created", "tag_deleted", "unestablished", "write_change",
 ]

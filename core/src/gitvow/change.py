@@ -86,6 +86,15 @@ class Change:
     #: ``git push`` with no refspec, ``--all``, ``--mirror``): refused (``change_unestablished``)
     #: only where a listed branch rule could refuse one of them.
     unread_refs: str = ""
+    #: Branches the write names as the agent's own without writing them (a pull request's
+    #: head): only the allowed-branch patterns judge them.
+    heads: tuple[str, ...] = ()
+    #: Where the forge's API describes the written repository (a path on the request's host
+    #: answering JSON with ``default_branch``): how an API write's default branch is read when
+    #: the forge serves git on another host (api.github.com). ``{repo}`` (``owner/name``) and
+    #: ``{repo_quoted}`` (percent-encoded, ``/`` included) stand for the repository once
+    #: established (a GraphQL write may name it by node id only).
+    default_branch_at: str = ""
 
     @property
     def files(self) -> int:
@@ -109,6 +118,7 @@ class Change:
             "added_bytes": self.added_bytes,
             "largest": self.largest,
             "secrets": [{"kind": s.kind, "fingerprint": s.fingerprint, "path": s.path} for s in self.secrets],
+            **({"heads": list(self.heads)} if self.heads else {}),
             **({"unestablished": self.unestablished} if self.unestablished else {}),
         }
 

@@ -164,8 +164,18 @@ class ChangeRules:
         return None
 
 
-def judge(change: Change, rules: ChangeRules, agent: str | None, default_branch: str | None = None) -> Verdict | None:
-    """The first rule ``change`` breaks (in the order of the module docstring), or None."""
+def judge(change: Change, rules: ChangeRules, agent: str | None, default_branch: str | None = None,
+          operation: str = "git.push") -> Verdict | None:
+    """The first rule ``change`` breaks (in the order of the module docstring), or None.
+    ``operation`` is the write's own (``git.push``, ``contents.write``, ``ref.write``), named
+    in the verdict."""
+    verdict = _judge(change, rules, agent, default_branch)
+    if verdict is not None and operation != verdict.operation:
+        return replace(verdict, operation=operation)
+    return verdict
+
+
+def _judge(change: Change, rules: ChangeRules, agent: str | None, default_branch: str | None) -> Verdict | None:
     if change.unestablished:
         return Verdict.deny(CHANGE_UNESTABLISHED, f"what the write changes could not be established: "
                             f"{change.unestablished}", operation="git.push")
@@ -187,18 +197,32 @@ def judge(change: Change, rules: ChangeRules, agent: str | None, default_branch:
                 and ref.branch.lower() == default_branch.lower():
             return Verdict.deny(BRANCH_PROTECTED, f"{ref.ref} is the repository's default branch",
                                 operation="git.push", instead="push to a branch of your own and open a pull request")
-    too_large = _size(change, rules)
-    if too_large is not None:
-        return too_large
-    if rules.secrets:
-        secrets = [s for s in change.secrets if s.fingerprint not in rules.secrets_allow]
-        if secrets:
-            first = secrets[0]
-            where = f" in {first.path}" if first.path else ""
-            return Verdict.deny(SECRET_DETECTED, f"a credential of kind {first.kind} (fingerprint {first.fingerprint})"
-                                f"{where}" + (f" and {len(secrets) - 1} more" if len(secrets) > 1 else ""),
-                                operation="git.push", instead="remove it from the commits; rotate it if it is real")
-    return _paths(change, rules)
+    return _heads(change, rules, agent) or _size(change, rules) or _secrets(change, rules) or _paths(change, rules)
+
+
+def _secrets(change: Change, rules: ChangeRules) -> Verdict | None:
+    """A credential of a known format not listed in ``[secrets] allow`` (kind and fingerprint only)."""
+    if not rules.secrets:
+        return None
+    secrets = [s for s in change.secrets if s.fingerprint not in rules.secrets_allow]
+    if not secrets:
+        return None
+    first = secrets[0]
+    where = f" in {first.path}" if first.path else ""
+    return Verdict.deny(SECRET_DETECTED, f"a credential of kind {first.kind} (fingerprint {first.fingerprint})"
+                        f"{where}" + (f" and {len(secrets) - 1} more" if len(secrets) > 1 else ""),
+                        operation="git.push", instead="remove it from the commits; rotate it if it is real")
+
+
+def _heads(change: Change, rules: ChangeRules, agent: str | None) -> Verdict | None:
+    """A branch named as the agent's own (a pull request's head) outside its allowed patterns."""
+    allowed = rules.allowed_for(agent)
+    for head in change.heads:
+        if allowed and not branch_matches(head, allowed):
+            return Verdict.deny(BRANCH_NOT_ALLOWED, f"{head} is outside the branches this agent may write "
+                                f"({', '.join(allowed)})", operation="git.push",
+                                instead=f"use a branch matching {allowed[0]}")
+    return None
 
 
 def _size(change: Change, rules: ChangeRules) -> Verdict | None:

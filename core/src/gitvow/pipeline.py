@@ -332,7 +332,7 @@ class Engine:
             if not default:
                 return Verdict.deny(CHANGE_UNESTABLISHED, "the repository's default branch could not be read from "
                                     "the forge", operation=ctx.operations[0] if ctx.operations else UNKNOWN)
-        return judge(change, rules, agent, default)
+        return judge(change, rules, agent, default, operation=ctx.operations[0] if ctx.operations else UNKNOWN)
 
     def _unstageable(self, classification: Classification, grant: Grant) -> Verdict | None:
         """The first operation of a request that a human's approval would not cover (denied,

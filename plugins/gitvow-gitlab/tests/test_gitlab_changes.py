@@ -123,3 +123,46 @@ def test_the_default_branch_is_read_where_gitlab_serves_git() -> None:
     adapter = GitLabAdapter()
     request = Request.from_url("POST", f"{API}/repository/commits")
     assert adapter.git_repository_path(request, "group/sub/app") == "/group/sub/app.git"
+
+
+def _graphql(query: str, variables: dict[str, object] | None = None) -> Classification:
+    body = json.dumps({"query": query, "variables": variables or {}}).encode()
+    request = Request.from_url("POST", "https://gitlab.com/api/graphql", body=body, headers=JSON)
+    return GitLabAdapter().classify(request)
+
+
+COMMIT_CREATE = """mutation($input: CommitCreateInput!) { commitCreate(input: $input) { commit { id } errors } }"""
+
+
+def test_graphql_commit_create_carries_the_same_change() -> None:
+    actions = [{"action": "CREATE", "filePath": ".gitlab-ci.yml", "content": "deploy: {}\n"},
+               {"action": "MOVE", "filePath": "b.txt", "previousPath": "a.txt"},
+               {"action": "UPDATE", "filePath": "k.py", "encoding": "BASE64",
+                "content": base64.b64encode(f"K='{CLOUD_KEY}'".encode()).decode()}]
+    result = _graphql(COMMIT_CREATE, {"input": {"projectPath": "team/app", "branch": "agent/x", "message": "m",
+                                                "actions": actions}})
+    change = change_of(result)
+    assert result.operations == ("ref.write",) and result.repo == "team/app"
+    assert change.paths == (".gitlab-ci.yml", "a.txt", "b.txt", "k.py") and change.refs[0].ref == "refs/heads/agent/x"
+    assert [s.path for s in change.secrets] == ["k.py"]
+    literal = _graphql('mutation { commitCreate(input: {projectPath: "team/app", branch: "trunk", message: "m", '
+                       'actions: [{action: DELETE, filePath: "CODEOWNERS"}]}) { errors } }')
+    assert change_of(literal).paths == ("CODEOWNERS",) and change_of(literal).refs[0].branch == "trunk"
+
+
+def test_graphql_commit_create_that_cannot_be_read_is_unestablished() -> None:
+    two = _graphql('mutation { a: commitCreate(input: {projectPath: "t/a", branch: "x", message: "m", actions: []}) '
+                   '{ errors } b: commitCreate(input: {projectPath: "t/a", branch: "y", message: "m", actions: []}) '
+                   '{ errors } }')
+    assert change_of(two).unestablished
+    escaped = _graphql(COMMIT_CREATE, {"input": {"projectPath": "t/a", "branch": "agent/x", "message": "m",
+                                                 "actions": [{"action": "CREATE", "filePath": "a/../.gitlab-ci.yml"}]}})
+    assert change_of(escaped).unestablished
+
+
+def test_tags_are_refs_of_their_own() -> None:
+    created = change_of(classify("POST", "/repository/tags", {"tag_name": "v1", "ref": "main"}))
+    assert created.refs[0].ref == "refs/tags/v1" and created.refs[0].kind == "created"
+    deleted = classify("DELETE", "/repository/tags/v1")
+    assert deleted.operations == ("ref.write", "ref.delete") and change_of(deleted).refs[0].ref == "refs/tags/v1"
+    assert change_of(classify("POST", "/repository/tags", {"tag_name": "refs/heads/main", "ref": "x"})).unestablished

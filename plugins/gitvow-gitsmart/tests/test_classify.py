@@ -173,3 +173,31 @@ def test_push_command_lines_name_the_refs_they_write(line: str, refs: list[tuple
     assert got is not None and got.change is not None
     assert [(r.ref, r.kind) for r in got.change.refs] == refs
     assert bool(got.change.unread_refs) == unread
+
+
+_A, _B = "a" * 40, "b" * 40
+
+
+@pytest.mark.parametrize("ref", [
+    "refs/heads//main", "refs/heads/main/", "refs/heads/main.", "refs/heads/.hidden", "refs/heads/main.lock",
+    "refs/heads/a..b", "refs/heads/main@{1}", "refs/heads/ma in", "refs/heads/ma\tin", "refs/heads/m~1", "refs/heads/m^",
+    "refs/heads/m:x", "refs/heads/*", "refs/heads/[x", "refs/heads/a\\b", "HEAD", "main", "refs/main", "heads/main",
+])
+def test_ref_names_git_refuses_are_refused_before_any_rule_reads_them(ref: str) -> None:
+    """A forge that normalised ``refs/heads//main`` to ``main`` would write a branch the rules
+    judged under another name: every spelling ``git check-ref-format`` refuses is unreadable."""
+    from gitvow_gitsmart.adapter import push_body
+
+    body = push_body((_A, _B, ref))
+    got = classify_git(Request.from_url("POST", "https://git.example.test/team/app.git/git-receive-pack", body=body))
+    assert got is not None and got.operations == ("unknown",) and "push commands unreadable" in got.note
+
+
+@pytest.mark.parametrize("ref", ["refs/heads/main", "refs/heads/agent/x-1.2", "refs/tags/v1.0", "refs/for/main",
+                                 "refs/pull/1/head", "refs/heads/MAIN", "refs/heads/été"])
+def test_well_formed_ref_names_are_read_as_sent(ref: str) -> None:
+    from gitvow_gitsmart.adapter import push_body
+
+    body = push_body((_A, _B, ref))
+    got = classify_git(Request.from_url("POST", "https://git.example.test/team/app.git/git-receive-pack", body=body))
+    assert got is not None and got.operations == ("git.push",) and got.refs[0].ref == ref

@@ -160,6 +160,9 @@ def describe(operations: tuple[str, ...], method: str, url: str, body: bytes,
         writes = [{"unreadable": "the body is too large to summarise"}]
     elif _is_graphql(url, body):
         writes = _graphql(body)
+        changed = _api_change(adapter, operations, method, url, body, headers)  # createCommitOnBranch
+        if changed and len(writes) == 1:
+            writes[0].update(changed)
     else:
         writes = _rest_write(adapter, operations, method, url, body, headers, content_type)
     if len(operations) == 1 or len(operations) == len(writes):

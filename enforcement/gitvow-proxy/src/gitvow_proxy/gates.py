@@ -15,11 +15,12 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
+from urllib.parse import quote
 
 from gitvow.adapters.mcp import credential_name
 from gitvow.evaluator import REPO_UNRESOLVED
 from gitvow.gates import Context, Gates, Throttle
-from gitvow.githead import git_path, head_target, is_git_path
+from gitvow.githead import api_head_target, git_path, head_target, is_git_path
 from gitvow.policy.load import Policy
 from gitvow.repos import RepoPatterns, matches_any
 from gitvow.request import Classification, IssueDraft, Request
@@ -152,6 +153,9 @@ class ProxyGates(Gates):
         An unconstrained deployment answers False and never resolves a target."""
         if not any(op != UNKNOWN for op in _writes(ctx)):
             return False  # reads are never refused for an unknown repository; ``unknown`` always is
+        change = ctx.classification.change
+        if change is not None and change.refs and change.default_branch_at:
+            return True  # the change stage's branch rules ask the forge about the repository
         if self.settings.proxy.allowed_repos is not None or ctx.caller.grant.autonomy:
             return True
         agent = self.agents.get(ctx.caller.name or "")
@@ -224,16 +228,23 @@ class ProxyGates(Gates):
         """The forge's default branch of a pushed repository, from git's own advertisement
         (:mod:`gitvow.githead`), cached like every lookup (and filled for free when the agent's
         clone or fetch advertisement passes through). A write through the API reads the same
-        advertisement at the path its adapter names (:meth:`~gitvow.adapter.Adapter.git_repository_path`).
-        None, so refused, when it cannot be read."""
+        advertisement at the path its adapter names (:meth:`~gitvow.adapter.Adapter.git_repository_path`),
+        or, where git is served on another host, the API's description of the repository
+        (``Change.default_branch_at``). None, so refused, when it cannot be read."""
         repo = ctx.classification.repo
         if repo is None:
             return None
         where = git_path(ctx.request.path) if is_git_path(ctx.request.path) else \
             ctx.adapter.git_repository_path(ctx.request, repo)
-        if where is None:
+        change = ctx.classification.change
+        if where is not None:
+            target = head_target(repo, where)
+        elif change is not None and change.default_branch_at:
+            # git is served on another host (api.github.com): the forge's API describes the repository
+            at = change.default_branch_at.replace("{repo}", repo).replace("{repo_quoted}", quote(repo, safe=""))
+            target = api_head_target(repo, at)
+        else:
             return None
-        target = head_target(repo, where)
         scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
         found, missing = self.resolutions.lookup(scope, (target,))
         if missing:
