@@ -131,6 +131,7 @@ def test_runner_nesting_is_bounded() -> None:
         # a redirection glued to the program is not part of its name
         ("gh>/dev/null pr merge 1", ["gh pr merge 1"]),
         ("gh 2>&1 pr merge 1", ["gh pr merge 1"]),
+        ("echo ${x:-a>b} a>b", ["echo ${x:-a>b} a"]),  # inside ${…} it is no redirection
         # here-strings: a shell reading one runs it
         ("bash <<< 'gh pr merge 1'", ["gh pr merge 1"]),
         ("bash<<<'gh pr merge 1'", ["gh pr merge 1"]),

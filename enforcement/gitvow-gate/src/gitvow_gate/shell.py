@@ -234,6 +234,8 @@ class _Normalizer:
                 i += 1
             elif c == "$" and text[i + 1:i + 2] in ("'", '"'):
                 i = self._dollar_quote(i)
+            elif c == "$" and text[i + 1:i + 2] == "{":
+                i = self._parameter(i)
             else:
                 self._unquoted(c)
                 i += 1
@@ -257,6 +259,17 @@ class _Normalizer:
         body = re.sub(_ANSI_C, _ansi_c_escape, self.text[i + 2:end])
         self._emit("'" + body.replace("'", "'\"'\"'") + "'")
         return end + 1
+
+    def _parameter(self, i: int) -> int:
+        """``${…}`` as it stands: a ``<`` or ``>`` inside (``${x:-a>b}``) is no redirection."""
+        depth, j = 0, i + 1
+        while j < len(self.text):
+            depth += {"{": 1, "}": -1}.get(self.text[j], 0)
+            j += 1
+            if depth == 0:
+                break
+        self._emit(self.text[i:j])
+        return j
 
     def _unquoted(self, c: str) -> None:
         if c in _WORD_ENDS:
@@ -539,7 +552,7 @@ def _here_strings(words: list[str]) -> list[str]:
     """The here-strings of a simple command (``<<< 'text'``, ``<<<text``): its standard input."""
     found: list[str] = []
     for at, word in enumerate(words):
-        match = re.match(_HERE_STRING, word)
+        match = re.match(_HERE_STRING, word) if "<<<" in word else None
         if match is None:
             continue
         rest = word[match.end():]
