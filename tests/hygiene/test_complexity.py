@@ -21,12 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: ``path relative to the checkout:qualified function name`` → why it may exceed the limit.
 #: Generated tables only; anything else here is a debt with the name of who pays it.
-ALLOWED: dict[str, str] = {
-    # Pending, not generated: engineer forgechange is splitting both in the change it is making to the
-    # GitLab adapter (issue 17 item 4); drop these two lines once that lands.
-    "plugins/gitvow-gitlab/src/gitvow_gitlab/adapter.py:GitLabAdapter.classify": "pending: forgechange",
-    "plugins/gitvow-gitlab/src/gitvow_gitlab/glab.py:_classify_api": "pending: forgechange",
-}
+ALLOWED: dict[str, str] = {}
 
 
 def _distributions() -> list[Path]:

@@ -221,7 +221,8 @@ class Engine:
         comes back with ``staged`` set: the gate lets it go on to the proxy, which stages it."""
         classification = Classification(operations=call.operations, repo=call.repo, repos=call.repos,
                                         adapter=call.adapter or adapter.name, unknown_code=call.unknown_code,
-                                        mode_code=call.mode_code, note=call.note, targets=call.targets)
+                                        mode_code=call.mode_code, note=call.note, targets=call.targets,
+                                        change=call.change)
         ctx = Context(_NO_REQUEST, adapter, classification, caller)
         found = self._run_stages(ctx, _AGENT_STAGES, NO_GATES)
         refusal = found.refusal or found.staged
@@ -331,7 +332,7 @@ class Engine:
             if not default:
                 return Verdict.deny(CHANGE_UNESTABLISHED, "the repository's default branch could not be read from "
                                     "the forge", operation=ctx.operations[0] if ctx.operations else UNKNOWN)
-        return judge(change, rules, agent, default)
+        return judge(change, rules, agent, default, operation=ctx.operations[0] if ctx.operations else UNKNOWN)
 
     def _unstageable(self, classification: Classification, grant: Grant) -> Verdict | None:
         """The first operation of a request that a human's approval would not cover (denied,

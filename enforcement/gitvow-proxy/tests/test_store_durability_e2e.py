@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, proxy_env, start_proxy
+from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, github_policy, proxy_env, start_proxy
 
 from gitvow_proxy.testing import REDIS_SERVER, RedisServer
 
@@ -52,31 +51,14 @@ def _used(replica: ProxyProcess) -> int:
 
 def _policy(tmp_path: Path, api: Upstream, redis: RedisServer, ca_file: Path) -> Path:
     policy = tmp_path / "policy.toml"
-    policy.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{api.netloc}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{redis.url}"
-
-        [audit]
-        path = "{tmp_path / 'audit.jsonl'}"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
-
+    github_policy(policy, api, ca_file, redis.url, """
         [budget]
         window_seconds = 3600
-        agents = {{ coder = {{ writes = 20 }} }}
+        agents = { coder = { writes = 20 } }
 
         [approvals]
         poll_interval = 0.2
-    """))
+    """)
     return policy
 
 

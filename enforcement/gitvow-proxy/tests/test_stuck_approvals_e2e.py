@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from proxy_support import (
     Upstream,
     api_reply,
     client,
+    github_policy,
     proxy_env,
     start_proxy,
     start_upstream,
@@ -58,32 +58,14 @@ def slow_forge(ca: trustme.CA, tmp_path: Path) -> Iterator[tuple[Upstream, threa
 
 
 def _policy(path: Path, forge: Upstream, redis: RedisServer, ca_file: Path, admin: int) -> Path:
-    path.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{forge.netloc}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{redis.url}"
-
-        [audit]
-        path = "{path.parent / 'audit.jsonl'}"
-
+    return github_policy(path, forge, ca_file, redis.url, f"""
         [admin]
         listen = "127.0.0.1:{admin}"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
 
         [approvals]
         poll_interval = 0.2
         stuck_after = 5
-    """))
-    return path
+    """)
 
 
 def operator(replica: ProxyProcess, *args: str) -> subprocess.CompletedProcess[str]:

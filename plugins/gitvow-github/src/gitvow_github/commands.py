@@ -15,7 +15,7 @@ from dataclasses import field as dataclass_field
 
 from gitvow.argv import option_at, option_value, positionals
 from gitvow.graphql import GraphQLReader
-from gitvow.request import ToolCall
+from gitvow.request import Classification, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
 ADAPTER = "github"
@@ -214,12 +214,39 @@ def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
             return ToolCall((UNKNOWN,), adapter=ADAPTER, summary=f"{summary}: the document is not on the command line")
         result = classify_graphql("POST", body, reader)
     else:
-        result = classify_rest(method, path)
+        result = _with_change(classify_rest(method, path), path, _rest_body(parsed.raw, parsed.typed, parsed.has_input))
     repo = result.repo
     if repo is not None and ("{owner}" in repo or "{repo}" in repo or ":owner" in repo):
         repo = None  # gh fills these from the current checkout, which the gate does not know
     return ToolCall(result.operations, repo=repo, adapter=ADAPTER, summary=summary, unknown_code=result.unknown_code,
                     mode_code=result.mode_code, note=result.note, targets=result.targets)
+
+
+
+def _with_change(result: Classification, path: str, body: bytes) -> Classification:
+    """The REST call's ``ref.force``/``ref.delete``, read as on the wire (:mod:`gitvow_github.changes`)."""
+    operation_id = result.details.get("operation_id")
+    if not isinstance(operation_id, str) or result.is_unknown or result.operations == (READ,):
+        return result
+    from dataclasses import replace
+
+    from gitvow.change import with_operations
+    from gitvow_github.changes import rest_change
+
+    change = rest_change(operation_id, path, body, "")
+    return result if change is None else replace(result, operations=with_operations(result.operations, change))
+
+
+def _rest_body(raw: list[str], typed: list[str], has_input: bool) -> bytes:
+    """The JSON body ``gh api`` sends for flat ``-f``/``-F`` fields; not JSON when it cannot
+    be told here (``--input``, a file, nested keys): then read as an unreadable body is."""
+    fields: dict[str, object] = {}
+    for field, is_typed in [*((f, False) for f in raw), *((f, True) for f in typed)]:
+        key, sep, value = field.partition("=")
+        if has_input or not sep or "[" in key or (is_typed and value.startswith("@")):
+            return b"\0"
+        fields[key] = _typed(value) if is_typed else value
+    return json.dumps(fields).encode()
 
 
 def _graphql_body(raw: list[str], typed: list[str], has_input: bool) -> bytes | None:

@@ -132,13 +132,13 @@ class ApprovalRelay:
             # whatever answered an approved request here is gitvow, not the forge: not sent
             flow.metadata.setdefault(REFUSED_KEY, flow.response.get_text(strict=False) or "refused")
 
-    def response(self, flow: http.HTTPFlow) -> None:
+    async def response(self, flow: http.HTTPFlow) -> None:
         if APPROVAL_KEY in flow.metadata:
-            self.sender.answered(flow)
+            await self.sender.answered(flow)
 
-    def error(self, flow: http.HTTPFlow) -> None:
+    async def error(self, flow: http.HTTPFlow) -> None:
         if APPROVAL_KEY in flow.metadata:
-            self.sender.answered(flow)
+            await self.sender.answered(flow)
 
     def _stage(self, flow: http.HTTPFlow, staged: StagedRefusal) -> approvals.Approval | None:
         """Stage the refused request (or find it staged already) and answer with its state;

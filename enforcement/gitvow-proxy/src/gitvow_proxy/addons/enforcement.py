@@ -42,7 +42,7 @@ from gitvow_proxy.flow_metadata import (
     Audited,
     StagedRefusal,
 )
-from gitvow_proxy.gates import UNAVAILABLE_RETRY
+from gitvow_proxy.gates import UNAVAILABLE_RETRY, Taken
 from gitvow_proxy.identity import Identity
 from gitvow_proxy.refusals import (
     HOST_NOT_SERVED,
@@ -122,9 +122,19 @@ def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
 
 def _judge(runtime: Runtime, request: Request, adapter: Adapter, classification: Classification,
            caller: Caller) -> tuple[Decision, str | None]:
-    """Stages 2-8 and the gates' note, in one thread (the note is per thread)."""
-    decision = runtime.engine.decide_classified(request, adapter, classification, caller, runtime.gates)
-    return decision, runtime.gates.take_note()
+    """Stages 2-8 and the gates' note, in one thread (the note is per thread); a budgeted write
+    reaches the store once (:meth:`~gitvow_proxy.gates.ProxyGates.judge`)."""
+    gates = runtime.gates
+    decision = gates.judge(lambda: runtime.engine.decide_classified(request, adapter, classification, caller, gates))
+    return decision, gates.take_note()
+
+
+def _refund(runtime: Runtime, taken: Taken) -> None:
+    """Store worker: a write the forge did not perform gives its budget back."""
+    try:
+        runtime.gates.give_back(taken)
+    except Exception as exc:  # nothing waits for this: say it, never raise into the executor
+        log.warning("gitvow: a failed write's budget could not be given back: %s: %s", type(exc).__name__, exc)
 
 
 def _internal_error(flow: http.HTTPFlow, exc: Exception) -> None:
@@ -300,12 +310,17 @@ class PolicyEnforcement:
     def response(self, flow: http.HTTPFlow) -> None:
         taken = flow.metadata.pop(_TAKEN_KEY, None)
         if taken is not None and flow.response is not None and flow.response.status_code >= 400:
-            taken[0].gates.give_back(taken[1])
+            self._give_back(*taken)
 
     def error(self, flow: http.HTTPFlow) -> None:
         taken = flow.metadata.pop(_TAKEN_KEY, None)
         if taken is not None:  # no answer: nothing was performed
-            taken[0].gates.give_back(taken[1])
+            self._give_back(*taken)
+
+    def _give_back(self, runtime: Runtime, taken: Taken) -> None:
+        """The refund reaches the store on its worker, after the decisions queued before it; the
+        answer goes to the client now, whatever the store does."""
+        self._store_worker.submit(_refund, runtime, taken)
 
     def _resolve(self, runtime: Runtime, flow: http.HTTPFlow, pending: Pending) -> None:
         """Worker thread: resolve the targets a gate asked for, through the request's adapter."""
