@@ -19,6 +19,11 @@ makes the change the ``change`` stage judges, exactly as it judges a push:
   could read as another ref (``refs/heads/main``, ``HEAD``, ``a..b``) is refused.
 
 Nothing here quotes the body: the reasons of :class:`WriteUnreadable` are shown to the agent.
+
+JSON bodies that move any number of refs (GitHub's contents, Git Data and GraphQL writes) are
+read with :func:`read_json`, :func:`branch_refs`/:func:`qualified_refs` (every ref a spelling
+may name, so none slips past a branch rule), :func:`body_texts` (every string decoded, so a
+key behind a JSON escape is scanned as stored) and :func:`write_change`/:func:`merge_changes`.
 """
 
 from __future__ import annotations
@@ -170,6 +175,19 @@ def branch_created(branch: str, base: str = "") -> Change:
 def branch_deleted(branch: str) -> Change:
     """A branch deleted through the API: ``ref.delete``, refused unless the policy allows it."""
     return Change(refs=(RefChange(BRANCH_PREFIX + branch, "", "", DELETED),))
+
+
+TAG_PREFIX = "refs/tags/"
+
+
+def tag_created(tag: str, target: str = "") -> Change:
+    """A tag created through the API: judged by ``[branches]`` by its full ref (``refs/tags/v1``)."""
+    return Change(refs=(RefChange(TAG_PREFIX + tag, "", target, CREATED),))
+
+
+def tag_deleted(tag: str) -> Change:
+    """A tag deleted through the API: ``ref.delete``, as a deletion pushed with git."""
+    return Change(refs=(RefChange(TAG_PREFIX + tag, "", "", DELETED),))
 
 
 def unestablished(reason: str, refs: Sequence[RefChange] = ()) -> Change:
@@ -336,5 +354,5 @@ __all__ = [
     "DEFAULT_BRANCH_REF", "SMALL_BODY", "BodyUnreadable", "FileWrite", "WriteUnreadable", "body_texts",
     "branch_created", "branch_deleted", "branch_ref", "branch_refs", "canonical_branch", "canonical_path",
     "decode_base64", "decode_content", "file_change", "merge_changes", "qualified_refs", "read_json", "ref_changes",
-    "unestablished", "write_change",
+    "tag_created", "tag_deleted", "unestablished", "write_change",
 ]

@@ -98,3 +98,14 @@ def test_branches_created_deleted_and_renamed() -> None:
 def test_the_default_branch_is_read_where_gitea_serves_git() -> None:
     assert GiteaAdapter().git_repository_path(Request.from_url("POST", f"{API}/contents"), "team/app") == \
         "/team/app.git"
+
+
+def test_tags_are_refs_of_their_own() -> None:
+    created = change_of(classify("POST", "/tags", {"tag_name": "v1", "target": "main"}))
+    assert created.refs[0].ref == "refs/tags/v1" and created.refs[0].kind == "created"
+    deleted = classify("DELETE", "/tags/v1.0")
+    assert deleted.operations == ("ref.write", "ref.delete") and change_of(deleted).refs[0].ref == "refs/tags/v1.0"
+
+
+def test_merge_upstream_is_the_forges_to_say_so_unestablished() -> None:
+    assert change_of(classify("POST", "/merge-upstream", {"branch": "agent/x"})).unestablished

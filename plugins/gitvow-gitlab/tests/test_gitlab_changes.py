@@ -158,3 +158,11 @@ def test_graphql_commit_create_that_cannot_be_read_is_unestablished() -> None:
     escaped = _graphql(COMMIT_CREATE, {"input": {"projectPath": "t/a", "branch": "agent/x", "message": "m",
                                                  "actions": [{"action": "CREATE", "filePath": "a/../.gitlab-ci.yml"}]}})
     assert change_of(escaped).unestablished
+
+
+def test_tags_are_refs_of_their_own() -> None:
+    created = change_of(classify("POST", "/repository/tags", {"tag_name": "v1", "ref": "main"}))
+    assert created.refs[0].ref == "refs/tags/v1" and created.refs[0].kind == "created"
+    deleted = classify("DELETE", "/repository/tags/v1")
+    assert deleted.operations == ("ref.write", "ref.delete") and change_of(deleted).refs[0].ref == "refs/tags/v1"
+    assert change_of(classify("POST", "/repository/tags", {"tag_name": "refs/heads/main", "ref": "x"})).unestablished

@@ -32,6 +32,7 @@ from gitvow_proxy.approval_context import ContextError
 from gitvow_proxy.approvals import SENDING, Approval, new_id
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.flow_metadata import APPROVAL_KEY, REFUSED_KEY
+from gitvow_proxy.forge_recheck import StuckRecheck
 from gitvow_proxy.identity import read_secret
 from gitvow_proxy.notify import Notifier
 from gitvow_proxy.resolver import tls_context
@@ -66,6 +67,7 @@ class Sender:
         self._tls: tuple[str | None, ssl.SSLContext] | None = None
         self._background: set[asyncio.Future[Any]] = set()
         self.notifier = Notifier(lambda: self.shared.store, self._notify_settings, self._hook_secret)
+        self.recheck = StuckRecheck(shared, self.forge_access)
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(CONCURRENT_SENDS)
@@ -116,6 +118,7 @@ class Sender:
             try:
                 await self.sweep()
                 await self.notifier.watch()
+                await self.recheck.run()
             except StoreUnavailable:  # the store logs its outage once; try again next round
                 pass
             except Exception as exc:  # the loop must outlive any one bad approval

@@ -12,6 +12,10 @@ diffpatch and branches endpoints, read from the JSON body the way Go's ``encodin
 * ``POST /repos/{o}/{r}/branches``: ``new_branch_name`` created; ``DELETE …/branches/{b}``:
   deleted (``ref.delete``); ``PATCH …/branches/{b}`` renames it: the old name deleted
   (``ref.delete``) and the new one created.
+* ``POST /repos/{o}/{r}/merge-upstream`` brings a fork's branch up to its upstream: what it
+  changes is the forge's to say, so it is unestablished (refused).
+* ``POST /repos/{o}/{r}/tags``: ``tag_name`` created (judged by ``[branches]`` by its full ref,
+  ``refs/tags/v1``); ``DELETE …/tags/{t}``: deleted (``ref.delete``).
 
 Go matches JSON keys to fields case-insensitively and keeps the last of several that match:
 two keys that fold to one name (``branch`` and ``Branch``) are refused rather than guessed.
@@ -33,6 +37,8 @@ from gitvow.api_change import (
     canonical_path,
     decode_content,
     file_change,
+    tag_created,
+    tag_deleted,
     unestablished,
 )
 from gitvow.change import CREATED, DELETED, FAST_FORWARD, Change, RefChange
@@ -171,6 +177,15 @@ def _branch_rename(request: Request, match: Match[Route]) -> Change:
     return Change(refs=(RefChange(f"refs/heads/{old}", "", "", DELETED), RefChange(f"refs/heads/{new}", "", "", CREATED)))
 
 
+def _tag_create(request: Request, match: Match[Route]) -> Change:
+    body = json_body(request)
+    return tag_created(canonical_branch(body.get("tag_name"), "the tag_name field"), str(body.get("target") or ""))
+
+
+def _tag_delete(request: Request, match: Match[Route]) -> Change:
+    return tag_deleted(canonical_branch(match.param("tag"), "the tag of the URL"))
+
+
 _READERS: dict[tuple[str, str], Callable[[Request, Match[Route]], Change]] = {
     ("POST", f"{R}/contents/{{filepath*}}"): _contents_file,
     ("PUT", f"{R}/contents/{{filepath*}}"): _contents_file,
@@ -180,6 +195,10 @@ _READERS: dict[tuple[str, str], Callable[[Request, Match[Route]], Change]] = {
     ("POST", f"{R}/branches"): _branch_create,
     ("DELETE", f"{R}/branches/{{branch*}}"): _branch_delete,
     ("PATCH", f"{R}/branches/{{branch*}}"): _branch_rename,
+    ("POST", f"{R}/tags"): _tag_create,
+    ("POST", f"{R}/merge-upstream"): lambda request, match: unestablished(
+        "the commits it brings to the branch are the upstream repository's, held by the forge"),
+    ("DELETE", f"{R}/tags/{{tag*}}"): _tag_delete,
 }
 
 

@@ -51,7 +51,7 @@ FIXTURES: tuple[Fixture, ...] = (
     _w("POST", f"{R}/branches", "ref.write", {"new_branch_name": "topic", "old_ref_name": "main"}),
     _w("DELETE", f"{R}/branches/feature/nested/name", ("ref.write", "ref.delete"),
        note="branch names keep their slashes; a deletion is ref.delete"),
-    _w("DELETE", f"{R}/tags/v1.0", "ref.write"),
+    _w("DELETE", f"{R}/tags/v1.0", ("ref.write", "ref.delete")),
     _w("POST", f"{R}/branch_protections", "branch.protect", {"rule_name": "main"}),
     _w("PUT", f"{R}/contents/docs/guide/intro.md", "contents.write", {"content": "aGk=", "sha": "abc"}),
     _w("POST", f"{R}/releases", "release.write", {"tag_name": "v1.0"}),

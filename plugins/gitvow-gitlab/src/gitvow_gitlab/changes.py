@@ -11,6 +11,8 @@ branches, submodules and changelog APIs, read from the parameters the way Grape 
 * ``POST /projects/:id/repository/branches``: a branch created; ``DELETE …/branches/:branch``:
   deleted (``ref.delete``). ``DELETE …/merged_branches`` deletes whichever branches GitLab finds
   merged: not established from the request, so refused even where deletions are allowed.
+* ``POST …/repository/tags``: a tag created, judged by ``[branches]`` by its full ref
+  (``refs/tags/v1``); ``DELETE …/tags/:tag``: deleted (``ref.delete``).
 * ``PUT …/repository/submodules/:submodule`` moves a submodule pointer on ``branch``;
   ``POST …/repository/changelog`` writes ``file`` (``CHANGELOG.md``) on ``branch`` (the default
   branch when absent).
@@ -34,6 +36,8 @@ from gitvow.api_change import (
     canonical_path,
     decode_content,
     file_change,
+    tag_created,
+    tag_deleted,
     unestablished,
 )
 from gitvow.change import CREATED, FAST_FORWARD, FORCED, Change
@@ -104,6 +108,14 @@ def _branch_delete(match: Match[Route], params: Mapping[str, object], body: byte
     return branch_deleted(canonical_branch(match.param("branch"), "the branch of the URL"))
 
 
+def _tag_create(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
+    return tag_created(canonical_branch(params.get("tag_name"), "the tag_name parameter"), str(params.get("ref") or ""))
+
+
+def _tag_delete(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
+    return tag_deleted(canonical_branch(match.param("tag"), "the tag of the URL"))
+
+
 def _submodule(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
     path = canonical_path(match.param("submodule"), "the submodule path of the URL")
     return file_change(_branch(params), [FileWrite(path)], body=body)
@@ -124,6 +136,8 @@ _READERS: dict[str, Callable[[Match[Route], Mapping[str, object], bytes], Change
     f"{_REPO}/commits": _commits,
     f"{_REPO}/branches": _branch_create,
     f"{_REPO}/branches/:branch": _branch_delete,
+    f"{_REPO}/tags": _tag_create,
+    f"{_REPO}/tags/:tag": _tag_delete,
     f"{_REPO}/submodules/:submodule": _submodule,
     f"{_REPO}/changelog": _changelog,
     f"{_REPO}/merged_branches": _from_forge("which branches it deletes is decided by GitLab, not the request"),
