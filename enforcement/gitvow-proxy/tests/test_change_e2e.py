@@ -267,3 +267,19 @@ def test_a_workflow_change_is_held_shown_and_sent_once_when_approved(agent: Agen
     assert again.returncode == 0, again.stderr
     sends = [s for s in agent.forge.seen if s.method == "POST" and s.path.endswith("/git-receive-pack")]
     assert len(sends) == 1, [s.path for s in sends]
+
+
+def test_a_workflow_deleted_beside_new_code_is_a_protected_change(agent: Agent) -> None:
+    """Deleting ``.github/workflows/ci.yml`` (the whole of ``.github``) in a push that also adds
+    code: the proxy diffs the push against the trees of the branch's last push it read, so the
+    deletion is a changed path (``.github/``) and the push is staged, not sent."""
+    branch = f"agent/{agent.name}-del"
+    agent.commit({"docs/a.md": "a\n"})
+    first = agent.push("origin", f"HEAD:refs/heads/{branch}")
+    assert first.returncode == 0, first.stderr
+    landed = agent.head(branch)
+    git("rm", "-q", ".github/workflows/ci.yml", cwd=agent.work, env=agent.env)
+    agent.commit({"src/new.py": "print('new')\n"}, "drop the workflow, add code")
+    agent.forge.clear()
+    agent.refused(agent.push("origin", f"HEAD:refs/heads/{branch}"), "path_protected")
+    assert agent.head(branch) == landed
