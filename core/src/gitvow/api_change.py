@@ -19,6 +19,11 @@ makes the change the ``change`` stage judges, exactly as it judges a push:
   could read as another ref (``refs/heads/main``, ``HEAD``, ``a..b``) is refused.
 
 Nothing here quotes the body: the reasons of :class:`WriteUnreadable` are shown to the agent.
+
+JSON bodies that move any number of refs (GitHub's contents, Git Data and GraphQL writes) are
+read with :func:`read_json`, :func:`branch_refs`/:func:`qualified_refs` (every ref a spelling
+may name, so none slips past a branch rule), :func:`body_texts` (every string decoded, so a
+key behind a JSON escape is scanned as stored) and :func:`write_change`/:func:`merge_changes`.
 """
 
 from __future__ import annotations

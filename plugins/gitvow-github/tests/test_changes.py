@@ -240,3 +240,14 @@ def test_graphql_ref_mutations() -> None:
     assert code(change_of(retarget)) == "branch_protected"
     titled = graphql('mutation { updatePullRequest(input: {pullRequestId: "PR_1", title: "t"}) { clientMutationId } }')
     assert titled.change is None
+
+
+def test_a_query_string_on_a_write_is_not_guessed_at() -> None:
+    """GitHub merges query parameters with the body's: ``?branch=main`` beside a body naming
+    an agent branch is not established, and a deletion stays a deletion."""
+    raw = json.dumps({"content": b64("x"), "branch": "agent/x"}).encode()
+    result = ADAPTER.classify(Request.from_url("PUT", "https://api.github.com/repos/o/r/contents/a?branch=main",
+                                               body=raw))
+    assert code(change_of(result)) == "change_unestablished"
+    deleted = ADAPTER.classify(Request.from_url("DELETE", "https://api.github.com/repos/o/r/git/refs/heads/x?a=1"))
+    assert "ref.delete" in deleted.operations

@@ -159,10 +159,7 @@ def describe(operations: tuple[str, ...], method: str, url: str, body: bytes,
     elif len(body) > READ_LIMIT:
         writes = [{"unreadable": "the body is too large to summarise"}]
     elif _is_graphql(url, body):
-        writes = _graphql(body)
-        changed = _api_change(adapter, operations, method, url, body, headers)  # createCommitOnBranch
-        if changed and len(writes) == 1:
-            writes[0].update(changed)
+        writes = _graphql_write(adapter, operations, method, url, body, headers)
     else:
         writes = _rest_write(adapter, operations, method, url, body, headers, content_type)
     if len(operations) == 1 or len(operations) == len(writes):
@@ -194,6 +191,17 @@ def _push(body: bytes, encoded: str) -> dict[str, Any]:
         return dict(describe_push(body, lambda path: DEFAULT_RULES.path_verdict(path) is not None))
     except Exception as exc:  # shown to the human as it is; the push stays held
         return {"unreadable": f"the push could not be read ({type(exc).__name__}: {exc})"}
+
+
+def _graphql_write(adapter: str, operations: tuple[str, ...], method: str, url: str, body: bytes,
+                   headers: tuple[tuple[str, str], ...]) -> list[dict[str, Any]]:
+    """A GraphQL write's fields, and what it changes (``createCommitOnBranch``: the branch, the
+    paths, each file as it leaves it) when its adapter reads a change from it."""
+    writes = _graphql(body)
+    changed = _api_change(adapter, operations, method, url, body, headers)
+    if changed and len(writes) == 1:
+        writes[0].update(changed)
+    return writes
 
 
 def _rest_write(adapter: str, operations: tuple[str, ...], method: str, url: str, body: bytes,

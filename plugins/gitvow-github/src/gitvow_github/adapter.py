@@ -47,7 +47,8 @@ def _with_rest_change(result: Classification, request: Request, below: str) -> C
     from gitvow.change import with_operations
     from gitvow_github.changes import rest_change
 
-    change = rest_change(operation_id, below, request.body, request.path[: len(request.path) - len(below)])
+    change = rest_change(operation_id, below, request.body, request.path[: len(request.path) - len(below)],
+                         request.query)
     if change is None:
         return result
     return replace(result, operations=with_operations(result.operations, change), change=change)

@@ -197,13 +197,24 @@ def _ref_names(ref: str) -> tuple[str, ...]:
     return qualified_refs(ref) + (("refs/" + ref,) if ref.startswith("refs/") else ())
 
 
-def rest_change(operation_id: str, path: str, body: bytes, api_root: str) -> Change | None:
+def rest_change(operation_id: str, path: str, body: bytes, api_root: str, query: str = "") -> Change | None:
     """The change of a REST write whose route is ``operation_id``; ``path`` is below the API
     root (``/repos/o/r/contents/a.txt``), ``api_root`` the root's own path (``""`` on
-    api.github.com, ``/api/v3`` on GHES). None for a route that changes no ref or content."""
+    api.github.com, ``/api/v3`` on GHES). None for a route that changes no ref or content.
+
+    A query string on such a write is unestablished: GitHub (Rails) merges query parameters
+    with the body's, so ``?branch=main`` could name another branch than the body was read for."""
     reader = _rest_reader(operation_id)
     if reader is None:
         return None
+    if query:
+        found = _read(reader, operation_id, path, body, api_root)
+        refs = found.refs if found is not None else ()
+        return unestablished("a query string on a write GitHub may read it from as well as the body", refs)
+    return _read(reader, operation_id, path, body, api_root)
+
+
+def _read(reader: _Reader, operation_id: str, path: str, body: bytes, api_root: str) -> Change | None:
     segments = [unquote(part) for part in path.strip("/").split("/")]
     at = api_root + REPOSITORY_AT
     try:
