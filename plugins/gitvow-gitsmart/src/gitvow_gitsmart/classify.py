@@ -10,7 +10,7 @@ from gitvow.change import with_operations
 from gitvow.change_rules import CHANGE_TOO_LARGE
 from gitvow.request import Classification, Request
 from gitvow.secrets import scan
-from gitvow_gitsmart.changes import KnownTrees, push_change, tip_files
+from gitvow_gitsmart.changes import KnownTrees, commit_links, push_change, tip_files
 from gitvow_gitsmart.pack import PACK_LIMIT, PackError, PackTooLarge, read_pack
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT, PktLineError, read_commands
 
@@ -132,9 +132,14 @@ def describe_push(body: bytes, protected: Callable[[str], bool], *, limit: int =
     refs, start = read_commands(body, limit=limit)
     pack = read_pack(memoryview(body)[start:], limit=pack_limit)
     change = push_change(refs, pack, KNOWN_TREES)
+    unknown = [parent for raw in pack.commits.values() for parent in commit_links(raw)[1]
+               if parent not in pack.commits and KNOWN_TREES.root(parent) is None]
     shown: dict[str, str] = {
         "refs": "; ".join(f"{r.ref} {r.kind} {r.old[:12]}..{r.new[:12]}" for r in change.refs),
         "paths": ", ".join(change.paths) or "(none)",
+        **({"paths read": "from the pushed trees alone: the parent's trees are not known in this process, so a "
+                          "file deleted beside new content in the same directory is not listed (the proxy's "
+                          "desk shows the diff where the proxy read the branch's last push)"} if unknown else {}),
         "added": f"{change.added_bytes} bytes in {len(pack.blobs)} new files (largest {change.largest})",
     }
     for ref in change.refs:
