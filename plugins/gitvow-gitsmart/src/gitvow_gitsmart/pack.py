@@ -21,12 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gitvow.change import SecretFinding
+from gitvow_gitsmart.limits import PACK_LIMIT  # a pushed pack larger than this is refused unread
 
 COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
 OFS_DELTA, REF_DELTA = 6, 7
 TYPE_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", TAG: b"tag"}
-#: A pushed pack larger than this is refused unread (``[adapters.gitsmart] pack_limit``).
-PACK_LIMIT = 256 * 1024 * 1024
 _CHUNK = 64 * 1024
 _BASE_CACHE = 32 * 1024 * 1024
 
