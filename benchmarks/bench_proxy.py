@@ -1,18 +1,25 @@
-"""Proxy throughput: ``gitvow proxy`` (full pipeline + credential injection + audit) against
-bare ``mitmdump``, in the same run, in front of the same loopback upstream.
+"""Proxy throughput: ``gitvow proxy`` (full pipeline + credential injection + audit) against a
+mitmproxy passthrough holding the same protocol addons, in the same run, in front of the same
+loopback upstream.
 
 Run: ``python benchmarks/bench_proxy.py [--duration 5] [--rounds 3] [--clients 4] [--redis]``
 
-Both proxies run at once; rounds alternate between them so machine noise hits both alike.
+The baseline, ``passthrough``, is mitmproxy's ``Master`` with exactly the protocol addons
+``gitvow proxy`` runs (:func:`gitvow_proxy.run.lean_addons`: core, block, disable_h2c,
+proxyserver, script, next_layer, tlsconfig, upstream_auth, errorcheck), built as ``gitvow
+proxy`` builds its own (same options, same import footprint, ``gc.freeze``) and forwarding
+everything: the difference is gitvow's own work. Bare ``mitmdump --proxyauth`` (all its
+default addons) runs too, for comparison with earlier figures (``--no-mitmdump`` drops it).
+Every proxy runs at once; rounds alternate between them (ABBA) so machine noise hits all alike.
 Workloads, on a GitHub Enterprise style host mapped to the ``github`` adapter:
 
 - ``rest``: ``GET /api/v3/repos/team/app/pulls`` (read, allowed at advisory)
 - ``graphql``: ``POST /api/graphql`` with a small query (read, parsed under limits)
-- ``write`` (with ``--redis``): ``POST …/issues/1/comments``, an allowed write that reads the
-  run-time pauses, counts itself and takes from a budget: every one reaches the state store
+- ``write``: ``POST …/issues/1/comments``, an allowed write that reads the run-time pauses,
+  counts itself and takes from a ``[budget]``: every one reaches the state store
 
-``--redis`` adds a third proxy, ``gitvow`` with ``[proxy] state`` in a ``redis-server`` the
-script starts, and reports its throughput over the SQLite one's (``redis ratio``).
+``--redis`` adds ``gitvow-redis``, ``gitvow`` with ``[proxy] state`` in a ``redis-server`` the
+script starts (the other ``gitvow`` keeps its state in SQLite).
 
 Clients are separate processes with keep-alive connections through the proxy; a ``direct``
 row (no proxy) shows the clients and the upstream are not what limits the figures. The
@@ -50,8 +57,10 @@ GRAPHQL = json.dumps({"query": 'query { repository(owner: "team", name: "app") {
 WORKLOADS = {
     "rest": ("GET", "/api/v3/repos/team/app/pulls", b""),
     "graphql": ("POST", "/api/graphql", GRAPHQL),
+    "write": ("POST", "/api/v3/repos/team/app/issues/1/comments", json.dumps({"body": "a benchmark comment"}).encode()),
 }
-WRITE = ("POST", "/api/v3/repos/team/app/issues/1/comments", json.dumps({"body": "a benchmark comment"}).encode())
+#: The baseline every ratio is taken against.
+BASE = "passthrough"
 REPLY = json.dumps([{"number": n, "title": f"pull request {n}"} for n in range(5)]).encode()
 
 
@@ -70,6 +79,38 @@ def serve_upstream(cert_dir: Path) -> None:
     server = RecordingServer(reply, certfile=cert_dir / "server.pem", record=False)
     print(server.port, flush=True)
     server.serve_forever()
+
+
+# -- the passthrough (its own process) -----------------------------------------------------
+
+def serve_passthrough(port: int, confdir: Path, upstream_ca: Path) -> None:
+    """mitmproxy's ``Master`` with the protocol addons ``gitvow proxy`` holds and nothing else,
+    built as :func:`gitvow_proxy.run.serve` builds the proxy: the baseline of every ratio."""
+    import asyncio
+    import gc
+    import logging
+
+    from gitvow_proxy.run import _skip_the_addon_catalogue, lean_addons
+
+    _skip_the_addon_catalogue()
+    from mitmproxy import options
+    from mitmproxy.master import Master
+
+    async def main() -> None:
+        logging.getLogger().setLevel(logging.DEBUG)
+        for noisy in ("tornado", "asyncio", "hpack", "quic"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+        opts = options.Options(listen_host="127.0.0.1", listen_port=port, confdir=str(confdir))
+        master = Master(opts, with_termlog=True)
+        master.addons.add(*lean_addons())  # type: ignore[no-untyped-call]
+        opts.update(connection_strategy="lazy", ssl_verify_upstream_trusted_ca=str(upstream_ca))  # type: ignore[no-untyped-call]
+        gc.collect()
+        gc.freeze()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, master.shutdown)
+        await master.run()
+
+    asyncio.run(main())
 
 
 # -- load generator (its own processes) ----------------------------------------------------
@@ -193,7 +234,7 @@ def redis_server(workdir: Path) -> Iterator[str]:
 
 
 @contextmanager
-def environment(workdir: Path, redis: bool = False) -> Iterator[tuple[str, dict[str, Proxy], Path]]:
+def environment(workdir: Path, redis: bool = False, mitmdump: bool = True) -> Iterator[tuple[str, dict[str, Proxy], Path]]:
     import trustme
 
     ca = trustme.CA()
@@ -202,6 +243,8 @@ def environment(workdir: Path, redis: bool = False) -> Iterator[tuple[str, dict[
     upstream = subprocess.Popen(_myself("--serve-upstream", str(workdir)), stdout=subprocess.PIPE, text=True)
     assert upstream.stdout is not None
     netloc = f"127.0.0.1:{int(upstream.stdout.readline())}"
+    upstream_ca = workdir / "upstream-ca.pem"
+
     def policy(name: str, state: str) -> Path:
         path = workdir / f"policy-{name}.toml"
         path.write_text(textwrap.dedent(f"""
@@ -215,12 +258,23 @@ def environment(workdir: Path, redis: bool = False) -> Iterator[tuple[str, dict[
             [budget]
             writes = 1000000000
             [proxy]
-            upstream_ca = "{workdir / 'upstream-ca.pem'}"
+            upstream_ca = "{upstream_ca}"
             state = "{state}"
             [audit]
             path = "{workdir / f'audit-{name}.jsonl'}"
         """))
         return path
+
+    def command(name: str, port: int, confdir: Path, states: dict[str, str]) -> list[str]:
+        if name in states:
+            return [str(BIN / "gitvow"), "proxy", "--policy", str(policy(name, states[name])),
+                    "--listen-port", str(port), "--confdir", str(confdir)]
+        if name == BASE:
+            return _myself("--passthrough", str(port), str(confdir), str(upstream_ca))
+        return [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
+                "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={upstream_ca}",
+                "--set", "connection_strategy=lazy", "--set", "flow_detail=0",
+                "--proxyauth", f"{AGENT}:{SECRET}"]
 
     env = {**os.environ, "BENCH_GITHUB_TOKEN": TOKEN, "BENCH_AGENT_SECRET": SECRET}
     proxies: dict[str, Proxy] = {}
@@ -229,19 +283,12 @@ def environment(workdir: Path, redis: bool = False) -> Iterator[tuple[str, dict[
             states = {"gitvow": str(workdir / "state.sqlite")}
             if redis:
                 states["gitvow-redis"] = stack.enter_context(redis_server(workdir))
-            for name in ("mitmdump", *states):
+            for name in (BASE, *(["mitmdump"] if mitmdump else []), *states):
                 port = free_port()
                 confdir = workdir / f"conf-{name}"
-                if name in states:
-                    cmd = [str(BIN / "gitvow"), "proxy", "--policy", str(policy(name, states[name])),
-                           "--listen-port", str(port), "--confdir", str(confdir)]
-                else:
-                    cmd = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
-                           "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={workdir / 'upstream-ca.pem'}",
-                           "--set", "connection_strategy=lazy", "--set", "flow_detail=0",
-                           "--proxyauth", f"{AGENT}:{SECRET}"]
                 log = (workdir / f"{name}.log").open("wb")
-                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+                proc = subprocess.Popen(command(name, port, confdir, states), stdout=log, stderr=subprocess.STDOUT,
+                                        env=env)
                 proxies[name] = Proxy(name, proc, port, confdir / "mitmproxy-ca-cert.pem")
                 wait_for_port(port, proc, timeout=60, ready=proxies[name].ca.exists)
             yield netloc, proxies, workdir / "auth-seen"
@@ -252,15 +299,29 @@ def environment(workdir: Path, redis: bool = False) -> Iterator[tuple[str, dict[
             upstream.wait()
 
 
+def _ratios(row: dict[str, float], samples: dict[str, list[float]], names: list[str]) -> None:
+    """Each proxy's ``NAME/base`` figures in ``row``: the median of the rounds' throughput
+    ratios (each round's measurements are adjacent in time, so this is the figure least
+    disturbed by other load on the machine) and the CPU ratio (the baseline's CPU time per
+    request over the proxy's: the proxies are CPU-bound, so it is the throughput ratio they
+    reach on a machine of their own)."""
+    for name in names:
+        if name == BASE:
+            continue
+        row[f"{name}/base"] = statistics.median(
+            g / m for g, m in zip(samples[name], samples[BASE], strict=True))
+        row[f"{name}/base_cpu"] = row[f"{BASE}_cpu_ms"] / row[f"{name}_cpu_ms"]
+
+
 def run(duration: float, rounds: int, clients: int, workdir: Path,
-        samples_out: dict[str, dict[str, list[float]]] | None = None, redis: bool = False) -> dict[str, dict[str, float]]:
+        samples_out: dict[str, dict[str, list[float]]] | None = None, redis: bool = False,
+        mitmdump: bool = True) -> dict[str, dict[str, float]]:
     results: dict[str, dict[str, float]] = {}
     samples_out = {} if samples_out is None else samples_out
-    workloads = {**WORKLOADS, "write": WRITE} if redis else WORKLOADS
-    with environment(workdir, redis) as (netloc, proxies, seen_auth):
+    with environment(workdir, redis, mitmdump) as (netloc, proxies, seen_auth):
         upstream_ca = str(workdir / "upstream-ca.pem")
         names = list(proxies)
-        for workload, (method, path, body) in workloads.items():
+        for workload, (method, path, body) in WORKLOADS.items():
             url = f"https://{netloc}{path}"
             samples: dict[str, list[float]] = {"direct": []}
             for name in names:
@@ -276,21 +337,13 @@ def run(duration: float, rounds: int, clients: int, workdir: Path,
                     samples[name].append(rate)
                     samples[f"{name}_cpu_ms"].append(cpu)
             row = {name: statistics.median(values) for name, values in samples.items()}
-            # Each round's measurements are adjacent in time: the median of their ratios is
-            # the throughput figure least disturbed by other load on the machine. CPU time per
-            # request is steadier still: the proxy is CPU-bound, so its ratio is the throughput
-            # ratio the proxies reach on a machine of their own.
-            row["ratio"] = statistics.median(g / m for g, m in zip(samples["gitvow"], samples["mitmdump"], strict=True))
-            row["cpu_ratio"] = row["mitmdump_cpu_ms"] / row["gitvow_cpu_ms"]
-            if redis:
-                row["redis_ratio"] = statistics.median(
-                    r / g for r, g in zip(samples["gitvow-redis"], samples["gitvow"], strict=True))
+            _ratios(row, samples, names)
             results[workload] = row
             samples_out[workload] = samples
         if not seen_auth.exists():
             raise RuntimeError("the upstream never saw the injected token: the pipeline did not run")
         for name in proxies:
-            if name == "mitmdump":
+            if not name.startswith("gitvow"):
                 continue
             audit = (workdir / f"audit-{name}.jsonl").read_text().splitlines()
             if not audit or json.loads(audit[-1])["verdict"] != "allow":
@@ -298,10 +351,31 @@ def run(duration: float, rounds: int, clients: int, workdir: Path,
     return results
 
 
+def report(results: dict[str, dict[str, float]], rounds: int, duration: float) -> None:
+    names = [n for n in ("mitmdump", "gitvow", "gitvow-redis") if f"{n}/base" in next(iter(results.values()))]
+    print(f"requests/s (medians of {rounds} rounds of {duration:g}s), and NAME/{BASE}: the median of the rounds' "
+          f"throughput ratios, then the CPU ratio ({BASE} CPU ms/request ÷ NAME's); load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    head = f"{'workload':<8} {'direct':>7} {BASE:>11}" + "".join(f" {n:>12} {'ratio':>6} {'cpu':>6}" for n in names)
+    print(head)
+    for workload, row in results.items():
+        line = f"{workload:<8} {row['direct']:>7.0f} {row[BASE]:>11.0f}"
+        for n in names:
+            line += f" {row[n]:>12.0f} {row[f'{n}/base']:>6.3f} {row[f'{n}/base_cpu']:>6.3f}"
+        print(line)
+    print("CPU ms per request")
+    print(f"{'workload':<8} {BASE:>11}" + "".join(f" {n:>12}" for n in names))
+    for workload, row in results.items():
+        print(f"{workload:<8} {row[f'{BASE}_cpu_ms']:>11.3f}" + "".join(f" {row[f'{n}_cpu_ms']:>12.3f}" for n in names))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--serve-upstream"]:
         serve_upstream(Path(argv[1]))
+        return 0
+    if argv[:1] == ["--passthrough"]:
+        serve_passthrough(int(argv[1]), Path(argv[2]), Path(argv[3]))
         return 0
     if argv[:1] == ["--client"]:
         proxy, cafile, url, method, body, seconds, threads = argv[1:8]
@@ -312,27 +386,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=6, help="alternating rounds per proxy (median reported)")
     parser.add_argument("--clients", type=int, default=2, help="client processes (two keep-alive threads each)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--redis", action="store_true",
-                        help="also a gitvow proxy with its state in a redis-server, and a write workload")
+    parser.add_argument("--redis", action="store_true", help="also a gitvow proxy with its state in a redis-server")
+    parser.add_argument("--no-mitmdump", dest="mitmdump", action="store_false",
+                        help="leave out the bare mitmdump row (all its default addons)")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="gitvow-bench-"))
     samples: dict[str, dict[str, list[float]]] = {}
     try:
-        results = run(args.duration, args.rounds, args.clients, workdir, samples, redis=args.redis)
+        results = run(args.duration, args.rounds, args.clients, workdir, samples, redis=args.redis,
+                      mitmdump=args.mitmdump)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"requests/s and proxy CPU ms per request, medians of {args.rounds} rounds of {args.duration:g}s; "
-          "ratio = median of the rounds' gitvow/mitmdump; cpu ratio = mitmdump CPU/request ÷ gitvow CPU/request")
-    print(f"{'workload':<10} {'direct':>8} {'mitmdump':>9} {'gitvow':>8} {'ratio':>6} {'mitm ms':>8} {'gitvow ms':>9} {'cpu ratio':>9}")
-    for workload, row in results.items():
-        print(f"{workload:<10} {row['direct']:>8.0f} {row['mitmdump']:>9.0f} {row['gitvow']:>8.0f} {row['ratio']:>6.3f} "
-              f"{row['mitmdump_cpu_ms']:>8.3f} {row['gitvow_cpu_ms']:>9.3f} {row['cpu_ratio']:>9.3f}")
-    if args.redis:
-        print("redis ratio = median of the rounds' gitvow (Redis state) / gitvow (SQLite state)")
-        print(f"{'workload':<10} {'sqlite':>8} {'redis':>8} {'ratio':>6} {'sqlite ms':>9} {'redis ms':>9}")
-        for workload, row in results.items():
-            print(f"{workload:<10} {row['gitvow']:>8.0f} {row['gitvow-redis']:>8.0f} {row['redis_ratio']:>6.3f} "
-                  f"{row['gitvow_cpu_ms']:>9.3f} {row['gitvow-redis_cpu_ms']:>9.3f}")
+    report(results, args.rounds, args.duration)
     if args.json:
         args.json.write_text(json.dumps({"results": results, "samples": samples}, indent=2))
     return 0
@@ -345,8 +410,9 @@ def test_bench_proxy_runs(tmp_path: Path) -> None:
     pytest.importorskip("trustme")
     redis = bool(shutil.which("redis-server") or os.path.exists("/usr/bin/redis-server"))
     results = run(duration=0.5, rounds=1, clients=1, workdir=tmp_path, redis=redis)
-    assert set(results) == set(WORKLOADS) | ({"write"} if redis else set())
-    assert all(row["gitvow"] > 0 and row["mitmdump"] > 0 for row in results.values())
+    assert set(results) == set(WORKLOADS)
+    assert all(row["gitvow"] > 0 and row[BASE] > 0 and row["mitmdump"] > 0 for row in results.values())
+    assert all(row["gitvow/base"] > 0 and row["gitvow/base_cpu"] > 0 for row in results.values())
     assert not redis or all(row["gitvow-redis"] > 0 for row in results.values())
 
 

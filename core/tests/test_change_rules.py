@@ -207,6 +207,7 @@ def test_a_protected_path_is_staged_after_the_body_gates_and_passes_once_approve
     change = push(("agent/x", FAST_FORWARD), paths=(".github/workflows/ci.yml",))
     decision = _decide(change, gates)
     assert decision.action is Action.DENY and decision.staged and decision.reason == "path_protected"
+    assert decision.stage == "change"  # staged by 5b, and reported as 5b's (not as the policy stage's)
     assert gates.order == ["body"]  # the body gates still ran: a request they refuse is never staged
     assert _decide(change, gates, approved=True).action is Action.FORWARD
 
@@ -217,6 +218,7 @@ def test_force_push_is_refused_by_policy_before_the_change_stage_unless_relayed(
     assert decision.reason == "ref_force" and decision.stage == "policy" and gates.asked == 0
     relayed = _decide(push(("agent/x", FORCED)), gates, {"operations": {"ref.force": {"relay": "approval"}}})
     assert relayed.staged and relayed.verdict is not None and relayed.verdict.operation == "ref.force"
+    assert relayed.stage == "policy"
     assert _decide(push(("agent/x", DELETED)), gates).reason == "ref_delete"
 
 
@@ -229,3 +231,44 @@ def test_force_push_is_refused_by_policy_before_the_change_stage_unless_relayed(
 ])
 def test_a_directory_something_left_matches_what_could_be_inside(directory: str, pattern: str, expected: bool) -> None:
     assert path_matches(directory, pattern) is expected
+
+
+def test_a_write_that_names_no_branch_is_judged_as_one_to_the_default_branch_the_forge_names() -> None:
+    from gitvow.change import DEFAULT_BRANCH_REF
+
+    change = Change(refs=(RefChange(DEFAULT_BRANCH_REF, "", "", FAST_FORWARD),), paths=("a.txt",))
+    gates = _Forge("trunk")
+    decision = _decide(change, gates, {"branches": {"default_branch": False}})
+    assert decision.action is Action.FORWARD and gates.asked == 1  # asked even with the rule off: the name
+    decision = _decide(change, gates, {"branches": {"default_branch": False, "allowed": ["agent/**"]}})
+    assert decision.reason == "branch_not_allowed" and "refs/heads/trunk" in (decision.message or "")
+    decision = _decide(change, gates)
+    assert decision.reason == "branch_protected"
+    assert _decide(change, _Forge(None), {"branches": {"default_branch": False}}).reason == "change_unestablished"
+
+
+def test_the_default_branch_in_another_case_is_still_the_default_branch() -> None:
+    """A forge (or a checkout) that folds case would write ``MAIN`` into ``main``."""
+    rules = compile_rules({})
+    for name in ("MAIN", "Main", "main"):
+        verdict = judge(push((name, FAST_FORWARD)), rules, None, "main")
+        assert verdict is not None and verdict.code == "branch_protected", name
+    assert judge(push(("mainline", FAST_FORWARD)), rules, None, "main") is None
+
+
+def test_one_bad_command_refuses_the_whole_push() -> None:
+    """Several ref updates in one push are judged together: one outside the rules refuses them all."""
+    rules = compile_rules({"branches": {"allowed": ["agent/**"], "protected": ["release/*"]}})
+    assert judge(push(("agent/a", FAST_FORWARD), ("agent/b", CREATED)), rules, None, "main") is None
+    for bad in (("main", FAST_FORWARD), ("release/1", CREATED), ("other", CREATED)):
+        verdict = judge(push(("agent/a", FAST_FORWARD), bad, ("agent/b", CREATED)), rules, None, "main")
+        assert verdict is not None and verdict.code in ("branch_not_allowed", "branch_protected"), bad
+
+
+def test_refs_the_command_line_does_not_name_are_refused_only_where_a_branch_rule_could_refuse_them() -> None:
+    unread = Change(unread_refs="a push without a refspec")
+    fenced = compile_rules({"branches": {"allowed": ["agent/**"]}})
+    verdict = judge(unread, fenced, None)
+    assert verdict is not None and verdict.code == "change_unestablished"
+    assert judge(unread, compile_rules({"branches": {"protected": ["main"]}}), None) is not None
+    assert judge(unread, compile_rules({}), None) is None  # the proxy judges the default branch from the pack

@@ -57,3 +57,20 @@ def test_the_committed_patterns_are_what_detect_secrets_derives() -> None:
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "derive_secret_patterns.py"), "--check"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_an_anchor_starting_inside_another_is_still_found() -> None:
+    """The prefilter's leftmost-first search resumes after the anchor it reported; an anchor
+    starting inside it (``ASIA`` then ``AKIA`` in ``ASIAKIA…``, ``xoxo-`` inside ``xoxoxb-``'s
+    span) is looked for there, so every anchor an overlapping search finds is found."""
+    from gitvow import secrets
+
+    if secrets._automaton() is None:
+        pytest.skip("ahocorasick-rs is not installed: the plain search has no prefilter to test")
+    every = [anchor for fmt in secrets._formats() for anchor in fmt.anchors]
+    cases = [b"ASIAKIA" + b"Q3EGXZJ2MN7WPL4T", b"xxglpat-gldt-yy", b"A3TAKIA ghp_ghs_", b"xoxo-xoxb-" * 3]
+    for data in cases:
+        naive = {anchor for anchor in every if anchor in data}
+        assert {anchor for _, anchor in secrets._found_anchors(data)} == naive, data
+    akia = scan(b"x ASIAKIA" + b"Q3EGXZJ2MN7WPL4T y")  # the key at AKIA, not at ASIA
+    assert [f.kind for f in akia] == ["aws_access_key"]

@@ -36,6 +36,7 @@ from gitvow.policy.load import load_policy  # noqa: E402
 from gitvow.request import Request  # noqa: E402
 from gitvow_gate import forge, gate_policy, shell  # noqa: E402
 from gitvow_gate.call import GateCall  # noqa: E402
+from gitvow_gitsmart.adapter import push_body  # noqa: E402
 
 POLICY = """\
 [hosts]
@@ -71,8 +72,15 @@ autonomy = { "team/locked" = "advisory", "team/app" = "issues_and_prs" }
 [agents.lifted]
 mode = "issues_only"
 autonomy = { "team/app" = "issues_prs_merge" }
+
+[agents.fenced]
+mode = "issues_and_prs"
+branches = ["agent/**"]
+
+[branches]
+protected = ["release/*"]
 """
-AGENTS = ("advisory", "issues", "prs", "merge", "converse", "auto", "lifted")
+AGENTS = ("advisory", "issues", "prs", "merge", "converse", "auto", "lifted", "fenced")
 
 GH = "https://api.github.com"
 GL = "https://gitlab.com/api/v4/projects"
@@ -89,10 +97,43 @@ def gql(document: str) -> dict[str, str]:
 
 
 #: (the tool call: ``shell LINE`` or ``mcp TOOL``, its MCP arguments, the request(s) it sends)
+_OLD, _NEW = "a" * 40, "b" * 40
+
+
+def _pushes() -> list[tuple[str, dict[str, Any], list[Wire]]]:
+    """``git push`` command lines and the receive-pack requests they send (real packs: an
+    update is a fast-forward of the old id unless forced, a deletion sends no pack)."""
+    def wire(repo: str, *commands: tuple[str, str, str], force: bool = False) -> list[Wire]:
+        sent: list[Wire] = [("POST", f"{repo}/git-receive-pack", push_body(*commands, force=force))]
+        if force or any(new == "0" * 40 for _, new, _ in commands):
+            return sent  # the advertisement is a plain git.push: a refusal names the pack's operations
+        return [("GET", f"{repo}/info/refs?service=git-receive-pack", None), *sent]
+
+    app, locked = "https://github.com/team/app.git", "https://gitlab.com/team/locked.git"
+    zero = "0" * 40
+    return [
+        (f"shell git push {app} main", {}, wire(app, (_OLD, _NEW, "refs/heads/main"))),
+        (f"shell git push {locked} main", {}, wire(locked, (_OLD, _NEW, "refs/heads/main"))),
+        (f"shell git push {app} agent/x", {}, wire(app, (_OLD, _NEW, "refs/heads/agent/x"))),
+        (f"shell git push {app} HEAD:main", {}, wire(app, (_OLD, _NEW, "refs/heads/main"))),
+        (f"shell git push {app} HEAD:release/1", {}, wire(app, (_OLD, _NEW, "refs/heads/release/1"))),
+        (f"shell git push {app} refs/heads/agent/x:refs/heads/release/2", {},
+         wire(app, (_OLD, _NEW, "refs/heads/release/2"))),
+        (f"shell git push {app} agent/x:refs/tags/v1", {}, wire(app, (zero, _NEW, "refs/tags/v1"))),
+        (f"shell git push {app} +agent/x", {}, wire(app, (_OLD, _NEW, "refs/heads/agent/x"), force=True)),
+        (f"shell git push --force {app} agent/x", {}, wire(app, (_OLD, _NEW, "refs/heads/agent/x"), force=True)),
+        (f"shell git push {app} :agent/old", {}, wire(app, (_OLD, zero, "refs/heads/agent/old"))),
+        (f"shell git push --delete {app} agent/old", {}, wire(app, (_OLD, zero, "refs/heads/agent/old"))),
+        (f"shell git push -o ci.skip {app} agent/x release/3", {},
+         wire(app, (_OLD, _NEW, "refs/heads/agent/x"), (_OLD, _NEW, "refs/heads/release/3"))),
+    ]
+
+
 PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
     # GitHub: gh, gh api, the GitHub MCP server
+    # (the head is the checkout's branch, which the gate does not read: one the fenced agent may write)
     ("shell gh pr create -R team/app --title t --body b", {},
-     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "body": "b", "head": "x", "base": "main"})]),
+     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "body": "b", "head": "agent/x", "base": "main"})]),
     ("shell gh pr merge 3 -R team/app", {}, [("PUT", f"{GH}/repos/team/app/pulls/3/merge", None)]),
     ("shell gh pr merge 3 -R team/locked", {}, [("PUT", f"{GH}/repos/team/locked/pulls/3/merge", None)]),
     ("shell gh pr review 3 -R team/app --approve", {},
@@ -129,8 +170,10 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
     ("shell gh issue create -R team/other --title t --body b; gh pr edit 3 -R team/app --title x", {},
      [("POST", f"{GH}/repos/team/other/issues", {"title": "t", "body": "b"}),
       ("PATCH", f"{GH}/repos/team/app/pulls/3", {"title": "x"})]),
-    ("mcp mcp__github__create_pull_request", {"owner": "team", "repo": "app", "title": "t", "head": "x", "base": "main"},
-     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "head": "x", "base": "main"})]),
+    # (branches the fenced agent may write: the gate does not read an MCP tool's branches yet)
+    ("mcp mcp__github__create_pull_request", {"owner": "team", "repo": "app", "title": "t", "head": "agent/x",
+                                              "base": "main"},
+     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "head": "agent/x", "base": "main"})]),
     ("mcp mcp__github__merge_pull_request", {"owner": "team", "repo": "locked", "pullNumber": 3},
      [("PUT", f"{GH}/repos/team/locked/pulls/3/merge", None)]),
     ("mcp mcp__github__add_issue_comment", {"owner": "team", "repo": "app", "issue_number": 3, "body": "x"},
@@ -141,8 +184,8 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("GET", f"{GH}/repos/team/app/issues/3", None)]),
     ("mcp mcp__github__delete_file", {"owner": "team", "repo": "app", "path": "a"},
      [("DELETE", f"{GH}/repos/team/app/contents/a", {"message": "m", "sha": "1"})]),
-    ("mcp mcp__github__create_branch", {"owner": "team", "repo": "app", "branch": "b"},
-     [("POST", f"{GH}/repos/team/app/git/refs", {"ref": "refs/heads/b", "sha": "1"})]),
+    ("mcp mcp__github__create_branch", {"owner": "team", "repo": "app", "branch": "agent/b"},
+     [("POST", f"{GH}/repos/team/app/git/refs", {"ref": "refs/heads/agent/b", "sha": "1"})]),
     ("mcp mcp__github__create_pull_request_review", {"owner": "team", "repo": "app", "pullNumber": 3, "event": "APPROVE"},
      [("POST", f"{GH}/repos/team/app/pulls/3/reviews", {"event": "APPROVE"})]),
     # GitLab: glab, glab api, GitLab MCP servers (execute_graphql carries a document)
@@ -167,8 +210,9 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("PUT", f"{GL}/team%2Fapp/merge_requests/3/merge", None)]),
     ("mcp mcp__gitlab__create_issue_note", {"project_id": "team/locked", "issue_iid": 3, "body": "x"},
      [("POST", f"{GL}/team%2Flocked/issues/3/notes", {"body": "x"})]),
-    ("mcp mcp__gitlab__create_branch", {"project_id": "team/app", "branch": "b", "ref": "main"},
-     [("POST", f"{GL}/team%2Fapp/repository/branches", {"branch": "b", "ref": "main"})]),
+    # (a branch the fenced agent may write: the gate does not read an MCP tool's branch yet)
+    ("mcp mcp__gitlab__create_branch", {"project_id": "team/app", "branch": "agent/b", "ref": "main"},
+     [("POST", f"{GL}/team%2Fapp/repository/branches", {"branch": "agent/b", "ref": "main"})]),
     ("mcp mcp__gitlab__fork_repository", {"project_id": "team/app"}, [("POST", f"{GL}/team%2Fapp/fork", None)]),
     ("mcp mcp__gitlab__get_issue", {"project_id": "team/app", "issue_iid": 3}, [("GET", f"{GL}/team%2Fapp/issues/3", None)]),
     # one document, two repositories
@@ -209,8 +253,8 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("POST", f"{GT}/team/locked/issues", {"title": "t"})]),
     ("mcp mcp__gitea__create_issue_comment", {"owner": "team", "repo": "app", "index": 3, "body": "x"},
      [("POST", f"{GT}/team/app/issues/3/comments", {"body": "x"})]),
-    ("mcp mcp__gitea__create_branch", {"owner": "team", "repo": "app", "branch": "b"},
-     [("POST", f"{GT}/team/app/branches", {"new_branch_name": "b"})]),
+    ("mcp mcp__gitea__create_branch", {"owner": "team", "repo": "app", "branch": "agent/b"},
+     [("POST", f"{GT}/team/app/branches", {"new_branch_name": "agent/b"})]),
     ("mcp mcp__gitea__create_file", {"owner": "team", "repo": "app", "filepath": "a"},
      [("POST", f"{GT}/team/app/contents/a", {"content": "eA=="})]),
     ("mcp mcp__gitea__get_issue_by_index", {"owner": "team", "repo": "app", "index": 3},
@@ -244,10 +288,9 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
     ("shell curl -X POST https://api.bitbucket.org/2.0/repositories/team/app/issues -d '{\"title\":\"t\"}'", {},
      [("POST", f"{BB}/team/app/issues", {"title": "t"})]),
     # git smart-HTTP: a remote given as a URL names its repository; a push's first request
-    ("shell git push https://github.com/team/app.git main", {},
-     [("GET", "https://github.com/team/app.git/info/refs?service=git-receive-pack", None)]),
-    ("shell git push https://gitlab.com/team/locked.git main", {},
-     [("GET", "https://gitlab.com/team/locked.git/info/refs?service=git-receive-pack", None)]),
+    # git smart-HTTP: a remote given as a URL names its repository; a push is the advertisement,
+    # then the commands and pack, whose ref updates the gate reads from the refspecs
+    *_pushes(),
     ("shell git fetch https://github.com/team/app.git", {},
      [("GET", "https://github.com/team/app.git/info/refs?service=git-upload-pack", None)]),
     ("shell git clone https://gitea.example.test/team/other.git", {},
@@ -274,6 +317,9 @@ def setting(tmp_path_factory: pytest.TempPathFactory) -> tuple[Engine, gate_poli
 def request(method: str, url: str, body: Any) -> Request:
     if body is None:
         return Request.from_url(method, url)
+    if isinstance(body, bytes):
+        return Request.from_url(method, url, headers={"content-type": "application/x-git-receive-pack-request"},
+                                body=body)
     return Request.from_url(method, url, headers={"content-type": "application/json"}, body=json.dumps(body).encode())
 
 
@@ -283,7 +329,7 @@ def explained(engine: Engine, agent: str, wire: Sequence[Wire]) -> dict[str, Any
     assert grant is not None
     operations: list[str] = []
     for method, url, body in wire:
-        answer = explain(engine, request(method, url, body), grant)
+        answer = explain(engine, request(method, url, body), grant, agent)
         assert answer["verdict"] != "tunnel", url
         if answer["verdict"] != "allow":
             return {"operations": answer["operations"], "verdict": answer["verdict"], "reason": answer["reason"],
@@ -333,4 +379,5 @@ def test_the_corpus_is_large_and_covers_every_adapter(setting: tuple[Engine, gat
     verdicts = {explained(engine, agent, wire)["verdict"] for agent, _, _, wire in CASES}
     assert verdicts == {"allow", "deny", "relay"}
     reasons = {explained(engine, agent, wire)["reason"] for agent, _, _, wire in CASES}
-    assert {"mode_denied", "hard_deny", "repo_unresolved", "linear_policy"} <= reasons
+    assert {"mode_denied", "hard_deny", "repo_unresolved", "linear_policy", "branch_not_allowed", "branch_protected",
+            "ref_force", "ref_delete"} <= reasons

@@ -22,8 +22,8 @@ ENFORCEMENT = ("gitvow-proxy", "gitvow-gate", "gitvow-sandbox")
 #: install set → distributions that must be installed
 EXPECTED: dict[str, set[str]] = {
     "core": {"gitvow"},
-    "proxy": {"gitvow", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "gitvow-bitbucket",
-              "mitmproxy"},
+    "proxy": {"gitvow", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "gitvow-gitlab", "gitvow-gitea",
+              "gitvow-bitbucket", "mitmproxy"},
     "gate": {"gitvow", "gitvow-gate", "gitvow-gitsmart", "gitvow-github"},
     "sandbox": {"gitvow", "gitvow-sandbox", "gitvow-proxy", "gitvow-gitsmart", "gitvow-github", "mitmproxy"},
     "gitsmart": {"gitvow", "gitvow-gitsmart"},

@@ -129,6 +129,14 @@ class Adapter(ABC):
         renamed in the policy keeps its hints."""
         return ()
 
+    def git_repository_path(self, request: Request, repo: str) -> str | None:
+        """The smart-HTTP path of ``repo`` on ``request``'s host (``/team/app.git``), where the
+        enforcement point reads its default branch from git's own advertisement
+        (:mod:`gitvow.githead`) for a write through the API that moves it or names no branch.
+        None (the default) when the forge serves git elsewhere: such a write is then refused
+        (``change_unestablished``) wherever the default branch decides it."""
+        return None
+
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
         """Headers that carry ``token`` upstream; they replace whatever the agent sent."""
         return {"authorization": f"Bearer {token}"}

@@ -26,6 +26,9 @@ FORCE_OPERATION = "ref.force"
 DELETE_OPERATION = "ref.delete"
 
 BRANCH_PREFIX = "refs/heads/"
+#: The ref of a write through an API that names no branch (:mod:`gitvow.api_change`): the
+#: repository's default branch, which the ``change`` stage asks the enforcement point for.
+DEFAULT_BRANCH_REF = "HEAD"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,19 @@ class Change:
     secrets: tuple[SecretFinding, ...] = ()
     unestablished: str = ""
     diffs: tuple[tuple[str, str], ...] = ()
+    #: Why the ref updates could not be read, where the write names them only implicitly (a
+    #: ``git push`` with no refspec, ``--all``, ``--mirror``): refused (``change_unestablished``)
+    #: only where a listed branch rule could refuse one of them.
+    unread_refs: str = ""
+    #: Branches the write names as the agent's own without writing them (a pull request's
+    #: head): only the allowed-branch patterns judge them.
+    heads: tuple[str, ...] = ()
+    #: Where the forge's API describes the written repository (a path on the request's host
+    #: answering JSON with ``default_branch``): how an API write's default branch is read when
+    #: the forge serves git on another host (api.github.com). ``{repo}`` (``owner/name``) and
+    #: ``{repo_quoted}`` (percent-encoded, ``/`` included) stand for the repository once
+    #: established (a GraphQL write may name it by node id only).
+    default_branch_at: str = ""
 
     @property
     def files(self) -> int:
@@ -102,6 +118,7 @@ class Change:
             "added_bytes": self.added_bytes,
             "largest": self.largest,
             "secrets": [{"kind": s.kind, "fingerprint": s.fingerprint, "path": s.path} for s in self.secrets],
+            **({"heads": list(self.heads)} if self.heads else {}),
             **({"unestablished": self.unestablished} if self.unestablished else {}),
         }
 
@@ -113,6 +130,6 @@ def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, .
 
 
 __all__ = [
-    "CREATED", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS", "Change",
+    "BRANCH_PREFIX", "CREATED", "DEFAULT_BRANCH_REF", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS", "Change",
     "RefChange", "SecretFinding", "with_operations",
 ]

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from gitvow.change import Change, RefChange
-from gitvow.frozen import dataclass, field
+from gitvow.change import BRANCH_PREFIX, DEFAULT_BRANCH_REF, Change, RefChange
+from gitvow.frozen import dataclass, field, replace
 from gitvow.repos import compile_pattern, is_pattern
 from gitvow.verdict import Outcome, Verdict
 
@@ -149,6 +149,8 @@ class ChangeRules:
     def needs_default_branch(self, change: Change, agent: str | None) -> bool:
         """Whether judging ``change`` needs the forge's default branch: only when some branch it
         updates passes every other branch rule (so a push the listed rules settle asks nothing)."""
+        if any(ref.ref == DEFAULT_BRANCH_REF for ref in change.refs):
+            return True  # a write that names no branch: which one it moves is the forge's to say
         if not self.default_branch:
             return False
         return any(ref.branch is not None and self._branch_problem(ref, agent) is None for ref in change.refs)
@@ -165,30 +167,65 @@ class ChangeRules:
         return None
 
 
-def judge(change: Change, rules: ChangeRules, agent: str | None, default_branch: str | None = None) -> Verdict | None:
-    """The first rule ``change`` breaks (in the order of the module docstring), or None."""
+def judge(change: Change, rules: ChangeRules, agent: str | None, default_branch: str | None = None,
+          operation: str = "git.push") -> Verdict | None:
+    """The first rule ``change`` breaks (in the order of the module docstring), or None.
+    ``operation`` is the write's own (``git.push``, ``contents.write``, ``ref.write``), named
+    in the verdict."""
+    verdict = _judge(change, rules, agent, default_branch)
+    if verdict is not None and operation != verdict.operation:
+        return replace(verdict, operation=operation)
+    return verdict
+
+
+def _judge(change: Change, rules: ChangeRules, agent: str | None, default_branch: str | None) -> Verdict | None:
     if change.unestablished:
         return Verdict.deny(CHANGE_UNESTABLISHED, f"what the write changes could not be established: "
                             f"{change.unestablished}", operation="git.push")
+    if change.unread_refs and (rules.allowed_for(agent) or rules.protected):
+        return Verdict.deny(CHANGE_UNESTABLISHED, f"the branches this push writes could not be read: "
+                            f"{change.unread_refs}", operation="git.push",
+                            instead="name the branch: git push origin HEAD:<branch>")
     for ref in change.refs:
+        if ref.ref == DEFAULT_BRANCH_REF:
+            if not default_branch:
+                return Verdict.deny(CHANGE_UNESTABLISHED, "the write names no branch, so it goes to the repository's "
+                                    "default branch, which could not be read from the forge", operation="git.push",
+                                    instead="name a branch of your own in the request")
+            ref = replace(ref, ref=BRANCH_PREFIX + default_branch)
         problem = rules._branch_problem(ref, agent)
         if problem is not None:
             return problem
-        if default_branch and ref.branch is not None and ref.branch == default_branch:
+        if rules.default_branch and default_branch and ref.branch is not None \
+                and ref.branch.lower() == default_branch.lower():
             return Verdict.deny(BRANCH_PROTECTED, f"{ref.ref} is the repository's default branch",
                                 operation="git.push", instead="push to a branch of your own and open a pull request")
-    too_large = _size(change, rules)
-    if too_large is not None:
-        return too_large
-    if rules.secrets:
-        secrets = [s for s in change.secrets if s.fingerprint not in rules.secrets_allow]
-        if secrets:
-            first = secrets[0]
-            where = f" in {first.path}" if first.path else ""
-            return Verdict.deny(SECRET_DETECTED, f"a credential of kind {first.kind} (fingerprint {first.fingerprint})"
-                                f"{where}" + (f" and {len(secrets) - 1} more" if len(secrets) > 1 else ""),
-                                operation="git.push", instead="remove it from the commits; rotate it if it is real")
-    return _paths(change, rules)
+    return _heads(change, rules, agent) or _size(change, rules) or _secrets(change, rules) or _paths(change, rules)
+
+
+def _secrets(change: Change, rules: ChangeRules) -> Verdict | None:
+    """A credential of a known format not listed in ``[secrets] allow`` (kind and fingerprint only)."""
+    if not rules.secrets:
+        return None
+    secrets = [s for s in change.secrets if s.fingerprint not in rules.secrets_allow]
+    if not secrets:
+        return None
+    first = secrets[0]
+    where = f" in {first.path}" if first.path else ""
+    return Verdict.deny(SECRET_DETECTED, f"a credential of kind {first.kind} (fingerprint {first.fingerprint})"
+                        f"{where}" + (f" and {len(secrets) - 1} more" if len(secrets) > 1 else ""),
+                        operation="git.push", instead="remove it from the commits; rotate it if it is real")
+
+
+def _heads(change: Change, rules: ChangeRules, agent: str | None) -> Verdict | None:
+    """A branch named as the agent's own (a pull request's head) outside its allowed patterns."""
+    allowed = rules.allowed_for(agent)
+    for head in change.heads:
+        if allowed and not branch_matches(head, allowed):
+            return Verdict.deny(BRANCH_NOT_ALLOWED, f"{head} is outside the branches this agent may write "
+                                f"({', '.join(allowed)})", operation="git.push",
+                                instead=f"use a branch matching {allowed[0]}")
+    return None
 
 
 def _size(change: Change, rules: ChangeRules) -> Verdict | None:

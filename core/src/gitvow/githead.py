@@ -17,6 +17,11 @@ from gitvow.request import Resolution, Target
 from gitvow.targets import Fetch
 
 HEAD_KIND = "git.head"
+#: The same question asked of the forge's API, for a write made through it: GitHub's
+#: ``/repos/o/r``, GitLab's ``/projects/:id`` and Gitea's ``/repos/o/r`` each answer a JSON
+#: object whose ``default_branch`` names it (:attr:`gitvow.change.Change.default_branch_at`).
+API_HEAD_KIND = "api.head"
+HEAD_KINDS = frozenset({HEAD_KIND, API_HEAD_KIND})
 _SYMREF = b"symref=HEAD:refs/heads/"
 #: Protocol v2's ``ls-refs`` answer names it on the HEAD line instead.
 _SYMREF_V2 = b" HEAD symref-target:refs/heads/"
@@ -28,6 +33,23 @@ def head_target(repo: str, git_path: str) -> Target:
     """The lookup of ``repo``'s default branch; ``git_path`` is the repository's smart-HTTP path
     (``/team/app.git``), ``repo`` its name as classified (the cache key)."""
     return Target(HEAD_KIND, repo.lower(), at=f"{git_path.rstrip('/')}/info/refs?service=git-upload-pack")
+
+
+def api_head_target(repo: str, at: str) -> Target:
+    """The lookup of ``repo``'s default branch through the forge's API: ``GET at``."""
+    return Target(API_HEAD_KIND, repo.lower(), at=at)
+
+
+def parse_api_head(body: bytes) -> str | None:
+    """The ``default_branch`` of a repository as the forge's API describes it."""
+    import json
+
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    branch = data.get("default_branch") if isinstance(data, dict) else None
+    return branch if isinstance(branch, str) and branch else None
 
 
 _ENDS = ("/info/refs", "/git-upload-pack", "/git-receive-pack")
@@ -70,16 +92,21 @@ def parse_head(advertisement: bytes) -> str | None:
 
 
 def resolve_heads(targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Resolution]:
-    """Ask the forge for each repository's advertisement; unanswered targets stay unresolved."""
+    """Ask the forge for each repository's advertisement (or its API's description of it);
+    unanswered targets stay unresolved."""
     answers: dict[Target, Resolution] = {}
     for target in targets:
-        if target.kind != HEAD_KIND:
+        if target.kind not in HEAD_KINDS:
             continue
         status, body = fetch("GET", target.at, b"")
-        branch = parse_head(body) if status == 200 else None
+        parse = parse_head if target.kind == HEAD_KIND else parse_api_head
+        branch = parse(body) if status == 200 else None
         if branch is not None:
             answers[target] = Resolution(repo=None, type=branch)
     return answers
 
 
-__all__ = ["HEAD_KIND", "git_path", "head_target", "is_git_path", "parse_head", "resolve_heads"]
+__all__ = [
+    "API_HEAD_KIND", "HEAD_KIND", "HEAD_KINDS", "api_head_target", "git_path", "head_target", "is_git_path",
+    "parse_api_head", "parse_head", "resolve_heads",
+]

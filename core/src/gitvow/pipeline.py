@@ -128,6 +128,8 @@ class _Stages:
     refusal: Verdict | None = None
     stage: str = ""
     staged: Verdict | None = None
+    #: The stage that staged it: ``policy`` (a relay to ``approval``) or ``change`` (a protected path).
+    staged_at: str = ""
 
 
 class AdapterSet:
@@ -219,13 +221,14 @@ class Engine:
         comes back with ``staged`` set: the gate lets it go on to the proxy, which stages it."""
         classification = Classification(operations=call.operations, repo=call.repo, repos=call.repos,
                                         adapter=call.adapter or adapter.name, unknown_code=call.unknown_code,
-                                        mode_code=call.mode_code, note=call.note, targets=call.targets)
+                                        mode_code=call.mode_code, note=call.note, targets=call.targets,
+                                        change=call.change)
         ctx = Context(_NO_REQUEST, adapter, classification, caller)
         found = self._run_stages(ctx, _AGENT_STAGES, NO_GATES)
         refusal = found.refusal or found.staged
         if refusal is None:
             return Decision(Action.FORWARD, "policy", adapter.name, classification, ALLOW)
-        return self._refused(found.stage or "policy", refusal, ctx, target=target or call.summary,
+        return self._refused(found.stage or found.staged_at, refusal, ctx, target=target or call.summary,
                              staged=refusal is found.staged)
 
     def decide_classified(
@@ -248,7 +251,7 @@ class Engine:
         found = self._run_stages(ctx, _stages_for(caller, ctx.classification), gates)
         refusal, refused_at = found.refusal, found.stage
         if refusal is None and found.staged is not None:
-            refusal, refused_at = found.staged, "policy"
+            refusal, refused_at = found.staged, found.staged_at
         try:
             gates.record(ctx, refusal or ALLOW)
         except Exception as exc:
@@ -284,6 +287,7 @@ class Engine:
         """Stages in order up to the first refusal. A staged relay (``approval``) lets the
         later gates run, so a request one of them refuses is never staged for a human."""
         staged: Verdict | None = None
+        staged_at = ""
         for stage in stages:
             try:
                 if stage == "policy":
@@ -297,18 +301,18 @@ class Engine:
             except Exception as exc:
                 verdict = self._stage_failed(stage, exc, ctx)
             if verdict is not None and stage == "change" and self.is_staged(verdict):
-                if not ctx.caller.approved:
-                    staged = staged or verdict  # a protected path: a human approves it once 5b-6 pass
+                if not ctx.caller.approved and staged is None:
+                    staged, staged_at = verdict, stage  # a protected path: a human approves it once 5b-6 pass
                 continue
             if verdict is not None and stage == "policy" and self.is_staged(verdict):
                 blocking = self._unstageable(ctx.classification, ctx.caller.grant)
                 if blocking is None:
-                    staged = verdict
+                    staged, staged_at = verdict, stage
                     continue
                 verdict = blocking
             if verdict is not None and verdict.outcome is not Outcome.ALLOW:
-                return _Stages(verdict, stage, staged)
-        return _Stages(staged=staged)
+                return _Stages(verdict, stage, staged, staged_at)
+        return _Stages(staged=staged, staged_at=staged_at)
 
     def _policy_stage(self, ctx: Context) -> Verdict:
         return evaluate(ctx.classification, ctx.caller.grant, table=self.policy.table)
@@ -328,7 +332,7 @@ class Engine:
             if not default:
                 return Verdict.deny(CHANGE_UNESTABLISHED, "the repository's default branch could not be read from "
                                     "the forge", operation=ctx.operations[0] if ctx.operations else UNKNOWN)
-        return judge(change, rules, agent, default)
+        return judge(change, rules, agent, default, operation=ctx.operations[0] if ctx.operations else UNKNOWN)
 
     def _unstageable(self, classification: Classification, grant: Grant) -> Verdict | None:
         """The first operation of a request that a human's approval would not cover (denied,

@@ -249,3 +249,6 @@ class ToolCall:
     #: Objects the call names by opaque id only (a GraphQL node id): while any remains, its
     #: repositories are not established, as for :attr:`Classification.targets`.
     targets: tuple[Target, ...] = ()
+    #: What the call's write changes as far as the command line shows it (``git push``'s ref
+    #: updates), judged by the ``change`` stage as :attr:`Classification.change` is.
+    change: Change | None = None

@@ -62,23 +62,40 @@ def _matches(data: bytes, fmt: _Format, anchor: bytes) -> list[bytes]:
 @cache
 def _automaton() -> tuple[object, tuple[tuple[_Format, bytes], ...]] | None:
     """Every anchor in one Aho-Corasick automaton (``ahocorasick-rs``, which gitvow-gitsmart
-    installs): one pass over the data finds them all. None where it is not installed."""
+    installs): one pass over the data finds them all. None where it is not installed.
+
+    Leftmost-first, not overlapping: that search runs on a DFA with a SIMD prefilter, about ten
+    times faster than the overlapping one on text without anchors (the common case). What it
+    can skip, an anchor starting inside one it reported, :func:`_found_anchors` looks for
+    in that span."""
     try:
         import ahocorasick_rs
     except ImportError:
         return None
     pairs = tuple((fmt, anchor) for fmt in _formats() for anchor in fmt.anchors)
-    return ahocorasick_rs.BytesAhoCorasick([anchor for _, anchor in pairs]), pairs
+    finder = ahocorasick_rs.BytesAhoCorasick([anchor for _, anchor in pairs],
+                                             matchkind=ahocorasick_rs.MatchKind.LeftmostFirst,
+                                             implementation=ahocorasick_rs.Implementation.DFA)
+    return finder, pairs
 
 
 def _found_anchors(data: bytes) -> set[tuple[_Format, bytes]]:
-    """The (format, anchor) pairs present in ``data``."""
+    """The (format, anchor) pairs present in ``data``: every anchor that occurs, as an
+    overlapping search would find them."""
     automaton = _automaton()
     if automaton is None:
         return {(fmt, anchor) for fmt in _formats() for anchor in fmt.anchors if anchor in data}
     finder, pairs = automaton
-    hits = finder.find_matches_as_indexes(data, overlapping=True)  # type: ignore[attr-defined]
-    return {pairs[index] for index, _, _ in hits}
+    found: set[tuple[_Format, bytes]] = set()
+    for index, start, end in finder.find_matches_as_indexes(data):  # type: ignore[attr-defined]
+        found.add(pairs[index])
+        # A leftmost-first search resumes after ``end``: an anchor starting inside the reported
+        # one (``start < s < end``) is not reported; look for each such in that span.
+        for pair in pairs:
+            anchor = pair[1]
+            if pair not in found and data.find(anchor, start + 1, end + len(anchor) - 1) >= 0:
+                found.add(pair)
+    return found
 
 
 def scan(data: bytes, path: str = "") -> tuple[SecretFinding, ...]:

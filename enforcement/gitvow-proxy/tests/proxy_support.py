@@ -224,6 +224,59 @@ class Resolve:
 addons = [Resolve()]
 '''
 
+#: A test-only mitmproxy script: wraps the proxy's state store so that every call says which
+#: thread made it. A call on mitmproxy's event loop thread is appended to
+#: ``$GITVOW_TEST_LOOP_GUARD/on-loop`` (with where it came from), any other to ``off-loop``;
+#: ``ready`` appears once the store is wrapped.
+LOOP_GUARD_ADDON = '''
+import os
+import threading
+import traceback
+from pathlib import Path
+
+from mitmproxy import ctx
+
+OUT = Path(os.environ["GITVOW_TEST_LOOP_GUARD"])
+
+
+class Guarded:
+    def __init__(self, store, loop_thread):
+        self._store, self._loop_thread = store, loop_thread
+
+    def __getattr__(self, name):
+        value = getattr(self._store, name)
+        if not callable(value):
+            return value
+
+        def call(*args, **kwargs):
+            if threading.get_ident() == self._loop_thread:
+                where = "".join(traceback.format_stack(limit=6)[:-1])
+                with (OUT / "on-loop").open("a") as out:
+                    out.write(f"{name}\\n{where}\\n")
+            else:
+                with (OUT / "off-loop").open("a") as out:
+                    out.write(f"{name}\\n")
+            return value(*args, **kwargs)
+
+        return call
+
+
+class LoopGuard:
+    def running(self):
+        loop_thread = threading.get_ident()
+        for addon in ctx.master.addons.chain:
+            for part in getattr(addon, "chained", ()):
+                shared = getattr(part, "shared", None)
+                if shared is not None and shared.store is not None and not isinstance(shared.store, Guarded):
+                    shared.store = Guarded(shared.store, loop_thread)
+                    shared.runtime.gates.store = shared.store
+        (OUT / "ready").write_text("wrapped")
+
+
+addons = [LoopGuard()]
+'''
+
+
 def start_proxy(
     policy: Path,
     workdir: Path,
@@ -390,6 +443,32 @@ def write_policy(path: Path, upstream: Upstream, ca_file: Path, workdir: Path, e
         )
         + textwrap.dedent(extra)
     )
+    return path
+
+
+def github_policy(path: Path, api: Upstream, ca_file: Path, state: str | Path, extra: str = "", *,
+                  proxy: str = "") -> Path:
+    """Write a policy for the ``github`` adapter before ``api``: its credential, ``state`` (a
+    SQLite path or a ``redis://`` URL), the audit log beside ``path`` and agent ``coder``
+    (``issues_and_prs``); ``proxy`` adds lines to ``[proxy]``, ``extra`` adds tables."""
+    path.write_text(textwrap.dedent(f"""
+        [hosts]
+        "{api.netloc}" = "github"
+
+        [credentials.github]
+        token_env = "GITVOW_TEST_GIT_TOKEN"
+
+        [proxy]
+        upstream_ca = "{ca_file}"
+        state = "{state}"
+        """) + textwrap.dedent(proxy) + textwrap.dedent(f"""
+        [audit]
+        path = "{path.parent / 'audit.jsonl'}"
+
+        [agents.coder]
+        mode = "issues_and_prs"
+        secret_env = "GITVOW_TEST_CODER"
+        """) + textwrap.dedent(extra))
     return path
 
 

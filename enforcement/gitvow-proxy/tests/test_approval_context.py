@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from gitvow_proxy.approval_context import DIFF_LIMIT, Context, forge_get, gather, pin
+from gitvow_proxy.forge_recheck import merged
 
 SHA = "a" * 40
 PATCH = "@@ -1,2 +1,3 @@\n line\n-old\n+new\n+more"
@@ -92,6 +93,7 @@ def test_github_rest_merge_context(forge: Forge) -> None:
     assert found.head_sha == SHA and pull.mergeable == "yes (clean)"
     assert "2 checks: 1 failure, 1 success" in pull.checks and "failing: lint" in pull.checks
     assert pull.reviews == "approved by alice"
+    assert merged(found) is None  # the forge did not say (a stuck merge stays with an operator)
     assert found.changes is not None and found.changes.files[0].path == "src/fast.py"
     assert "+new" in found.changes.diff and (found.changes.additions, found.changes.deletions) == (2, 1)
     assert all(headers["Authorization"] == "Bearer forge-token" for *_, headers in forge.seen)
@@ -147,13 +149,15 @@ def test_gitlab_merge_by_quick_action_note(forge: Forge) -> None:
     assert found.repo == "team/app" and found.pull is not None and found.pull.checks == "pipeline success"
     assert found.pull.reviews == "approved by bob" and found.changes is not None
     assert (found.changes.additions, found.changes.deletions) == (2, 1)
+    assert merged(found) is False  # "opened"; "merged" is what GitLab says of a merged one
 
 
 def test_gitea_merge(forge: Forge) -> None:
     root = "/api/v1/repos/team/app"
     forge.routes[f"{root}/pulls/4"] = {"number": 4, "title": "Gitea change", "user": {"login": "coder"},
                                        "head": {"ref": "x", "sha": SHA}, "base": {"ref": "main"}, "mergeable": True,
-                                       "state": "open", "html_url": "https://gitea.test/team/app/pulls/4"}
+                                       "state": "closed", "merged": True,
+                                       "html_url": "https://gitea.test/team/app/pulls/4"}
     forge.routes[f"{root}/commits/{SHA}/status"] = {"state": "success", "statuses": [{"context": "ci", "status": "success"}]}
     forge.routes[f"{root}/pulls/4/reviews"] = [{"state": "APPROVED", "user": {"login": "dora"}}]
     forge.routes[f"{root}/pulls/4/files?limit=100"] = [{"filename": "b.go", "additions": 3, "deletions": 0, "status": "added"}]
@@ -162,6 +166,7 @@ def test_gitea_merge(forge: Forge) -> None:
     assert found is not None and found.error is None and found.head_sha == SHA
     assert found.pull is not None and found.pull.reviews == "approved by dora" and "ci success" in found.pull.checks
     assert found.changes is not None and "+package b" in found.changes.diff
+    assert merged(found) is True and Context.from_json(json.loads(json.dumps(found.as_json()))) == found
 
 
 def test_pin_sets_the_expected_head_each_forge_reads() -> None:

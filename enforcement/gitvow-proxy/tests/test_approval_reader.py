@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gitvow_proxy.approval_reader import describe
 
 GHES = "https://ghes.test:443"
@@ -87,3 +89,26 @@ def test_slack_text_cannot_carry_an_agents_link() -> None:
                               "https://desk.test/login?approval=7K3F2Q", None))["text"]
     assert "<https://evil.test" not in text and "<!channel>" not in text and "&lt;https://evil.test" in text
     assert text.endswith("<https://desk.test/login?approval=7K3F2Q|Open it on the desk>")
+
+
+def test_a_github_api_write_shows_what_it_changes_decoded() -> None:
+    """The contents API and ``createCommitOnBranch`` carry files base64-encoded: the human sees
+    the branch, the paths and each file as the write leaves it, read by the adapter that judged it."""
+    pytest.importorskip("gitvow_github")
+    import base64
+
+    workflow = "on: push\njobs:\n  deploy:\n    runs-on: self-hosted\n"
+    encoded = base64.b64encode(workflow.encode()).decode()
+    rest = describe(("contents.write",), "PUT", "https://api.github.com/repos/o/r/contents/.github/workflows/ci.yml",
+                    json.dumps({"message": "ci", "content": encoded, "branch": "agent/ci"}).encode(),
+                    (("content-type", "application/json"),), adapter="github")
+    assert rest["refs"] == "refs/heads/agent/ci fast-forward" and rest["paths"] == ".github/workflows/ci.yml"
+    assert "runs-on: self-hosted" in rest["file .github/workflows/ci.yml"]
+    query = ("mutation($i: CreateCommitOnBranchInput!) { createCommitOnBranch(input: $i) { commit { oid } } }")
+    body = json.dumps({"query": query, "variables": {"i": {
+        "branch": {"repositoryNameWithOwner": "o/r", "branchName": "agent/ci"}, "message": {"headline": "h"},
+        "expectedHeadOid": "a" * 40, "fileChanges": {"additions": [{"path": ".github/workflows/ci.yml",
+                                                                    "contents": encoded}]}}}}).encode()
+    graphql = describe(("ref.write",), "POST", "https://api.github.com/graphql", body, adapter="github")
+    assert graphql["field"] == "createCommitOnBranch" and "runs-on: self-hosted" in graphql[
+        "file .github/workflows/ci.yml"]

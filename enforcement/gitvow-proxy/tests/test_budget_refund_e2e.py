@@ -4,11 +4,10 @@ forge that refuses the first writes, a budget of one write."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
-from proxy_support import Upstream, client, comment, proxy_env, start_proxy
+from proxy_support import Upstream, client, comment, github_policy, proxy_env, start_proxy
 
 pytestmark = pytest.mark.e2e
 
@@ -20,28 +19,11 @@ def test_a_write_the_forge_refuses_takes_nothing_from_the_budget(tmp_path: Path,
     workdir = tmp_path / "budget"
     workdir.mkdir()
     policy = workdir / "policy.toml"
-    policy.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{api.netloc}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{workdir / 'state.sqlite'}"
-
-        [audit]
-        path = "{workdir / 'audit.jsonl'}"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
-
+    github_policy(policy, api, ca_file, workdir / "state.sqlite", """
         [budget]
         window_seconds = 3600
         writes = 1
-    """))
+    """)
     answers = iter([401, 401, 201, 201])
     original = api.routes["/api/"]
     api.routes["/api/"] = lambda seen: (next(answers), {"Content-Type": "application/json"}, b"{}")

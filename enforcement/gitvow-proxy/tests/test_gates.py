@@ -19,7 +19,7 @@ from gitvow.pipeline import Action, Decision, Engine
 from gitvow.policy.load import parse_policy
 from gitvow.request import Classification, Request
 from gitvow_proxy.gates import ProxyGates
-from gitvow_proxy.store import PAUSED, MemoryStore
+from gitvow_proxy.store import PAUSED, Admission, MemoryStore
 
 ROUTES: list[tuple[str, str, str]] = [
     ("POST", r"/repos/([^/]+/[^/]+)/issues", "issue.create"),
@@ -80,13 +80,93 @@ class Harness:
         self.gates = ProxyGates(self.policy, self.store, credentials={"forge": "tok-123"}, canaries=canaries,
                                 clock=lambda: self.now[0])
 
-    def decide(self, agent: str, method: str, path: str, body: Any = b"", internal: bool = False) -> Decision:
+    def decide(self, agent: str, method: str, path: str, body: Any = b"", internal: bool = False,
+               judged: bool = False) -> Decision:
+        """The engine's decision; ``judged``: as the proxy makes it (:meth:`ProxyGates.judge`)."""
         raw = json.dumps(body).encode() if not isinstance(body, bytes) else body
         request = Request.from_url(method, f"https://forge.test{path}", body=raw)
         grant = self.policy.grant_for(agent)
         assert grant is not None or internal
         caller = Caller(agent, internal=True) if internal else Caller(agent, grant)  # type: ignore[arg-type]
+        if judged:
+            return self.gates.judge(lambda: self.engine.decide(request, caller, self.gates))
         return self.engine.decide(request, caller, self.gates)
+
+
+class CountingStore(MemoryStore):
+    """A memory store that counts the calls the gates make: each is a round trip on a shared store."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def take(self, *args: Any, **kwargs: Any) -> float | None:
+        self.calls.append("take")
+        return super().take(*args, **kwargs)
+
+    def admit(self, *args: Any, **kwargs: Any) -> Admission:
+        self.calls.append("admit")
+        return super().admit(*args, **kwargs)
+
+    def flags(self, kind: str) -> frozenset[str]:
+        self.calls.append("flags")
+        return super().flags(kind)
+
+    def all_flags(self) -> dict[str, frozenset[str]]:
+        self.calls.append("all_flags")
+        return super().all_flags()
+
+
+def counting(extra: Mapping[str, Any]) -> tuple[Harness, CountingStore]:
+    h = Harness(extra)
+    store = CountingStore()
+    h.store = store
+    h.gates = ProxyGates(h.policy, store, credentials={"forge": "tok-123"}, canaries={}, clock=lambda: h.now[0])
+    return h, store
+
+
+def test_a_budgeted_write_reaches_the_store_once() -> None:
+    """The proxy decides a budgeted write on the flags read last; the budget's admission confirms
+    them as it takes: one round trip per write, once the flags were read."""
+    h, store = counting({"budget": {"window_seconds": 60, "writes": 10}})
+    for i in range(3):
+        assert h.decide("bot", "POST", f"/repos/team/app/issues/{i}/comments", {}, judged=True).action is Action.FORWARD
+    assert store.calls == ["all_flags", "take", "admit", "admit"]  # the first reads the flags
+    assert store.usage("budget:bot:writes", h.now[0], 60) == 3
+    store.calls.clear()
+    assert h.decide("bot", "GET", "/repos/team/app", judged=True).action is Action.FORWARD
+    assert store.calls == []  # reads never reach the store
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 3}
+
+
+def test_a_pause_stops_the_next_budgeted_write_at_once() -> None:
+    """Flags changed since they were read: the admission takes nothing and the write is decided
+    again on the flags as they are, so a pause is never missed, and the write counted once."""
+    h, store = counting({"budget": {"window_seconds": 60, "writes": 10}})
+    assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {}, judged=True).action is Action.FORWARD
+    store.set_flag(PAUSED, "team/app", True)
+    store.calls.clear()
+    assert reason(h.decide("bot", "POST", "/repos/team/app/issues/2/comments", {}, judged=True)) == "repo_paused"
+    assert store.calls == ["admit", "all_flags"]
+    assert store.usage("budget:bot:writes", h.now[0], 60) == 1
+    assert reason(h.decide("bot", "POST", "/repos/team/lib/issues/2/comments", {}, judged=True)) is None
+    store.set_flag(PAUSED, "team/app", False)
+    assert h.decide("bot", "POST", "/repos/team/app/issues/3/comments", {}, judged=True).action is Action.FORWARD
+    assert store.usage("budget:bot:writes", h.now[0], 60) == 3
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 3, ("bot", "issue.comment", "refused"): 1}
+
+
+def test_a_refusal_on_unconfirmed_flags_is_decided_again() -> None:
+    """A write refused before its admission never confirmed the flags it was decided on: it is
+    decided again on flags read afresh (the refusal's reason is the store's, counted once)."""
+    h, store = counting({"budget": {"window_seconds": 60, "writes": 10}})
+    assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {}, judged=True).action is Action.FORWARD
+    store.calls.clear()
+    assert reason(h.decide("low", "POST", "/repos/team/app/issues/1/comments", {}, judged=True)) == "mode_denied"
+    assert store.calls == ["all_flags"]
+    store.set_flag(PAUSED, "team/app", True)
+    assert reason(h.decide("low", "POST", "/repos/team/app/issues/1/comments", {}, judged=True)) == "repo_paused"
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 1, ("low", "issue.comment", "refused"): 2}
 
 
 def reason(decision: Decision) -> str | None:

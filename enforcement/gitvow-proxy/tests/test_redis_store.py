@@ -151,3 +151,33 @@ def test_budget_windows_use_the_stores_clock(redis_server: RedisServer) -> None:
     assert slow.take([("clock", 1)], now - 10_000, 60.0) is None
     assert fast.take([("clock", 1)], now + 10_000, 60.0) is not None  # the same window on the store's clock
     assert fast.usage("clock", now + 10_000, 60.0) == slow.usage("clock", now - 10_000, 60.0) == 1
+
+
+def test_two_replicas_decisions_over_time_add_up_in_the_store(redis_server: RedisServer) -> None:
+    """What each replica decided, counted by the slot it was decided in, is one chart for the
+    cluster at every width the desk shows; a bucket outside its span has expired."""
+    from gitvow_proxy.cluster_view import ClusterTally
+    from gitvow_proxy.status import SPANS, cluster_over_time
+    from gitvow_proxy.store.interface import TIMELINE
+
+    stores = [redis_store.RedisStore(redis_server.url) for _ in range(2)]
+    for store, n in zip(stores, (3, 2), strict=True):
+        tally = ClusterTally(lambda store=store: store)  # type: ignore[misc]
+        for _ in range(n):
+            tally.record("allow", None)
+        tally.record("deny: mode_denied", {"reason": "mode_denied"})
+        tally.flush()
+    now = time.time()
+    for span in SPANS.values():
+        chart = cluster_over_time(stores[0], span, now)
+        assert chart is not None and chart["bucket_seconds"] * span.buckets == span.seconds
+        assert chart["start"] <= now < chart["start"] + chart["bucket_seconds"] * span.buckets
+        series = chart["series"]
+        assert list(series) == ["allow", "deny: mode_denied"]  # allow first
+        assert sum(series["allow"]) == 5 and sum(series["deny: mode_denied"]) == 2, series
+        assert max(series["allow"]) == 5  # (one bucket: the last, or the one before it at a boundary)
+    client = stores[0]._redis
+    keys = client.keys("gitvow:tally:t:*")
+    assert len(TIMELINE) <= len(keys) <= 2 * len(TIMELINE)
+    assert all(0 < client.ttl(key) <= keep + width for key in keys
+               for width, keep in TIMELINE if key.startswith(f"gitvow:tally:t:{width}:"))

@@ -10,14 +10,23 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import textwrap
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, from_agents, proxy_env, start_proxy
+from proxy_support import (
+    GITVOW,
+    ProxyProcess,
+    Upstream,
+    client,
+    comment,
+    from_agents,
+    github_policy,
+    proxy_env,
+    start_proxy,
+)
 
 from gitvow_proxy.testing import REDIS_SERVER, RedisServer
 
@@ -43,24 +52,7 @@ def replicas(
 ) -> Iterator[list[ProxyProcess]]:
     workdir = tmp_path_factory.mktemp("replicas")
     policy = workdir / "policy.toml"
-    policy.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{api.netloc}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{redis_shared.url}"
-
-        [audit]
-        path = "{workdir / 'audit.jsonl'}"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
-
+    github_policy(policy, api, ca_file, redis_shared.url, f"""
         [agents.limited]
         mode = "issues_and_prs"
         secret_env = "GITVOW_TEST_LIMITED"
@@ -71,7 +63,7 @@ def replicas(
 
         [approvals]
         poll_interval = 0.2
-    """))
+    """)
     env = proxy_env(broken_plugin_path)
     started = [start_proxy(policy, workdir, env) for _ in range(2)]
     yield started
@@ -237,12 +229,22 @@ def test_redis_gone_refuses_writes_and_coming_back_restores_service(
 
 
 def test_status_counts_every_replicas_decisions_from_the_store(
-    replicas: list[ProxyProcess], api: Upstream, ca_file: Path
+    replicas: list[ProxyProcess], api: Upstream, redis_shared: RedisServer, ca_file: Path, tmp_path: Path
 ) -> None:
-    """Each replica flushes its decision counts and refusals to Redis about once a second;
-    ``gitvow status`` reads the cluster's, not one replica's audit log."""
+    """Each replica flushes its decision counts, refusals and counts over time to Redis about
+    once a second; ``gitvow status`` (and the desk, which shows what it gathers) reads the
+    cluster's, not one replica's audit log: here the operator's policy names an audit log of
+    its own, which no replica writes."""
+    elsewhere = github_policy(tmp_path / "policy.toml", api, ca_file, redis_shared.url)
+
     def status() -> dict[str, object]:
-        return dict(json.loads(operator(replicas[0], "status", "--json").stdout))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GITVOW_TEST_")}
+        done = subprocess.run([GITVOW, "status", "--json", "--policy", str(elsewhere)], capture_output=True,
+                              text=True, env=env, timeout=60)
+        return dict(json.loads(done.stdout))
+
+    def charted(data: dict[str, object], series: str) -> int:
+        return sum(dict(data["decisions"]["series"]).get(series, []))  # type: ignore[index]
 
     before = status()
     assert before["view"] == "every replica (the state store)"
@@ -265,6 +267,9 @@ def test_status_counts_every_replicas_decisions_from_the_store(
         assert time.monotonic() < deadline, (before, after)
         time.sleep(0.3)
     assert totals["allow"] - allowed_before == 6
+    assert not (tmp_path / "audit.jsonl").exists()  # nothing of it is read from a local file
+    assert charted(after, "allow") - charted(before, "allow") == 6, (before["decisions"], after["decisions"])
+    assert charted(after, "deny: canary_egress") >= 1
     latest = after["recent_refusals"][0]  # type: ignore[index]
     assert (latest["reason"], latest["path"]) == ("canary_egress", "/api/v3/repos/team/tally/issues/1/comments")
     assert canary not in json.dumps(after)
@@ -282,27 +287,10 @@ def test_metrics_count_every_replicas_decisions(
 
     admin = free_port()
     policy = tmp_path / "policy.toml"
-    policy.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{api.netloc}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{redis_shared.url}"
-
-        [audit]
-        path = "{tmp_path / 'audit.jsonl'}"
-
+    github_policy(policy, api, ca_file, redis_shared.url, f"""
         [admin]
         listen = "127.0.0.1:{admin}"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
-    """))
+    """)
     watcher = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
     try:
         def allowed() -> float:

@@ -15,7 +15,7 @@ from gitvow.errors import PolicyError
 from gitvow.policy.load import parse_policy
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
 from gitvow_proxy.identity import Identities
-from gitvow_proxy.store import AUTO_MERGE_OFF, MemoryStore, SQLiteStore, Store
+from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, Admission, MemoryStore, SQLiteStore, Store
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
@@ -88,6 +88,43 @@ def test_flags_counters_canaries(store: Store) -> None:
     token = store.canary("bot")
     assert token.startswith("gvc_") and store.canary("bot") == token != store.canary("other")
     assert store.canaries()[token] == "bot"
+
+
+def test_admit_takes_only_under_the_flags_seen(store: Store) -> None:
+    """One round trip confirms the run-time flags the caller decided on and takes the budget;
+    flags changed since (a pause) take nothing and come back as they are now."""
+    seen = store.all_flags()
+    assert seen == {PAUSED: frozenset(), AUTO_MERGE_OFF: frozenset()}
+    assert store.admit(seen, [("w", 2)], 100.0, 60) == Admission(None)
+    store.set_flag(PAUSED, "Team/App", True)
+    changed = store.admit(seen, [("w", 2)], 101.0, 60)
+    assert changed.flags == {PAUSED: frozenset({"team/app"}), AUTO_MERGE_OFF: frozenset()}
+    assert store.usage("w", 102.0, 60) == 1  # nothing taken
+    assert store.admit(changed.flags, [("w", 2)], 102.0, 60) == Admission(None)
+    full = store.admit(changed.flags, [("w", 2)], 103.0, 60)
+    assert full.flags is None and full.wait == pytest.approx(57.0)
+    store.set_flag(AUTO_MERGE_OFF, "a/b", True)
+    store.set_flag(AUTO_MERGE_OFF, "c/d", True)
+    assert store.admit(changed.flags, [("x", 1)], 104.0, 60).flags == store.all_flags()
+    assert store.admit(store.all_flags(), [("x", 1)], 104.0, 60) == Admission(None)
+
+
+def test_sqlite_counts_a_window_from_before_the_counts(tmp_path: Path) -> None:
+    """A state file written before the per-window counts existed is counted once when opened."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    SQLiteStore(path).close()
+    db = sqlite3.connect(path)
+    db.executescript("DROP TRIGGER events_added; DROP TRIGGER events_removed; DROP TABLE windows;")
+    db.executemany("INSERT INTO events (key, at) VALUES (?, ?)", [("w", 100.0), ("w", 101.0), ("w", 1.0)])
+    db.commit()
+    db.close()
+    store = SQLiteStore(path)
+    assert store.take([("w", 3)], 102.0, 60) is None  # the event at 1.0 left the window
+    assert store.take([("w", 3)], 103.0, 60) == pytest.approx(57.0)
+    store.give_back(["w"], 102.0, [1])
+    assert store.take([("w", 3)], 104.0, 60) is None
 
 
 def test_sqlite_survives_a_restart(tmp_path: Path) -> None:

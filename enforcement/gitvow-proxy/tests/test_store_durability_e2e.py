@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, proxy_env, start_proxy
+from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, github_policy, proxy_env, start_proxy
 
 from gitvow_proxy.testing import REDIS_SERVER, RedisServer
 
@@ -52,31 +52,14 @@ def _used(replica: ProxyProcess) -> int:
 
 def _policy(tmp_path: Path, api: Upstream, redis: RedisServer, ca_file: Path) -> Path:
     policy = tmp_path / "policy.toml"
-    policy.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{api.netloc}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{redis.url}"
-
-        [audit]
-        path = "{tmp_path / 'audit.jsonl'}"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
-
+    github_policy(policy, api, ca_file, redis.url, """
         [budget]
         window_seconds = 3600
-        agents = {{ coder = {{ writes = 20 }} }}
+        agents = { coder = { writes = 20 } }
 
         [approvals]
         poll_interval = 0.2
-    """))
+    """)
     return policy
 
 
@@ -118,6 +101,22 @@ def test_a_redis_restart_with_aof_loses_nothing(
         assert pending_id in listed.stdout, listed
         shown = json.loads(operator(proxy, "approvals", "show", sent_id, "--json").stdout)
         assert (shown["status"], shown["response_status"]) == ("sent", 201)
+        # A second replica (the same confdir: the same canary key) started after the restart sees it all too.
+        other_dir = tmp_path / "other"
+        shutil.copytree(proxy.confdir, other_dir / "confdir")
+        other = start_proxy(_policy(other_dir, api, redis_aof, ca_file), other_dir, proxy_env(broken_plugin_path))
+        try:
+            assert _used(other) == used
+            with client(other, "coder", ca_file) as c:
+                paused = comment(c, api, "team/frozen")
+                assert (paused.status_code, paused.headers.get("x-gitvow-reason")) == (403, "repo_paused")
+                leaked = comment(c, api, "team/durable", body=f"my token is {canary}")
+                assert (leaked.status_code, leaked.headers.get("x-gitvow-reason")) == (403, "canary_egress")
+                again = c.post(sent_url, json=PULL)
+                assert (again.status_code, again.headers.get("x-gitvow-approval")) == (201, sent_id), again.text
+                assert c.post(pending_url, json=PULL).headers.get("x-gitvow-approval") == pending_id
+        finally:
+            assert other.stop() == 0, other.log_text()
         assert len([s for s in api.seen if s.method == "POST" and "/team/durable/pulls" in s.path]) == 1
         assert not any("/team/frozen/" in s.path or canary in s.body.decode(errors="replace") for s in api.seen)
     finally:

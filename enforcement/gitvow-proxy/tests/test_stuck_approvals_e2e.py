@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from proxy_support import (
     Upstream,
     api_reply,
     client,
+    github_policy,
     proxy_env,
     start_proxy,
     start_upstream,
@@ -36,6 +36,8 @@ from gitvow_proxy.testing import RedisServer
 pytestmark = pytest.mark.e2e
 
 SLOW = "/api/v3/repos/team/slow/pulls"
+MERGE = "/api/v3/repos/team/slow/pulls/9/merge"
+HEAD = "a1" * 20
 PULL = {"title": "Add the thing", "body": "Adds it. Tested.", "head": "feature", "base": "main"}
 
 
@@ -50,6 +52,22 @@ def slow_forge(ca: trustme.CA, tmp_path: Path) -> Iterator[tuple[Upstream, threa
         release.wait(timeout=60)
         return 201, {"Content-Type": "application/json"}, json.dumps({"number": 9}).encode()
 
+    merged: list[bool] = []
+
+    def merge(seen: Seen) -> tuple[int, dict[str, str], bytes]:
+        release.wait(timeout=60)
+        merged.append(True)
+        return 200, {"Content-Type": "application/json"}, json.dumps({"merged": True, "sha": "b2" * 20}).encode()
+
+    def pull(seen: Seen) -> tuple[int, dict[str, str], bytes]:
+        found = {"number": 9, "title": "Speed up", "state": "closed" if merged else "open", "merged": bool(merged),
+                 "user": {"login": "coder"}, "head": {"ref": "speed", "sha": HEAD}, "base": {"ref": "main"},
+                 "mergeable": True, "html_url": "https://forge.test/team/slow/pull/9"}
+        return 200, {"Content-Type": "application/json"}, json.dumps(found).encode()
+
+    server.routes[MERGE] = merge  # (routes match by prefix, first first)
+    server.routes[f"{SLOW}/9/files"] = lambda seen: (200, {"Content-Type": "application/json"}, b"[]")
+    server.routes[f"{SLOW}/9"] = pull
     server.routes[SLOW] = slow
     server.routes["/api/"] = api_reply
     yield server, release
@@ -58,32 +76,21 @@ def slow_forge(ca: trustme.CA, tmp_path: Path) -> Iterator[tuple[Upstream, threa
 
 
 def _policy(path: Path, forge: Upstream, redis: RedisServer, ca_file: Path, admin: int) -> Path:
-    path.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{forge.netloc}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{redis.url}"
-
-        [audit]
-        path = "{path.parent / 'audit.jsonl'}"
-
+    return github_policy(path, forge, ca_file, redis.url, f"""
         [admin]
         listen = "127.0.0.1:{admin}"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
 
         [approvals]
         poll_interval = 0.2
         stuck_after = 5
-    """))
-    return path
+    """)
+
+
+def _replica(workdir: Path, forge: Upstream, redis: RedisServer, ca_file: Path, env: dict[str, str],
+             admin: int | None = None) -> ProxyProcess:
+    """A replica on the shared ``redis`` with a directory (policy, audit log) of its own."""
+    workdir.mkdir()
+    return start_proxy(_policy(workdir / "policy.toml", forge, redis, ca_file, admin or free_port()), workdir, env)
 
 
 def operator(replica: ProxyProcess, *args: str) -> subprocess.CompletedProcess[str]:
@@ -105,10 +112,7 @@ def test_a_sender_killed_mid_send_leaves_a_visible_resolvable_approval(
 ) -> None:
     forge, release = slow_forge
     env = proxy_env(broken_plugin_path)
-    first_dir, second_dir = tmp_path / "a", tmp_path / "b"
-    first_dir.mkdir()
-    second_dir.mkdir()
-    first = start_proxy(_policy(first_dir / "policy.toml", forge, redis_server, ca_file, free_port()), first_dir, env)
+    first = _replica(tmp_path / "a", forge, redis_server, ca_file, env)
     try:
         with client(first, "coder", ca_file) as c:
             staged = c.post(forge.url(SLOW), json=PULL)
@@ -125,7 +129,7 @@ def test_a_sender_killed_mid_send_leaves_a_visible_resolvable_approval(
     finally:
         first.stop()
     admin = free_port()
-    second = start_proxy(_policy(second_dir / "policy.toml", forge, redis_server, ca_file, admin), second_dir, env)
+    second = _replica(tmp_path / "b", forge, redis_server, ca_file, env, admin)
     try:
         _until(lambda: "STUCK sending" in operator(second, "approvals", "list").stdout)  # past stuck_after
         assert f"state store {redis_server.url};" in second.log_text()  # redis://, not redis:/
@@ -160,7 +164,46 @@ def test_a_sender_killed_mid_send_leaves_a_visible_resolvable_approval(
         release.set()
         time.sleep(0.6)  # several sender polls: nothing sends it again
         assert len([s for s in forge.seen if s.path == SLOW and s.method == "POST"]) == 1
-        lines = [json.loads(x) for x in (second_dir / "audit.jsonl").read_text().splitlines()]
+        lines = [json.loads(x) for x in second.audit.read_text().splitlines()]
         assert any(x.get("verdict") == "resolved_sent" and x.get("by") == "bob" for x in lines)
+    finally:
+        assert second.stop() == 0, second.log_text()
+
+
+def test_a_stuck_merge_is_resolved_by_asking_the_forge(
+    slow_forge: tuple[Upstream, threading.Event], redis_server: RedisServer, ca_file: Path,
+    broken_plugin_path: Path, tmp_path: Path,
+) -> None:
+    """A merge's outcome is the forge's to tell: the replica that takes over asks it about the
+    stuck merge and resolves it as sent (merged), with an audit line; nothing is sent again."""
+    forge, release = slow_forge
+    env = proxy_env(broken_plugin_path)
+    first = _replica(tmp_path / "a", forge, redis_server, ca_file, env)
+    try:
+        with client(first, "coder", ca_file) as c:
+            staged = c.put(forge.url(MERGE), json={"merge_method": "merge"})
+        assert staged.status_code == 403, staged.text
+        ident = staged.headers["x-gitvow-approval"]
+        _until(lambda: '"merged": false' in operator(first, "approvals", "show", ident, "--json").stdout)  # its context
+        assert operator(first, "approvals", "approve", ident, "--by", "alice").returncode == 0
+        _until(lambda: any(s.path == MERGE and s.method == "PUT" for s in forge.seen))  # the forge holds the merge
+        first.proc.kill()  # SIGKILL: the sender dies before the forge answers
+        first.proc.wait()
+    finally:
+        first.stop()
+    release.set()  # the forge merges it: the outcome the dead sender never recorded
+    second = _replica(tmp_path / "b", forge, redis_server, ca_file, env)
+    try:
+        _until(lambda: json.loads(operator(second, "approvals", "show", ident, "--json").stdout)["status"] == "sent",
+               timeout=60)
+        shown = json.loads(operator(second, "approvals", "show", ident, "--json").stdout)
+        assert "asked the forge" in shown["reason"] and "pull request #9 is merged" in shown["reason"], shown
+        with client(second, "coder", ca_file) as c:
+            retry = c.put(forge.url(MERGE), json={"merge_method": "merge"})
+        assert retry.headers.get("x-gitvow-reason") == "approval_resolved_sent", retry.text
+        assert len([s for s in forge.seen if s.path == MERGE and s.method == "PUT"]) == 1
+        lines = [json.loads(x) for x in second.audit.read_text().splitlines()]
+        assert any(x.get("verdict") == "resolved_sent" and x.get("by") == "gitvow (asked the forge)" for x in lines)
+        assert "resolved as sent" in second.log_text()
     finally:
         assert second.stop() == 0, second.log_text()

@@ -15,12 +15,11 @@ import os
 import socket
 import ssl
 import subprocess
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from proxy_support import GITVOW, SECRETS, ProxyProcess, Upstream, proxy_env, start_proxy
+from proxy_support import GITVOW, SECRETS, ProxyProcess, Upstream, github_policy, proxy_env, start_proxy
 
 pytestmark = pytest.mark.e2e
 
@@ -32,24 +31,7 @@ def proxy(api: Upstream, ca_file: Path, broken_plugin_path: Path,
           tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     workdir = tmp_path_factory.mktemp("trailers")
     policy = workdir / "policy.toml"
-    policy.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{api.netloc}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{workdir / 'state.sqlite'}"
-
-        [audit]
-        path = "{workdir / 'audit.jsonl'}"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
-    """))
+    github_policy(policy, api, ca_file, workdir / "state.sqlite")
     running = start_proxy(policy, workdir, proxy_env(broken_plugin_path))
     yield running
     assert running.stop() == 0, running.log_text()

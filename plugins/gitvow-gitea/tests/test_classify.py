@@ -28,7 +28,7 @@ def test_percent_encoded_literals_are_decoded_before_matching(gitea: GiteaAdapte
 
 
 def test_an_encoded_slash_stays_inside_one_segment(gitea: GiteaAdapter) -> None:
-    assert classify(gitea, "DELETE", f"{API}/branches/feature%2Fx") == (("ref.write",), "team/app")
+    assert classify(gitea, "DELETE", f"{API}/branches/feature%2Fx") == (("ref.write", "ref.delete"), "team/app")
     assert classify(gitea, "PATCH", "https://codeberg.org/api/v1/repos/team%2Fevil/app") == (("repo.admin",), "team/evil/app")
 
 

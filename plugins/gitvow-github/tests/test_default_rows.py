@@ -40,11 +40,12 @@ ROWS: list[tuple[str, str, bytes, str, str | None, str]] = [
     ("GET", f"{GIT}/info/refs?service=git-receive-pack", b"", "git.push", "octo/app", "issues_and_prs"),
     ("POST", f"{R}/git/refs", b"{}", "ref.write", "octo/app", "issues_and_prs"),
     ("POST", f"{R}/git/commits", b"{}", "ref.write", "octo/app", "issues_and_prs"),
-    ("DELETE", f"{R}/git/refs/heads/topic", b"", "ref.write", "octo/app", "issues_and_prs"),
-    ("POST", G, mutation("createCommitOnBranch"), "ref.write", None, "issues_and_prs"),
+    ("PATCH", f"{R}/git/refs/heads/topic", b'{"sha": "' + b"a" * 40 + b'"}', "ref.write", "octo/app",
+     "issues_and_prs"),
+    ("POST", G, mutation("createCommitOnBranch", '{branch: {repositoryNameWithOwner: "octo/app", branchName: "topic"}, '
+                         'expectedHeadOid: "' + "a" * 40 + '", message: {headline: "h"}, fileChanges: {}}'),
+     "ref.write", "octo/app", "issues_and_prs"),
     ("POST", G, mutation("createRef"), "ref.write", None, "issues_and_prs"),
-    ("POST", G, mutation("updateRef"), "ref.write", None, "issues_and_prs"),
-    ("POST", G, mutation("deleteRef"), "ref.write", None, "issues_and_prs"),
     ("POST", G, mutation("createBranchProtectionRule"), "branch.protect", None, "issues_and_prs"),
     ("POST", G, mutation("updateBranchProtectionRule"), "branch.protect", None, "issues_and_prs"),
     ("POST", f"{R}/issues", b"{}", "issue.create", "octo/app", "issues_only"),
@@ -124,3 +125,21 @@ def test_explain_shows_default_rows_at_every_mode(tmp_path: Path) -> None:
         if verdict == "relay":
             # the default relay is `approval`: the line says how the request is staged, not which tool to avoid
             assert "needs a human's approval" in answer["message"] and "do not use" not in answer["message"], answer["message"]
+
+
+@pytest.mark.parametrize(("body", "operations", "reason"), [
+    # a ref named by node id only: the branch rules cannot judge it (docs/policy.md)
+    (mutation("updateRef", '{refId: "REF_1", oid: "' + "a" * 40 + '"}'), ("ref.write",), "change_unestablished"),
+    (mutation("updateRef", '{refId: "REF_1", oid: "' + "a" * 40 + '", force: true}'), ("ref.write", "ref.force"),
+     "ref_force"),
+    (mutation("deleteRef", '{refId: "REF_1"}'), ("ref.write", "ref.delete"), "ref_delete"),
+])
+def test_graphql_ref_updates_by_node_id_are_refused_at_every_mode(
+    engine: Engine, body: bytes, operations: tuple[str, ...], reason: str
+) -> None:
+    request = Request.from_url("POST", G, body=body)
+    for grant in GRANTS:
+        decision = engine.decide(request, Caller("bot", grant))
+        assert decision.classification is not None and decision.classification.operations == operations
+        if grant.mode >= Mode.ISSUES_AND_PRS:
+            assert decision.action is Action.DENY and decision.reason == reason, (grant, decision.message)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
@@ -100,6 +101,8 @@ def test_every_rest_route_classifies_as_its_row(adapter: GitHubAdapter, prefix: 
         request = Request.from_url(route.method, host + concrete(route.path), body=b"{}")
         got = adapter.classify(request)
         want = READ if route.method in READ_METHODS else rest_operation(route).operation
+        if got.operations[1:] and got.change is not None and set(got.operations[1:]) <= set(got.change.operations()):
+            got = replace(got, operations=got.operations[:1])  # what the write does to a ref (ref.delete) joins
         if got.operations != (want,):
             problems.append(f"{route.method} {route.path}: {got.operations}, expected {want} ({got.note})")
         elif got.repo != expected_repo(route):
@@ -128,6 +131,8 @@ def test_every_mutation_classifies_as_its_row(adapter: GitHubAdapter) -> None:
         body = gql(f"mutation {{ {name}(input: {{}}) {{ __typename }} }}")
         got = adapter.classify(Request.from_url("POST", "https://api.github.com/graphql", body=body))
         want = graphql_operations()[name].operation
+        if got.operations[1:] and got.change is not None and set(got.operations[1:]) <= set(got.change.operations()):
+            got = replace(got, operations=got.operations[:1])  # what the write does to a ref (ref.delete) joins
         if got.operations != (want,):
             problems.append(f"{name}: {got.operations}, expected {want}")
         if got.unknown_code != "graphql_mutation" or got.mode_code != "graphql_mutation":

@@ -67,7 +67,7 @@ ROWS = [
     ("POST", "/repository/branches", {"branch": "b", "ref": "main"}, ("ref.write",)),
     ("DELETE", "/repository/branches/feature%2Fnested", None, ("ref.write", "ref.delete")),
     ("POST", "/repository/tags", {"tag_name": "v1", "ref": "main"}, ("ref.write",)),
-    ("DELETE", "/repository/tags/v1", None, ("ref.write",)),
+    ("DELETE", "/repository/tags/v1", None, ("ref.write", "ref.delete")),
     ("POST", "/repository/commits", {"branch": "main", "actions": []}, ("ref.write",)),
     ("POST", "/repository/commits/abc/cherry_pick", {"branch": "main"}, ("ref.write",)),
     ("POST", "/protected_branches", {"name": "main"}, ("branch.protect",)),

@@ -132,3 +132,83 @@ def test_git_command_lines(argv: list[str], ops: tuple[str, ...], summary: str) 
 @pytest.mark.parametrize("argv", [["git", "status"], ["git", "commit", "-m", "push"], ["gitk"], ["echo", "git", "push"], ["git"]])
 def test_local_git_commands_are_not_forge_operations(argv: list[str]) -> None:
     assert GitSmartAdapter().classify_command(argv) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "refs", "unread"),
+    [
+        ("git push origin HEAD:main", [("refs/heads/main", "fast-forward")], False),
+        ("git push origin +feature", [("refs/heads/feature", "forced")], False),
+        ("git push -f origin feature", [("refs/heads/feature", "forced")], False),
+        ("git push --force-with-lease origin a b", [("refs/heads/a", "forced"), ("refs/heads/b", "forced")], False),
+        ("git push origin :b", [("refs/heads/b", "deleted")], False),
+        ("git push --delete origin b", [("refs/heads/b", "deleted")], False),
+        ("git push -d origin b refs/tags/v1", [("refs/heads/b", "deleted"), ("refs/tags/v1", "deleted")], False),
+        ("git push origin refs/heads/x:refs/heads/main", [("refs/heads/main", "fast-forward")], False),
+        ("git push origin x:heads/main", [("refs/heads/main", "fast-forward")], False),
+        ("git push origin v1:tags/v1", [("refs/tags/v1", "fast-forward")], False),
+        ("git push -o ci.skip origin agent/x", [("refs/heads/agent/x", "fast-forward")], False),
+        ("git push --push-option=ci.skip --repo origin agent/x", [], True),  # agent/x is then the remote
+        ("git push origin -- agent/x", [("refs/heads/agent/x", "fast-forward")], False),
+        ("git push", [], True),
+        ("git push origin", [], True),
+        ("git push -f", [], True),
+        ("git push --force-with-lease", [], True),
+        ("git push --mirror", [], True),
+        ("git push --all origin", [], True),
+        ("git push origin HEAD", [], True),
+        ("git push origin @", [], True),
+        ("git push origin 'refs/heads/*:refs/heads/*'", [], True),
+        ("git push origin 0123abcd0123abcd", [], True),
+        ("git push origin main agent/x HEAD", [("refs/heads/main", "fast-forward"), ("refs/heads/agent/x", "fast-forward")], True),
+    ],
+)
+def test_push_command_lines_name_the_refs_they_write(line: str, refs: list[tuple[str, str]], unread: bool) -> None:
+    """The gate reads a push's destinations from its refspecs, as the proxy reads them from the
+    commands; what the line cannot name (the checkout's branch, every branch) is unread, and the
+    change stage refuses it wherever a listed branch rule could refuse one."""
+    import shlex
+
+    got = GitSmartAdapter().classify_command(shlex.split(line))
+    assert got is not None and got.change is not None
+    assert [(r.ref, r.kind) for r in got.change.refs] == refs
+    assert bool(got.change.unread_refs) == unread
+
+
+_A, _B = "a" * 40, "b" * 40
+
+
+@pytest.mark.parametrize("ref", [
+    "refs/heads//main", "refs/heads/main/", "refs/heads/main.", "refs/heads/.hidden", "refs/heads/main.lock",
+    "refs/heads/a..b", "refs/heads/main@{1}", "refs/heads/ma in", "refs/heads/ma\tin", "refs/heads/m~1", "refs/heads/m^",
+    "refs/heads/m:x", "refs/heads/*", "refs/heads/[x", "refs/heads/a\\b", "HEAD", "main", "refs/main", "heads/main",
+])
+def test_ref_names_git_refuses_are_refused_before_any_rule_reads_them(ref: str) -> None:
+    """A forge that normalised ``refs/heads//main`` to ``main`` would write a branch the rules
+    judged under another name: every spelling ``git check-ref-format`` refuses is unreadable."""
+    from gitvow_gitsmart.adapter import push_body
+
+    body = push_body((_A, _B, ref))
+    got = classify_git(Request.from_url("POST", "https://git.example.test/team/app.git/git-receive-pack", body=body))
+    assert got is not None and got.operations == ("unknown",) and "push commands unreadable" in got.note
+
+
+@pytest.mark.parametrize("ref", ["refs/heads/main", "refs/heads/agent/x-1.2", "refs/tags/v1.0", "refs/for/main",
+                                 "refs/pull/1/head", "refs/heads/MAIN", "refs/heads/été"])
+def test_well_formed_ref_names_are_read_as_sent(ref: str) -> None:
+    from gitvow_gitsmart.adapter import push_body
+
+    body = push_body((_A, _B, ref))
+    got = classify_git(Request.from_url("POST", "https://git.example.test/team/app.git/git-receive-pack", body=body))
+    assert got is not None and got.operations == ("git.push",) and got.refs[0].ref == ref
+
+
+def test_a_held_push_says_when_its_paths_were_read_from_the_new_trees_alone() -> None:
+    """``approvals show`` runs in a process of its own: where the parent's trees are not known
+    there, the human is told the listed paths may miss a deletion, rather than shown less silently."""
+    from gitvow_gitsmart.classify import describe_push
+
+    parentless = describe_push(push_body((ZERO_OID, _B, "refs/heads/agent/new")), lambda path: False)
+    assert "paths read" not in parentless and parentless["paths"] == "README.md"
+    on_top = describe_push(push_body(("c" * 40, _B, "refs/heads/agent/x")), lambda path: False)
+    assert "from the pushed trees alone" in on_top["paths read"]

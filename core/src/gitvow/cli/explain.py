@@ -47,9 +47,10 @@ def grant_for(eng: Engine, agent: str | None, mode: str | None, capabilities: li
     )
 
 
-def explain(eng: Engine, request: Request, grant: Grant) -> dict[str, Any]:
-    """The answer for one request, as ``--json`` and ``--jsonl`` print it."""
-    decision = eng.decide(request, Caller("explain", grant))
+def explain(eng: Engine, request: Request, grant: Grant, agent: str | None = None) -> dict[str, Any]:
+    """The answer for one request, as ``--json`` and ``--jsonl`` print it. ``agent`` is whom it is
+    judged as: the agent's own rules beyond its grant (``[agents.NAME] branches``) apply."""
+    decision = eng.decide(request, Caller(agent or "explain", grant))
     classification = decision.classification
     if decision.action is Action.TUNNEL:
         verdict = "tunnel"
@@ -126,7 +127,7 @@ def run_jsonl(eng: Engine) -> int:
             if not isinstance(obj, dict):
                 raise ValueError("each line must be a JSON object")
             request, mode, capabilities, agent = _line_request(obj)
-            answer = explain(eng, request, grant_for(eng, agent, mode, capabilities))
+            answer = explain(eng, request, grant_for(eng, agent, mode, capabilities), agent)
         except json.JSONDecodeError as exc:
             answer = {"error": f"line is not JSON: {exc.msg} at column {exc.colno}"}
         except (ValueError, GitvowError) as exc:
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.method or not args.url:
             return error("explain needs METHOD and URL (or --jsonl)")
         request = Request.from_url(args.method, args.url, headers=_headers(args.header), body=_body(args.data))
-        answer = explain(eng, request, grant_for(eng, args.agent, args.mode, args.capability))
+        answer = explain(eng, request, grant_for(eng, args.agent, args.mode, args.capability), args.agent)
     except (GitvowError, ValueError) as exc:
         return error(str(exc))
     if args.json:

@@ -83,6 +83,8 @@ class PullRequest:
     checks: str = ""
     reviews: str = ""
     url: str = ""
+    #: Whether the forge says it is merged (None: it did not say).
+    merged: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,7 +391,7 @@ def github(get: Get, url: str, what: Subject) -> Context:
             mergeable={True: "yes", False: "no", None: "not computed yet"}.get(mergeable, str(mergeable))
             + (f" ({pr['mergeable_state']})" if pr.get("mergeable_state") else ""),
             checks=_github_checks(get, root, head_sha, notes), reviews=_github_reviews(get, root, int(pr["number"]), notes),
-            url=str(pr.get("html_url", "")),
+            url=str(pr.get("html_url", "")), merged=pr.get("merged") if isinstance(pr.get("merged"), bool) else None,
         )
         files, diff = _github_files(_json(get, f"{root}/pulls/{number}/files?per_page=100"))
         cut, truncated = _cut(diff)
@@ -437,7 +439,7 @@ def gitlab(get: Get, url: str, what: Subject) -> Context:
             mergeable=str(mr.get("detailed_merge_status") or mr.get("merge_status") or "unknown"),
             checks=f"pipeline {pipeline.get('status')}" if pipeline else "no pipeline",
             reviews=("approved by " + ", ".join(approved)) if approved else "no approvals",
-            url=str(mr.get("web_url", "")),
+            url=str(mr.get("web_url", "")), merged=mr.get("state") == "merged" if mr.get("state") else None,
         )
         diffs = _json(get, f"{api}/projects/{what.project}/merge_requests/{what.number}/diffs?per_page=100")
         files, diff = _gitlab_changes(diffs)
@@ -475,6 +477,7 @@ def _gitea_pull(get: Get, root: str, number: int | None, notes: list[str]) -> Pu
         head=str(pr["head"].get("ref", "")), base=str(pr["base"].get("ref", "")), head_sha=head_sha,
         state=str(pr.get("state", "")), mergeable="yes" if pr.get("mergeable") else "no", checks=checks,
         reviews=", ".join(states) or "no reviews", url=str(pr.get("html_url", "")),
+        merged=pr.get("merged") if isinstance(pr.get("merged"), bool) else None,
     )
 
 
@@ -540,19 +543,25 @@ def _is_jsonrpc(body: bytes) -> bool:
     return isinstance(first, dict) and "jsonrpc" in first
 
 
-def head_now(adapter: str, operations: tuple[str, ...], url: str, body: bytes,
-             headers: Callable[[str], Mapping[str, str]], tls: ssl.SSLContext | None) -> str:
-    """Worker thread: the head sha as the forge says it now (raises ContextError when it cannot say)."""
+def context_now(adapter: str, operations: tuple[str, ...], url: str, body: bytes,
+                headers: Callable[[str], Mapping[str, str]], tls: ssl.SSLContext | None) -> Context | None:
+    """Worker thread: what the forge says about the approval's subject now, not kept (None: it
+    has no context; raises ContextError when the forge cannot say)."""
     parts = urlsplit(url)
     scheme, host = parts.scheme or "https", parts.hostname or ""
     get = forge_get(scheme, host, parts.port or (443 if scheme == "https" else 80), headers, tls,
                     time.monotonic() + CONTEXT_SECONDS)
     found = gather(adapter, operations, url, body, get)
-    if found is None:
-        return ""
-    if found.error:
+    if found is not None and found.error:
         raise ContextError(found.error)
-    return found.head_sha
+    return found
+
+
+def head_now(adapter: str, operations: tuple[str, ...], url: str, body: bytes,
+             headers: Callable[[str], Mapping[str, str]], tls: ssl.SSLContext | None) -> str:
+    """Worker thread: the head sha as the forge says it now (raises ContextError when it cannot say)."""
+    found = context_now(adapter, operations, url, body, headers, tls)
+    return found.head_sha if found is not None else ""
 
 
 # -- kept with the approval ---------------------------------------------------------------------
@@ -687,6 +696,7 @@ __all__ = [
     "FileChange",
     "PullRequest",
     "Subject",
+    "context_now",
     "fetch_and_keep",
     "forge_get",
     "gather",

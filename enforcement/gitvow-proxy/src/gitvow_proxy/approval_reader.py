@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from gitvow.graphql import GraphQLReader, GraphQLRefused
+from gitvow.request import Request
 
 #: The forge's field names → what the human reads. Only these are shown.
 FIELDS = {
@@ -144,8 +146,10 @@ def _graphql(body: bytes) -> list[dict[str, Any]]:
 
 
 def describe(operations: tuple[str, ...], method: str, url: str, body: bytes,
-             headers: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
-    """The writes a staged request performs, each with the fields a human needs to judge it."""
+             headers: tuple[tuple[str, str], ...] = (), adapter: str = "") -> dict[str, Any]:
+    """The writes a staged request performs, each with the fields a human needs to judge it.
+    A write through a contents, commits or branches API also shows what it changes (the ref,
+    the paths, each file as it leaves it), read by ``adapter``, the reader that judged it."""
     content_type = next((v for k, v in headers if k.lower() == "content-type"), "").lower()
     encoded = next((v for k, v in headers if k.lower() == "content-encoding"), "").strip().lower()
     if urlsplit(url).path.endswith("/git-receive-pack"):
@@ -155,9 +159,9 @@ def describe(operations: tuple[str, ...], method: str, url: str, body: bytes,
     elif len(body) > READ_LIMIT:
         writes = [{"unreadable": "the body is too large to summarise"}]
     elif _is_graphql(url, body):
-        writes = _graphql(body)
+        writes = _graphql_write(adapter, operations, method, url, body, headers)
     else:
-        writes = _rest(method, url, content_type, body)
+        writes = _rest_write(adapter, operations, method, url, body, headers, content_type)
     if len(operations) == 1 or len(operations) == len(writes):
         for n, write in enumerate(writes):
             write.setdefault("operation", operations[0 if len(operations) == 1 else n])
@@ -187,6 +191,66 @@ def _push(body: bytes, encoded: str) -> dict[str, Any]:
         return dict(describe_push(body, lambda path: DEFAULT_RULES.path_verdict(path) is not None))
     except Exception as exc:  # shown to the human as it is; the push stays held
         return {"unreadable": f"the push could not be read ({type(exc).__name__}: {exc})"}
+
+
+def _graphql_write(adapter: str, operations: tuple[str, ...], method: str, url: str, body: bytes,
+                   headers: tuple[tuple[str, str], ...]) -> list[dict[str, Any]]:
+    """A GraphQL write's fields, and what it changes (``createCommitOnBranch``: the branch, the
+    paths, each file as it leaves it) when its adapter reads a change from it."""
+    writes = _graphql(body)
+    changed = _api_change(adapter, operations, method, url, body, headers)
+    if changed and len(writes) == 1:
+        writes[0].update(changed)
+    return writes
+
+
+def _rest_write(adapter: str, operations: tuple[str, ...], method: str, url: str, body: bytes,
+                headers: tuple[tuple[str, str], ...], content_type: str) -> list[dict[str, Any]]:
+    """A REST write's fields, and what it changes when its adapter reads a change from it."""
+    writes = _rest(method, url, content_type, body)
+    changed = _api_change(adapter, operations, method, url, body, headers)
+    if changed and len(writes) == 1:
+        writes[0].update(changed)
+    return writes
+
+
+#: Operations whose writes may carry a change (:mod:`gitvow.api_change`).
+_CHANGING = frozenset({"contents.write", "ref.write", "ref.force", "ref.delete"})
+
+
+@cache
+def _adapters() -> dict[str, Any]:
+    from gitvow.plugins import installed
+
+    return dict(installed().adapters)
+
+
+def _api_change(adapter: str, operations: tuple[str, ...], method: str, url: str, body: bytes,
+                headers: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The change an API write makes, as its adapter reads it: the ref it moves, the paths it
+    touches, and each file as the write leaves it. Empty when there is none to show."""
+    if not adapter or _CHANGING.isdisjoint(operations):
+        return {}
+    try:
+        reader = _adapters().get(adapter)
+        if reader is None:
+            return {}
+        request = Request.from_url(method, url, headers={k.lower(): v for k, v in headers}, body=body)
+        change = reader.classify(request).change
+    except Exception as exc:  # shown to the human as it is; the write stays held
+        return {"unreadable": f"what the write changes could not be read here ({type(exc).__name__})"}
+    if change is None:
+        return {}
+    shown = {
+        "refs": "; ".join(f"{r.ref} {r.kind}" for r in change.refs) or "(none)",
+        "paths": ", ".join(change.paths) or "(none)",
+        "added": f"{change.added_bytes} bytes (largest {change.largest})",
+    }
+    if change.unestablished:
+        shown["unestablished"] = change.unestablished
+    for path, text in change.diffs:
+        shown[f"file {path}"] = "\n" + text
+    return shown
 
 
 def _is_graphql(url: str, body: bytes) -> bool:

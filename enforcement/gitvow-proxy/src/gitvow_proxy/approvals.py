@@ -109,7 +109,7 @@ class Approval:
         merge's method and expected head."""
         from gitvow_proxy.approval_reader import describe
 
-        return describe(self.operations, self.method, self.url, self.body, self.headers)
+        return describe(self.operations, self.method, self.url, self.body, self.headers, self.adapter)
 
     def as_json(self, *, body: bool = False) -> dict[str, Any]:
         """The approval as the CLI's ``--json`` prints it (the request body only when asked)."""

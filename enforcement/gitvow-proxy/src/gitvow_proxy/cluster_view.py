@@ -7,7 +7,9 @@ thread of its own flushes the counts and the refusals, batched, about once a sec
 (:data:`FLUSH_INTERVAL`). What cannot be flushed (the store is down) is kept and tried
 again; refusals beyond :data:`KEEP_REFUSALS` are dropped, counts never. ``gitvow status``
 and the desk read the totals and the latest refusals of all replicas from the store
-(:meth:`Store.tally`); a store that is a file of one process keeps none, and the audit log is
+(:meth:`Store.tally`), and the decisions over time the desk charts (:meth:`Store.timeline`:
+each decision counted in the :data:`~gitvow_proxy.store.interface.TALLY_SLOT` it was decided
+in, so a flush delayed by an outage still lands in the right bucket); a store that is a file of one process keeps none, and the audit log is
 read instead.
 """
 
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gitvow_proxy.store import Store
+from gitvow_proxy.store.interface import TALLY_SLOT
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -38,6 +41,8 @@ class ClusterTally:
         self._store = store
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
+        #: The same counts by the TALLY_SLOT they were decided in, for the chart over time.
+        self._timed: Counter[tuple[int, str]] = Counter()
         self._refusals: list[str] = []
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -46,8 +51,10 @@ class ClusterTally:
         """Count one decision (``series`` as :func:`gitvow_proxy.status.series_of` names it)."""
         if series is None:
             return
+        slot = int(time.time()) // TALLY_SLOT * TALLY_SLOT
         with self._lock:
             self._counts[series] += 1
+            self._timed[(slot, series)] += 1
             if refusal is not None:
                 self._refusals.append(json.dumps(refusal, separators=(",", ":")))
                 del self._refusals[:-KEEP_REFUSALS]
@@ -61,15 +68,16 @@ class ClusterTally:
         if store is None:
             return
         with self._lock:
-            counts, refusals = self._counts, self._refusals
-            self._counts, self._refusals = Counter(), []
+            counts, timed, refusals = self._counts, self._timed, self._refusals
+            self._counts, self._timed, self._refusals = Counter(), Counter(), []
         if not counts and not refusals:
             return
         try:
-            store.add_tally(dict(counts), refusals)
+            store.add_tally(dict(counts), refusals, dict(timed))
         except Exception:  # the store is down: keep it (the store logs its outage once)
             with self._lock:
                 self._counts.update(counts)
+                self._timed.update(timed)
                 self._refusals[:0] = refusals
                 del self._refusals[:-KEEP_REFUSALS]
 

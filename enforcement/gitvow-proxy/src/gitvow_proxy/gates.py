@@ -14,11 +14,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
+from urllib.parse import quote
 
 from gitvow.adapters.mcp import credential_name
 from gitvow.evaluator import REPO_UNRESOLVED
 from gitvow.gates import Context, Gates, Throttle
-from gitvow.githead import git_path, head_target, is_git_path
+from gitvow.githead import api_head_target, git_path, head_target, is_git_path
 from gitvow.policy.load import Policy
 from gitvow.repos import RepoPatterns, matches_any
 from gitvow.request import Classification, IssueDraft, Request
@@ -27,7 +29,9 @@ from gitvow.verdict import Verdict
 from gitvow.vocabulary import UNKNOWN, writes
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
 from gitvow_proxy.settings import IssueShape, ProxyPolicy
-from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, STATE_UNAVAILABLE, Store, StoreUnavailable
+from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, STATE_UNAVAILABLE, Flags, Store, StoreUnavailable
+
+D = TypeVar("D")
 
 #: Operations the write-surface lanes never restrict: signing in and fetching change nothing on the forge.
 WRITE_SURFACE_EXEMPT = frozenset({"auth.login", "git.fetch"})
@@ -87,10 +91,15 @@ class Taken:
 class _DecisionState(threading.local):
     """One thread's decision in progress: flags read once, an allowed write not yet counted, the note."""
 
-    memo: tuple[Request, dict[str, frozenset[str]]] | None = None
+    memo: tuple[Request, Flags] | None = None
     #: An allowed write waiting for the budget stage to say whether it is counted allowed or throttled.
     pending: Context | None = None
     note: str | None = None
+    #: Inside :meth:`ProxyGates.judge`: a budgeted write may be decided on the flags read last.
+    optimistic: bool = False
+    #: The flags this decision used without reading them (the last read's): the budget's
+    #: admission confirms them; None when read afresh or confirmed.
+    unconfirmed: Flags | None = None
 
 
 class ProxyGates(Gates):
@@ -123,6 +132,9 @@ class ProxyGates(Gates):
         #: enforcement point reads it (:meth:`take_taken`): decisions run on several threads.
         self._taken: dict[int, Taken] = {}
         self._taken_lock = threading.Lock()
+        #: The run-time flags as last read from the store (None: never read): a budgeted write is
+        #: decided on them and its admission confirms them in the same round trip.
+        self._last_flags: Flags | None = None
         self._paused = RepoPatterns(settings.run_state.paused)
         self._auto_merge_off = RepoPatterns(settings.run_state.auto_merge_off)
         tokens = dict(canaries) if settings.canary.enabled else {}
@@ -141,6 +153,9 @@ class ProxyGates(Gates):
         An unconstrained deployment answers False and never resolves a target."""
         if not any(op != UNKNOWN for op in _writes(ctx)):
             return False  # reads are never refused for an unknown repository; ``unknown`` always is
+        change = ctx.classification.change
+        if change is not None and change.refs and change.default_branch_at:
+            return True  # the change stage's branch rules ask the forge about the repository
         if self.settings.proxy.allowed_repos is not None or ctx.caller.grant.autonomy:
             return True
         agent = self.agents.get(ctx.caller.name or "")
@@ -156,15 +171,42 @@ class ProxyGates(Gates):
     def _flags(self, ctx: Context, kind: str) -> frozenset[str]:
         """The store's run-time flags, read once per decision (resolve and run_state both ask).
 
-        Decisions run one at a time on the proxy's event loop; the memo holds the request
-        it was read for and is dropped when the decision is recorded."""
+        The memo holds the request it was read for (per thread) and is dropped when the
+        decision is recorded. Within :meth:`judge`, a write that will take from a budget uses
+        the flags read last instead of reading them: its admission (:meth:`Store.admit`)
+        confirms them in the round trip that takes the budget."""
         memo = self._decision.memo
         if memo is None or memo[0] is not ctx.request:
-            memo = self._decision.memo = (ctx.request, {})
-        found = memo[1].get(kind)
-        if found is None:
-            found = memo[1][kind] = self.store.flags(kind)
+            memo = self._decision.memo = (ctx.request, self._flags_for(ctx))
+        return memo[1].get(kind, frozenset())
+
+    def _flags_for(self, ctx: Context) -> Flags:
+        decision = self._decision
+        last = self._last_flags
+        if decision.optimistic and last is not None and self._budget_keys(ctx)[0]:
+            decision.unconfirmed = last
+            return last
+        found = self.store.all_flags()
+        self._last_flags = found
         return found
+
+    def judge(self, decide: Callable[[], D]) -> D:
+        """``decide()`` (a decision through these gates), made so that a budgeted write costs
+        the store one round trip: it is decided on the run-time flags read last, and the
+        budget's admission confirms them as it takes. When they changed, or the decision ended
+        without an admission confirming them (a refusal, a store that cannot be reached), it
+        is decided again with the flags read afresh: what is decided on flags the store no
+        longer holds is never applied, so a pause stops every write admitted after it."""
+        state = self._decision
+        state.memo, state.unconfirmed, state.optimistic = None, None, True
+        try:
+            decision = decide()
+        finally:
+            state.optimistic = False
+        if state.unconfirmed is None:
+            return decision
+        state.memo, state.pending, state.unconfirmed, state.note = None, None, None, None
+        return decide()
 
     def resolve(self, ctx: Context) -> Classification:
         classification = ctx.classification
@@ -185,11 +227,24 @@ class ProxyGates(Gates):
     def default_branch(self, ctx: Context) -> str | None:
         """The forge's default branch of a pushed repository, from git's own advertisement
         (:mod:`gitvow.githead`), cached like every lookup (and filled for free when the agent's
-        clone or fetch advertisement passes through). None, so refused, when it cannot be read."""
-        repo = ctx.classification.repo
-        if repo is None or not is_git_path(ctx.request.path):
+        clone or fetch advertisement passes through). A write through the API reads the same
+        advertisement at the path its adapter names (:meth:`~gitvow.adapter.Adapter.git_repository_path`),
+        or, where git is served on another host, the API's description of the repository
+        (``Change.default_branch_at``). None, so refused, when it cannot be read."""
+        repo = self._changed_repo(ctx)
+        if repo is None:
             return None
-        target = head_target(repo, git_path(ctx.request.path))
+        where = git_path(ctx.request.path) if is_git_path(ctx.request.path) else \
+            ctx.adapter.git_repository_path(ctx.request, repo)
+        change = ctx.classification.change
+        if where is not None:
+            target = head_target(repo, where)
+        elif change is not None and change.default_branch_at:
+            # git is served on another host (api.github.com): the forge's API describes the repository
+            at = change.default_branch_at.replace("{repo}", repo).replace("{repo_quoted}", quote(repo, safe=""))
+            target = api_head_target(repo, at)
+        else:
+            return None
         scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
         found, missing = self.resolutions.lookup(scope, (target,))
         if missing:
@@ -197,6 +252,20 @@ class ProxyGates(Gates):
             raise Pending(scope, missing)
         answer = found.get(target)
         return answer.type if answer is not None else None
+
+    def _changed_repo(self, ctx: Context) -> str | None:
+        """The repository whose default branch decides a write. Named by an opaque id
+        (GitLab's ``/projects/42``) it is asked of the forge now, even where no repository gate
+        asked before: the branch rules need its name."""
+        classification = ctx.classification
+        if classification.repo is not None or not classification.targets or len(classification.targets) > MAX_TARGETS:
+            return classification.repo
+        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
+        found, missing = self.resolutions.lookup(scope, classification.targets)
+        if missing:
+            self._decision.memo = None
+            raise Pending(scope, missing)
+        return settle(classification, found).repo
 
     # -- 2: run-state ---------------------------------------------------------------------
 
@@ -342,6 +411,8 @@ class ProxyGates(Gates):
         if verdict.allowed and not ctx.caller.internal:
             self._decision.pending = ctx
             return
+        if self._decision.unconfirmed is not None:
+            return  # decided again on flags read afresh, and counted then (:meth:`judge`)
         self._count(ctx, "allowed" if verdict.allowed else "refused")
 
     def _count(self, ctx: Context, outcome: str) -> None:
@@ -353,15 +424,16 @@ class ProxyGates(Gates):
     def budget(self, ctx: Context) -> Throttle | None:
         pending, self._decision.pending = self._decision.pending, None
         throttle = self._admit(ctx)
-        if pending is not None:
+        if pending is not None and self._decision.unconfirmed is None:
             self._count(pending, "allowed" if throttle is None else "throttled")
         return throttle
 
-    def _admit(self, ctx: Context) -> Throttle | None:
-        if ctx.caller.name is None or not counts_as_write(ctx):
-            return None
-        budget = self.settings.budget
-        total, per_op = budget.limits_for(ctx.caller.name)
+    def _budget_keys(self, ctx: Context) -> tuple[list[tuple[str, int]], list[int]]:
+        """The budget windows a write takes from, ``(key, limit)``, and how much from each
+        (none for reads, internal callers and agents without a budget)."""
+        if ctx.caller.name is None or ctx.caller.internal or not counts_as_write(ctx):
+            return [], []
+        total, per_op = self.settings.budget.limits_for(ctx.caller.name)
         # Each action counts, not each request: two aliased createIssue fields are two issues.
         performed = _performed_writes(ctx)
         keys: list[tuple[str, int]] = []
@@ -373,11 +445,24 @@ class ProxyGates(Gates):
             if op in per_op:
                 keys.append((f"budget:{ctx.caller.name}:op:{op}", per_op[op]))
                 amounts.append(times)
+        return keys, amounts
+
+    def _admit(self, ctx: Context) -> Throttle | None:
+        keys, amounts = self._budget_keys(ctx)
         if not keys:
             return None
+        budget = self.settings.budget
+        seen = self._decision.unconfirmed
         try:
             now = self.clock()
-            wait = self.store.take(keys, now, float(budget.window_seconds), amounts=amounts)
+            if seen is None:
+                wait = self.store.take(keys, now, float(budget.window_seconds), amounts=amounts)
+            else:
+                admission = self.store.admit(seen, keys, now, float(budget.window_seconds), amounts=amounts)
+                if admission.flags is not None:  # changed since: nothing taken, decided again (judge)
+                    self._last_flags = admission.flags
+                    return Throttle(UNAVAILABLE_RETRY, "the run-time flags changed while deciding", STATE_UNAVAILABLE)
+                self._decision.unconfirmed, wait = None, admission.wait
         except StoreUnavailable as exc:
             return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
         if wait is None:

@@ -29,6 +29,7 @@ import http.client
 import json
 import logging
 import ssl
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -126,26 +127,15 @@ class Notifier:
         self._tls: ssl.SSLContext | None = None
         self.since = time.time() - LOOKBACK
         self._looked: dict[str, str] = {}
+        self._state_lock = threading.Lock()
 
-    def watch(self) -> None:
-        """Queue a delivery of every event not queued yet (called each sender round)."""
-        store = self.store()
+    async def watch(self) -> None:
+        """Queue a delivery of every event not queued yet (called each sender round). The
+        store is read and the queued events noted in a worker thread, never on the event loop."""
         notify, desk = self.settings()
-        if store is None or notify is None or not notify.webhooks:
+        if self.store() is None or notify is None or not notify.webhooks:
             return
-        recent = store.approvals(limit=WATCH)
-        if len(self._looked) > 4 * WATCH:
-            ids = {a.id for a in recent}
-            self._looked = {k: v for k, v in self._looked.items() if k in ids}
-        for approval in recent:
-            if approval.updated < self.since or self._looked.get(approval.id) == approval.status:
-                continue  # (the store is asked about an approval again only when its status changed)
-            self._looked[approval.id] = approval.status
-            queued = set(json.loads(store.annotations(approval.id).get(QUEUED_NOTE, "[]")))
-            new = [event for event in events_of(approval) if event not in queued]
-            if not new:
-                continue
-            store.annotate(approval.id, QUEUED_NOTE, json.dumps(sorted(queued | set(new))))
+        for approval, new in await asyncio.to_thread(self._unqueued):
             for event in new:
                 for index, hook in enumerate(notify.webhooks):
                     if event in hook.events:
@@ -154,6 +144,27 @@ class Notifier:
                         self._tasks.add(task)
                         task.add_done_callback(self._tasks.discard)
 
+    def _unqueued(self) -> list[tuple[Approval, list[str]]]:
+        """Worker thread: each recent approval's events not queued yet, noted as queued now."""
+        store = self.store()
+        if store is None:
+            return []
+        recent = store.approvals(limit=WATCH)
+        if len(self._looked) > 4 * WATCH:
+            ids = {a.id for a in recent}
+            self._looked = {k: v for k, v in self._looked.items() if k in ids}
+        found: list[tuple[Approval, list[str]]] = []
+        for approval in recent:
+            if approval.updated < self.since or self._looked.get(approval.id) == approval.status:
+                continue  # (the store is asked about an approval again only when its status changed)
+            self._looked[approval.id] = approval.status
+            queued = set(json.loads(store.annotations(approval.id).get(QUEUED_NOTE, "[]")))
+            new = [event for event in events_of(approval) if event not in queued]
+            if new:
+                store.annotate(approval.id, QUEUED_NOTE, json.dumps(sorted(queued | set(new))))
+                found.append((approval, new))
+        return found
+
     async def _deliver(self, notify: Notify, desk: str | None, index: int, hook: Webhook, event: str,
                        approval: Approval) -> None:
         from gitvow_proxy.approval_context import stored_context
@@ -161,7 +172,7 @@ class Notifier:
         store = self.store()
         if store is None:
             return
-        context = stored_context(store, approval.id)
+        context = await asyncio.to_thread(stored_context, store, approval.id)
         link = f"{desk.rstrip('/')}/login?approval={approval.id}" if desk else None
         body = payload(hook, event, approval, link, context.repo if context is not None else None)
         headers = {"X-Gitvow-Event": event, "X-Gitvow-Delivery": f"{approval.id}:{event}"}
@@ -175,26 +186,28 @@ class Notifier:
             try:
                 status = await asyncio.to_thread(post, hook.url, body, headers, notify.timeout, self._context())
                 if 200 <= status < 300:
-                    self._state(approval.id, key, f"delivered (attempt {attempt})")
+                    await asyncio.to_thread(self._state, approval.id, key, f"delivered (attempt {attempt})")
                     return
                 why = f"answered {status}"
             except OSError as exc:
                 why = f"unreachable: {type(exc).__name__}"
             if attempt < notify.attempts:
-                self._state(approval.id, key, f"retrying: attempt {attempt} {why}")
+                await asyncio.to_thread(self._state, approval.id, key, f"retrying: attempt {attempt} {why}")
                 await asyncio.sleep(delay)
                 delay *= 2
-        self._state(approval.id, key, f"not delivered after {notify.attempts} attempts: {why}")
+        await asyncio.to_thread(self._state, approval.id, key, f"not delivered after {notify.attempts} attempts: {why}")
         log.warning("gitvow: approval %s: %s not delivered: %s", approval.id, key, why)
 
     def _state(self, approval_id: str, key: str, state: str) -> None:
+        """Worker thread: keep one delivery's state on the approval."""
         store = self.store()
         if store is None:
             return
         try:
-            states = json.loads(store.annotations(approval_id).get(STATE_NOTE, "{}"))
-            states[key] = state
-            store.annotate(approval_id, STATE_NOTE, json.dumps(states))
+            with self._state_lock:  # deliveries run in threads: one read-modify-write at a time
+                states = json.loads(store.annotations(approval_id).get(STATE_NOTE, "{}"))
+                states[key] = state
+                store.annotate(approval_id, STATE_NOTE, json.dumps(states))
         except Exception as exc:  # the delivery state is a note: losing it loses nothing else
             log.warning("gitvow: approval %s: delivery state not kept: %s", approval_id, type(exc).__name__)
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gitvow.adapter import Adapter
-from gitvow.githead import HEAD_KIND, resolve_heads
+from gitvow.githead import HEAD_KINDS, resolve_heads
 from gitvow.request import Request, Resolution, Target
 from gitvow.targets import Fetch, Pending, ResolutionCache
 
@@ -79,10 +79,10 @@ def resolve_pending(
     fetch = forge_fetch(request, adapter, token, context)
 
     def ask(targets: Sequence[Target]) -> Mapping[Target, Resolution]:
-        heads = [t for t in targets if t.kind == HEAD_KIND]
+        heads = [t for t in targets if t.kind in HEAD_KINDS]
         try:
             if heads:  # the default branch: git's own advertisement, the same on every forge
-                others = [t for t in targets if t.kind != HEAD_KIND]
+                others = [t for t in targets if t.kind not in HEAD_KINDS]
                 return {**resolve_heads(heads, fetch), **(adapter.resolve(others, fetch) if others else {})}
             return adapter.resolve(targets, fetch)
         except Exception as exc:

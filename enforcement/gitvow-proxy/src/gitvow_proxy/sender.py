@@ -32,6 +32,7 @@ from gitvow_proxy.approval_context import ContextError
 from gitvow_proxy.approvals import SENDING, Approval, new_id
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.flow_metadata import APPROVAL_KEY, REFUSED_KEY
+from gitvow_proxy.forge_recheck import StuckRecheck
 from gitvow_proxy.identity import read_secret
 from gitvow_proxy.notify import Notifier
 from gitvow_proxy.resolver import tls_context
@@ -44,6 +45,8 @@ log = logging.getLogger("gitvow_proxy")
 SEND_TIMEOUT = 120.0
 #: Flow metadata of a replayed merge pinned to the head the human saw: that head.
 PINNED_KEY = "gitvow.pinned"
+#: Flow metadata of a replayed approval whose answer (or error) hook ran.
+ANSWERED_KEY = "gitvow.answered"
 #: Approved requests in flight at once.
 CONCURRENT_SENDS = 8
 
@@ -64,6 +67,7 @@ class Sender:
         self._tls: tuple[str | None, ssl.SSLContext] | None = None
         self._background: set[asyncio.Future[Any]] = set()
         self.notifier = Notifier(lambda: self.shared.store, self._notify_settings, self._hook_secret)
+        self.recheck = StuckRecheck(shared, self.forge_access)
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(CONCURRENT_SENDS)
@@ -113,7 +117,8 @@ class Sender:
             self._wake.clear()
             try:
                 await self.sweep()
-                self.notifier.watch()
+                await self.notifier.watch()
+                await self.recheck.run()
             except StoreUnavailable:  # the store logs its outage once; try again next round
                 pass
             except Exception as exc:  # the loop must outlive any one bad approval
@@ -143,15 +148,18 @@ class Sender:
                 log.error("gitvow: sending approval %s failed: %s: %s", approval.id, type(exc).__name__, exc)
 
     async def send(self, approval: Approval) -> None:
+        """Send one claimed approval. Every store call runs in a worker thread (each within the
+        store's time bound), so a hung store delays this send, never the event loop."""
         from mitmproxy.addons.clientplayback import ReplayHandler
 
         try:
             approval = await self._pinned(approval)
         except HeadMoved as moved:
-            self._restage(approval, moved)
+            self.fetch_context(await asyncio.to_thread(self._restage, approval, moved))
             return
         except ContextError as exc:
-            self._finish(approval, sent=False, status=None, content_type=None, body=b"", reason=str(exc))
+            await asyncio.to_thread(self._finish, approval, sent=False, status=None, content_type=None, body=b"",
+                                    reason=str(exc))
             return
         flow = _flow(approval)
         if pinned_to := self._pins.pop(approval.id, None):
@@ -160,12 +168,17 @@ class Sender:
             await asyncio.wait_for(ReplayHandler(flow, ctx.options).replay(), timeout=SEND_TIMEOUT)
         except Exception as exc:
             log.error("gitvow: sending approval %s failed: %s: %s", approval.id, type(exc).__name__, exc)
+        if flow.metadata.get(ANSWERED_KEY):
+            return  # the answer hook ran: it recorded the outcome, or left it in sending (unknown) and said so
+        await asyncio.to_thread(self._finish_unanswered, approval)
+
+    def _finish_unanswered(self, approval: Approval) -> None:
+        """Worker thread: failed, when no answer hook ran and the approval is still in sending."""
         store = self.shared.store
-        if store is not None:
-            current = store.approval(approval.id)
-            if current is not None and current.status == SENDING:  # no hook recorded an answer
-                self._finish(approval, sent=False, status=None, content_type=None, body=b"",
-                             reason="the upstream did not answer")
+        current = store.approval(approval.id) if store is not None else None
+        if current is not None and current.status == SENDING:
+            self._finish(approval, sent=False, status=None, content_type=None, body=b"",
+                         reason="the upstream did not answer")
 
     async def _pinned(self, approval: Approval) -> Approval:
         """The approval as it is sent: a merge pinned to the head the human saw. The head is
@@ -175,7 +188,7 @@ class Sender:
         from gitvow_proxy.approval_context import MERGE, head_now, pin, stored_context
 
         store = self.shared.store
-        seen = stored_context(store, approval.id) if store is not None else None
+        seen = await asyncio.to_thread(stored_context, store, approval.id) if store is not None else None
         if seen is None or seen.error or not seen.head_sha:
             return approval
         access = self.forge_access(approval)
@@ -198,12 +211,14 @@ class Sender:
             self._pins[approval.id] = seen.head_sha
         return approval.with_(body=pinned)
 
-    def _restage(self, approval: Approval, moved: HeadMoved) -> None:
+    def _restage(self, approval: Approval, moved: HeadMoved) -> Approval | None:
         """Not sent: the head moved after the human saw it. Failed with ``approval_head_moved``,
-        and staged again (a new id) with what the forge says now, for a human to look at anew."""
+        and staged again (a new id) with what the forge says now, for a human to look at anew.
+        Runs in a worker thread (it reaches the store); returns the approval staged anew, whose
+        context the caller fetches (None: one of the same request stood already)."""
         store, audit, runtime = self.shared.store, self.shared.audit, self.shared.runtime
         if store is None:
-            return
+            return None
         now = time.time()
         ttl = runtime.policy.section(ProxyPolicy).approvals.ttl if runtime is not None else 86400
         fresh = Approval(id=new_id(), fingerprint=approval.fingerprint, agent=approval.agent,
@@ -215,10 +230,11 @@ class Sender:
                f"approval {fresh.id}. reason={APPROVAL_HEAD_MOVED}")
         self._finish(approval, sent=False, status=None, content_type=None, body=b"", reason=why, code=APPROVAL_HEAD_MOVED)
         staged = store.stage(fresh, now)
-        if staged.id == fresh.id:
-            if audit is not None:
-                audit_approval(audit, staged, "staged", reason=APPROVAL_HEAD_MOVED, note=f"restaged from {approval.id}")
-            self.fetch_context(staged)
+        if staged.id != fresh.id:
+            return None
+        if audit is not None:
+            audit_approval(audit, staged, "staged", reason=APPROVAL_HEAD_MOVED, note=f"restaged from {approval.id}")
+        return staged
 
     # -- asking the forge about an approval ------------------------------------------------
 
@@ -247,11 +263,13 @@ class Sender:
             self._tls = (extra, tls_context(extra))
         return headers, self._tls[1]
 
-    def fetch_context(self, approval: Approval) -> None:
+    def fetch_context(self, approval: Approval | None) -> None:
         """Ask the forge about a new approval in a worker thread: the agent has its answer
         already, and nothing waits for this (a failure is kept as the context's error)."""
         from gitvow_proxy.approval_context import fetch_and_keep
 
+        if approval is None:
+            return
         access = self.forge_access(approval)
         if access is None or self.shared.store is None:
             return
@@ -262,12 +280,31 @@ class Sender:
         task.add_done_callback(self._background.discard)
 
     def answered(self, flow: http.HTTPFlow) -> None:
-        """The replayed approval's response (or error) hook: record what happened, once."""
+        """The replayed approval's response (or error) hook: record what happened, once, in a
+        task of its own that reaches the store in a worker thread (the hook returns at once).
+        When recording fails (the store is unreachable) the approval stays in ``sending``: the
+        forge may have acted, so it is left stuck (re-checked with the forge, or resolved by an
+        operator), never marked failed by :meth:`send` and never sent again."""
+        flow.metadata[ANSWERED_KEY] = True
+        task = asyncio.get_running_loop().create_task(self._recorded(flow))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _recorded(self, flow: http.HTTPFlow) -> None:
+        try:
+            self.fetch_context(await asyncio.to_thread(self._record, flow))
+        except Exception as exc:
+            log.error("gitvow: approval %s: the forge's answer could not be recorded (%s: %s); it stays in sending "
+                      "until an operator resolves it", flow.metadata[APPROVAL_KEY][0], type(exc).__name__, exc)
+
+    def _record(self, flow: http.HTTPFlow) -> Approval | None:
+        """Worker thread: the outcome of a replayed approval into the store; the approval staged
+        anew when the forge refused the pinned head."""
         approval_id, _agent = flow.metadata[APPROVAL_KEY]
         store = self.shared.store
         approval = store.approval(approval_id) if store is not None else None
         if approval is None or approval.status != SENDING:
-            return
+            return None
         refused = flow.metadata.get(REFUSED_KEY)
         response = flow.response
         if refused is not None and response is not None:
@@ -276,7 +313,7 @@ class Sender:
                          reason=str(refused), code=response.headers.get(REASON_HEADER))
         elif response is not None and response.status_code == 409 and PINNED_KEY in flow.metadata:
             # The forge refused the pinned head: it moved between our last look and the merge.
-            self._restage(approval, HeadMoved(flow.metadata[PINNED_KEY], "a newer commit"))
+            return self._restage(approval, HeadMoved(flow.metadata[PINNED_KEY], "a newer commit"))
         elif response is not None:
             self._finish(approval, sent=True, status=response.status_code,
                          content_type=response.headers.get("content-type"), body=response.content or b"")
@@ -284,6 +321,7 @@ class Sender:
             error = flow.error.msg if flow.error is not None else "no response"
             self._finish(approval, sent=False, status=None, content_type=None, body=b"",
                          reason=f"the upstream could not be reached: {error}")
+        return None
 
     def _finish(self, approval: Approval, *, sent: bool, status: int | None, content_type: str | None, body: bytes,
                 reason: str | None = None, code: str | None = None) -> None:

@@ -3,7 +3,8 @@
 One function per view, shared by ``gitvow status`` and the approval desk, so both show the
 same numbers: each agent's mode and write budget (used and left in the current window), the
 paused repositories (the policy file's and the run-time ones), pending approvals, recent
-refusals, and decisions over time by verdict and reason (read from the audit log's tail).
+refusals, and decisions over time by verdict and reason: every replica's, from a shared store
+(:mod:`gitvow_proxy.cluster_view`), else this host's audit log's tail.
 """
 
 from __future__ import annotations
@@ -98,8 +99,22 @@ def decisions_over_time(records: list[dict[str, Any]], span: Span, now: float) -
             continue
         index = min(span.buckets - 1, int((record["at"] - start) // width))
         series.setdefault(name, [0] * span.buckets)[index] += 1
-    ordered = dict(sorted(series.items(), key=lambda item: (item[0] != "allow", item[0])))
-    return {"start": start, "bucket_seconds": width, "series": ordered}
+    return {"start": start, "bucket_seconds": width, "series": _ordered(series)}
+
+
+def _ordered(series: dict[str, list[int]]) -> dict[str, list[int]]:
+    return dict(sorted(series.items(), key=lambda item: (item[0] != "allow", item[0])))
+
+
+def cluster_over_time(store: Store, span: Span, now: float) -> dict[str, Any] | None:
+    """Every replica's decisions over ``span`` from the shared store (the buckets end with the
+    current one, aligned to their width); None when the store keeps none."""
+    width = span.seconds // span.buckets
+    first = int(now) // width * width - (span.buckets - 1) * width
+    series = store.timeline(width, first, span.buckets)
+    if series is None:
+        return None
+    return {"start": float(first), "bucket_seconds": float(width), "series": _ordered(series)}
 
 
 def paused(policy: Policy, store: Store) -> dict[str, str]:
@@ -193,22 +208,23 @@ def gather(policy: Policy, store: Store, *, now: float | None = None, span: Span
         "recent_refusals": recent,
         "decisions": decisions_over_time(records, span, now),
         "decision_totals": dict(Counter(n for r in records if (n := series_of(r)) is not None).most_common()),
-        **_cluster(store, refusals),
+        **_cluster(store, refusals, span, now),
     }
 
 
-def _cluster(store: Store, refusals: int) -> dict[str, Any]:
-    """Every replica's totals and latest refusals, when the store keeps them
-    (:mod:`gitvow_proxy.cluster_view`): they replace this host's audit log's."""
+def _cluster(store: Store, refusals: int, span: Span, now: float) -> dict[str, Any]:
+    """Every replica's totals, latest refusals and decisions over time, when the store keeps
+    them (:mod:`gitvow_proxy.cluster_view`): they replace this host's audit log's."""
     try:
         shared = store.tally()
+        over_time = cluster_over_time(store, span, now) if shared is not None else None
     except Exception:  # the store is down: the local audit log is all there is
         return {"view": "this replica's audit log (the state store cannot be reached)"}
-    if shared is None:
+    if shared is None or over_time is None:
         return {"view": "audit log"}
     counts, latest = shared
     return {"view": "every replica (the state store)", "decision_totals": dict(Counter(counts).most_common()),
-            "recent_refusals": latest[:refusals]}
+            "recent_refusals": latest[:refusals], "decisions": over_time}
 
 
-__all__ = ["REFUSALS", "SPANS", "Span", "agents", "decisions_over_time", "gather", "pause_reasons", "paused", "read_audit", "series_of", "stuck_approvals"]
+__all__ = ["REFUSALS", "SPANS", "Span", "agents", "cluster_over_time", "decisions_over_time", "gather", "pause_reasons", "paused", "read_audit", "series_of", "stuck_approvals"]

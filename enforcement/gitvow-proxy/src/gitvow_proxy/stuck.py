@@ -6,8 +6,9 @@ acted on it (a merge cannot be taken back). Such an approval is never left out o
 in ``sending`` for longer than ``[approvals] stuck_after`` seconds (a live send gives up after
 the sender's own timeout, well before) is *stuck*. It is listed by ``gitvow approvals list``,
 counted by ``gitvow status``, the desk and ``gitvow_approvals_stuck`` in ``/metrics``, and the
-agent's retry and ``gitvow approvals wait`` say that its outcome is unknown. An operator looks
-on the forge and resolves it: ``gitvow approvals resolve ID --sent`` (it happened; the agent's
+agent's retry and ``gitvow approvals wait`` say that its outcome is unknown. A merge is
+re-checked with the forge by the proxy (:mod:`gitvow_proxy.forge_recheck`); anything else an
+operator looks up on the forge and resolves: ``gitvow approvals resolve ID --sent`` (it happened; the agent's
 retry is told so and never sent again) or ``--failed`` (it did not; the agent's next identical
 request is staged anew for a human).
 """

@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING
 from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
+from gitvow.change import with_operations
 from gitvow.issues import draft_from_json
 from gitvow.paths import PathRefused, split_path
 from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.routing import ANY_METHOD, Match, RouteTrie
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitea import fixtures
+from gitvow_gitea.changes import api_change
 from gitvow_gitea.commands import classify_tea
 from gitvow_gitea.mcp import classify_gitea_tool
 from gitvow_gitea.routes import ISSUE, ROUTES, Route
@@ -150,6 +152,10 @@ class GiteaAdapter(Adapter):
             # Gitea's issues API edits, closes and reopens pull requests too: Gitea says which.
             target = Target("issue", request.path, by_type=(("pull_request", ("pr.edit",)),), at=request.path)
             return Classification(operations, repo=repo, targets=(target,), details=details)
+        change = api_change(request, match)
+        if change is not None:
+            # What the write changes (branch, paths, contents): judged by the change stage.
+            return Classification(with_operations(operations, change), repo=repo, details=details, change=change)
         if route.operation == "issue.create":
             # CreateIssueOption: Gitea binds title and body from the JSON object's top level.
             draft = draft_from_json(request)
@@ -170,6 +176,10 @@ class GiteaAdapter(Adapter):
                 continue
             answers[target] = Resolution(name, "pull_request" if data.get("pull_request") else "issue")
         return answers
+
+    def git_repository_path(self, request: Request, repo: str) -> str | None:
+        """``<prefix>/<owner>/<repo>.git``: Gitea and Forgejo serve git on the API's host."""
+        return f"{self.prefix}/{repo.strip('/')}.git"
 
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
         """``Authorization: token …`` for the API; Basic for git, where Gitea reads a token as

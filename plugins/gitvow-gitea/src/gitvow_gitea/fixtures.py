@@ -20,10 +20,11 @@ def _body(payload: object) -> bytes:
     return json.dumps(payload).encode()
 
 
-def _w(method: str, url: str, operation: str, payload: object | None = None, *, repo: str | None = "team/app",
+def _w(method: str, url: str, operation: str | tuple[str, ...], payload: object | None = None, *, repo: str | None = "team/app",
        near_miss: bool = False, note: str = "") -> Fixture:
     body = _body(payload) if payload is not None else b""
-    return Fixture(method, url, (operation,), body=body, headers=_JSON if body else {}, repo=repo,
+    operations = (operation,) if isinstance(operation, str) else operation
+    return Fixture(method, url, operations, body=body, headers=_JSON if body else {}, repo=repo,
                    near_miss=near_miss, note=note)
 
 
@@ -48,8 +49,9 @@ FIXTURES: tuple[Fixture, ...] = (
     _w("POST", f"{R}/issues/3/dependencies", "issue.relate", {"owner": "team", "repo": "app", "index": 1}),
     _w("POST", f"{R}/issues/3/assets", "attachment.link"),
     _w("POST", f"{R}/branches", "ref.write", {"new_branch_name": "topic", "old_ref_name": "main"}),
-    _w("DELETE", f"{R}/branches/feature/nested/name", "ref.write", note="branch names keep their slashes"),
-    _w("DELETE", f"{R}/tags/v1.0", "ref.write"),
+    _w("DELETE", f"{R}/branches/feature/nested/name", ("ref.write", "ref.delete"),
+       note="branch names keep their slashes; a deletion is ref.delete"),
+    _w("DELETE", f"{R}/tags/v1.0", ("ref.write", "ref.delete")),
     _w("POST", f"{R}/branch_protections", "branch.protect", {"rule_name": "main"}),
     _w("PUT", f"{R}/contents/docs/guide/intro.md", "contents.write", {"content": "aGk=", "sha": "abc"}),
     _w("POST", f"{R}/releases", "release.write", {"tag_name": "v1.0"}),

@@ -11,7 +11,7 @@ from gitvow.graphql import GraphQLReader
 from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_github.commands import classify_gh
-from gitvow_github.hosts import DEFAULT_HOSTS, LOGIN_PATHS, Surface, route
+from gitvow_github.hosts import API_HOST, DEFAULT_HOSTS, GHES_REST_PREFIX, LOGIN_PATHS, Surface, route
 from gitvow_github.mcp import classify_mcp
 
 TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
@@ -36,6 +36,22 @@ RELAY_HINTS: Mapping[str, tuple[str, ...]] = {
         "the GitHub MCP server's `merge_pull_request`",
     ),
 }
+
+
+def _with_rest_change(result: Classification, request: Request, below: str) -> Classification:
+    """A REST write that changes refs or content, with its :class:`~gitvow.change.Change` (and
+    ``ref.force``/``ref.delete`` when it forces or deletes a ref): see :mod:`gitvow_github.changes`."""
+    operation_id = result.details.get("operation_id")
+    if not isinstance(operation_id, str) or result.is_unknown or request.method.upper() in ("GET", "HEAD", "OPTIONS"):
+        return result
+    from gitvow.change import with_operations
+    from gitvow_github.changes import rest_change
+
+    change = rest_change(operation_id, below, request.body, request.path[: len(request.path) - len(below)],
+                         request.query)
+    if change is None:
+        return result
+    return replace(result, operations=with_operations(result.operations, change), change=change)
 
 
 class GitHubAdapter(Adapter):
@@ -91,11 +107,17 @@ class GitHubAdapter(Adapter):
 
                 draft = draft_from_json(request)
                 return replace(result, issues=(draft,)) if draft is not None else result
-            return result
+            return _with_rest_change(result, request, target.path)
         if target.surface is Surface.GRAPHQL:
             result = self.documents.classify(
                 request.method.upper(), request.body, content_encoding=request.header("content-encoding")
             )
+            if result.change is not None:
+                # The repository is described by the REST API of this host (a classification is
+                # cached by body, whatever host it came to).
+                root = "" if request.host.lower() == API_HOST else GHES_REST_PREFIX
+                change = replace(result.change, default_branch_at=root + result.change.default_branch_at)
+                result = replace(result, change=change)
             if result.targets:
                 # Node ids are resolved at this host's GraphQL endpoint (the path just used).
                 return replace(result, targets=tuple(replace(t, at=request.path) for t in result.targets))

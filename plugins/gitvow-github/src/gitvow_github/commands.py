@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from gitvow.argv import option_at, option_value, positionals
 from gitvow.graphql import GraphQLReader
-from gitvow.request import ToolCall
+from gitvow.request import Classification, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
 ADAPTER = "github"
@@ -95,22 +95,35 @@ def classify_gh(argv: Sequence[str], reader: GraphQLReader) -> ToolCall | None:
     args = list(argv[1:])
     if not args or args[0] in READ_GROUPS:
         return ToolCall((READ,), adapter=ADAPTER, summary=_summary(argv, 2))
-    group = args[0]
-    if group == "api":
+    if args[0] == "api":
         return classify_gh_api(args[1:], reader)
+    return _classify_subcommand(argv, args[0], args[1] if len(args) > 1 else "", args[2:])
+
+
+def _classify_subcommand(argv: Sequence[str], group: str, sub: str, rest: Sequence[str]) -> ToolCall:
+    """``gh GROUP SUB REST…``: the table's operation, refined by the options that change it."""
     table = SUBCOMMANDS.get(group)
-    sub = args[1] if len(args) > 1 else ""
     if table is None or sub not in table:
         if sub in ("--help", "-h", "help", ""):
             return ToolCall((READ,), adapter=ADAPTER, summary=_summary(argv))
         return ToolCall((UNKNOWN,), adapter=ADAPTER, summary=f"{_summary(argv)}: not a recognised gh command")
-    rest = args[2:]
-    operation = table[sub]
-    operations = [operation]
+    operations = _refined_operations(group, sub, table[sub], rest)
+    return ToolCall(operations, repo=_subcommand_repo(group, rest), adapter=ADAPTER, summary=_summary(argv))
+
+
+def _refined_operations(group: str, sub: str, operation: str, rest: Sequence[str]) -> tuple[str, ...]:
+    """``pr merge --disable-auto`` only edits; ``pr|issue edit --add-label`` also puts labels on."""
     if group == "pr" and sub == "merge" and "--disable-auto" in rest:
-        operations = ["pr.edit"]
-    if group in ("pr", "issue") and sub == "edit" and any(a == o or a.startswith(o + "=") for a in rest for o in _LABEL_OPTIONS):
-        operations.append("label.add")
+        return ("pr.edit",)
+    if group in ("pr", "issue") and sub == "edit" and any(
+            a == o or a.startswith(o + "=") for a in rest for o in _LABEL_OPTIONS):
+        return (operation, "label.add")
+    return (operation,)
+
+
+def _subcommand_repo(group: str, rest: Sequence[str]) -> str | None:
+    """The repository: ``--repo``/``-R``, else (``gh repo …``) the first ``OWNER/REPO`` positional,
+    else the first URL argument."""
     repo = _repo_arg(option_value(rest, ("--repo", "-R")))
     if repo is None and group == "repo":
         # `gh repo delete|fork|view|edit… [OWNER/REPO]`: the repository is the first positional
@@ -119,51 +132,62 @@ def classify_gh(argv: Sequence[str], reader: GraphQLReader) -> ToolCall | None:
     if repo is None:
         urls = [a for a in rest if a.startswith(("https://", "http://"))]
         repo = _repo_arg(urls[0]) if urls else None
-    return ToolCall(tuple(operations), repo=repo, adapter=ADAPTER, summary=_summary(argv))
+    return repo
 
 
-def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
-    """``gh api [-X METHOD] ENDPOINT [-f k=v] [-F k=v] [--input FILE]``."""
-    method: str | None = None
-    endpoint: str | None = None
-    raw: list[str] = []
-    typed: list[str] = []
-    has_input = False
+class _ApiArgs:
+    """What ``gh api``'s options say about the request it would send (filled in as they are read).
+
+    A plain class, not a dataclass: this module is imported for every ``gh`` command the
+    agent gate judges, and importing dataclasses costs that path more than the rest of it."""
+
+    __slots__ = ("endpoint", "has_input", "method", "raw", "typed")
+
+    def __init__(self) -> None:
+        self.method: str | None = None
+        self.endpoint: str | None = None
+        self.raw: list[str] = []
+        self.typed: list[str] = []
+        self.has_input = False
+
+    @property
+    def sends_body(self) -> bool:
+        return bool(self.raw or self.typed or self.has_input)
+
+
+def _parse_api_args(args: Sequence[str]) -> _ApiArgs:
+    """Walk ``gh api``'s argv once: method, endpoint (the first positional) and body fields."""
+    parsed = _ApiArgs()
     i = 0
     while i < len(args):
-        arg = args[i]
-        value = args[i + 1] if i + 1 < len(args) else None
-        taken = option_at(arg, value, ("-X", "--method"))
+        i += _take_api_arg(parsed, args[i], args[i + 1] if i + 1 < len(args) else None)
+    return parsed
+
+
+def _take_api_arg(parsed: _ApiArgs, arg: str, value: str | None) -> int:
+    """Record one argument (and its value); return how many words it used."""
+    taken = option_at(arg, value, ("-X", "--method"))
+    if taken is not None:
+        parsed.method = taken[0]
+        return taken[1]
+    for names, into in ((("-f", "--raw-field"), parsed.raw), (("-F", "--field"), parsed.typed)):
+        taken = option_at(arg, value, names)
         if taken is not None:
-            method, i = taken[0], i + taken[1]
-            continue
-        taken = option_at(arg, value, ("-f", "--raw-field"))
-        if taken is not None:
-            raw.append(taken[0] or "")
-            i += taken[1]
-            continue
-        taken = option_at(arg, value, ("-F", "--field"))
-        if taken is not None:
-            typed.append(taken[0] or "")
-            i += taken[1]
-            continue
-        if arg == "--input" or arg.startswith("--input="):
-            has_input = True
-            i += 2 if arg == "--input" else 1
-        elif arg in _API_VALUE_OPTIONS:
-            i += 2
-        elif arg.startswith("-") and arg != "-":
-            i += 1
-        else:
-            if endpoint is None:
-                endpoint = arg
-            i += 1
-    if endpoint is None:
-        return ToolCall((UNKNOWN,), adapter=ADAPTER, summary="gh api without an endpoint")
-    if method is None:
-        method = "POST" if (raw or typed or has_input) else "GET"
-    method = method.upper()
-    summary = f"gh api -X {method} {endpoint}"
+            into.append(taken[0] or "")
+            return taken[1]
+    if arg == "--input" or arg.startswith("--input="):
+        parsed.has_input = True
+        return 2 if arg == "--input" else 1
+    if arg in _API_VALUE_OPTIONS:
+        return 2
+    if not (arg.startswith("-") and arg != "-") and parsed.endpoint is None:
+        parsed.endpoint = arg
+    return 1
+
+
+def _api_path(endpoint: str) -> str:
+    """The path ``gh api ENDPOINT`` requests: a full URL's path (GHES's ``/api/v3`` prefix dropped),
+    without its query, always starting with ``/``."""
     path = endpoint
     if "://" in path:
         from urllib.parse import urlsplit
@@ -171,25 +195,61 @@ def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
         path = urlsplit(path).path
         if path.startswith("/api/v3/"):
             path = path[len("/api/v3") :]
-    path = "/" + path.split("?", 1)[0].lstrip("/")
+    return "/" + path.split("?", 1)[0].lstrip("/")
+
+
+def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
+    """``gh api [-X METHOD] ENDPOINT [-f k=v] [-F k=v] [--input FILE]``."""
+    parsed = _parse_api_args(args)
+    if parsed.endpoint is None:
+        return ToolCall((UNKNOWN,), adapter=ADAPTER, summary="gh api without an endpoint")
+    method = (parsed.method if parsed.method is not None else ("POST" if parsed.sends_body else "GET")).upper()
+    summary = f"gh api -X {method} {parsed.endpoint}"
+    path = _api_path(parsed.endpoint)
     # The wire classifiers, imported for `gh api` alone (the agent gate's other `gh` commands
     # never load the REST inventory or the GraphQL mapping).
     from gitvow_github.graphql import classify_graphql
     from gitvow_github.rest import classify_rest
 
     if path in ("/graphql", "/api/graphql"):
-        body = _graphql_body(raw, typed, has_input)
+        body = _graphql_body(parsed.raw, parsed.typed, parsed.has_input)
         if body is None:
             return ToolCall((UNKNOWN,), adapter=ADAPTER, summary=f"{summary}: the document is not on the command line")
         result = classify_graphql("POST", body, reader)
     else:
-        result = classify_rest(method, path)
+        result = _with_change(classify_rest(method, path), path, _rest_body(parsed.raw, parsed.typed, parsed.has_input))
     repo = result.repo
     if repo is not None and ("{owner}" in repo or "{repo}" in repo or ":owner" in repo):
         repo = None  # gh fills these from the current checkout, which the gate does not know
     return ToolCall(result.operations, repo=repo, adapter=ADAPTER, summary=summary, unknown_code=result.unknown_code,
                     mode_code=result.mode_code, note=result.note, targets=result.targets)
 
+
+
+def _with_change(result: Classification, path: str, body: bytes) -> Classification:
+    """The REST call's ``ref.force``/``ref.delete``, read as on the wire (:mod:`gitvow_github.changes`)."""
+    operation_id = result.details.get("operation_id")
+    if not isinstance(operation_id, str) or result.is_unknown or result.operations == (READ,):
+        return result
+    from dataclasses import replace
+
+    from gitvow.change import with_operations
+    from gitvow_github.changes import rest_change
+
+    change = rest_change(operation_id, path, body, "")
+    return result if change is None else replace(result, operations=with_operations(result.operations, change))
+
+
+def _rest_body(raw: list[str], typed: list[str], has_input: bool) -> bytes:
+    """The JSON body ``gh api`` sends for flat ``-f``/``-F`` fields; not JSON when it cannot
+    be told here (``--input``, a file, nested keys): then read as an unreadable body is."""
+    fields: dict[str, object] = {}
+    for field, is_typed in [*((f, False) for f in raw), *((f, True) for f in typed)]:
+        key, sep, value = field.partition("=")
+        if has_input or not sep or "[" in key or (is_typed and value.startswith("@")):
+            return b"\0"
+        fields[key] = _typed(value) if is_typed else value
+    return json.dumps(fields).encode()
 
 
 def _graphql_body(raw: list[str], typed: list[str], has_input: bool) -> bytes | None:

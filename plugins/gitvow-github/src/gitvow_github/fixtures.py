@@ -57,8 +57,16 @@ FIXTURES: tuple[Fixture, ...] = (
     # ref.write
     Fixture("POST", f"{R}/git/refs", ("ref.write",), body=b'{"ref":"refs/heads/x","sha":"' + b"a" * 40 + b'"}', repo=REPO),
     Fixture("POST", f"{R}/git/commits", ("ref.write",), body=b"{}", repo=REPO),
-    Fixture("DELETE", f"{R}/git/refs/heads/feature/nested", ("ref.write",), repo=REPO),
+    Fixture("PATCH", f"{R}/git/refs/heads/feature", ("ref.write",), body=b'{"sha":"' + b"a" * 40 + b'"}', repo=REPO),
     Fixture("POST", f"{API}/graphql", ("ref.write",), body=mutation("createCommitOnBranch")),
+    # ref.force and ref.delete through the API: what the write does to the ref, read from its body
+    Fixture("PATCH", f"{R}/git/refs/heads/feature", ("ref.write", "ref.force"),
+            body=b'{"sha":"' + b"a" * 40 + b'","force":true}', repo=REPO),
+    Fixture("DELETE", f"{R}/git/refs/heads/feature/nested", ("ref.write", "ref.delete"), repo=REPO),
+    Fixture("POST", f"{API}/graphql", ("ref.write", "ref.force"),
+            body=mutation("updateRef", '{refId: "REF_1", oid: "' + "a" * 40 + '", force: true}')),
+    Fixture("POST", f"{API}/graphql", ("ref.write", "ref.delete"), body=mutation("deleteRef", '{refId: "REF_1"}')),
+    Fixture("POST", f"{R}/branches/old/rename", ("ref.write", "ref.delete"), body=b'{"new_name":"new"}', repo=REPO),
     # branch.protect
     Fixture("PUT", f"{R}/branches/release/2.x/protection", ("branch.protect",), body=b"{}", repo=REPO),
     Fixture("POST", f"{API}/graphql", ("branch.protect",), body=mutation("createBranchProtectionRule")),

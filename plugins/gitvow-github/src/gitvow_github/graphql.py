@@ -76,6 +76,13 @@ def classify_operation(
             (UNKNOWN,), adapter=ADAPTER, unknown_code=GRAPHQL_DENIED, note="the mutation selects no field"
         )
     repos, targets = graphql_targets(operation, variables)
+    from gitvow_github.changes import graphql_change
+
+    change = graphql_change(operation, variables)
+    if change is not None:
+        from gitvow.change import with_operations
+
+        operations = list(with_operations(tuple(operations), change))
     return Classification(
         tuple(operations),
         repos=repos,
@@ -87,6 +94,7 @@ def classify_operation(
         details=MappingProxyType({"graphql": "mutation", "fields": tuple(f.name for f in operation.fields)}),
         actions=tuple(actions) if len(actions) != len(operations) else (),
         issues=tuple(issues),
+        change=change,
     )
 
 

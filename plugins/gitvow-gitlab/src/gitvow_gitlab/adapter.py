@@ -103,22 +103,9 @@ class GitLabAdapter(Adapter):
             segments = segments[len(self.root) :]
         head = segments[:2]
         if head == ["api", "v4"]:
-            result = classify_rest(request, segments[2:])
-            projects = [result.details.get("project_id")] if result.repo is None else []
-            if request.method not in READ_METHODS:
-                projects.append(target_project(request))
-            # A numeric project id: GitLab says which project it is (``GET /projects/:id``).
-            targets = tuple(
-                Target(PROJECT, str(p), at=f"{self.relative_url_root}/api/v4/projects/{p}" if isinstance(p, int) else "")
-                for p in dict.fromkeys(projects) if p is not None
-            )
-            return replace(result, targets=targets) if targets else result
+            return self._rest(request, segments[2:])
         if head == ["api", "graphql"] and len(segments) == 2:
-            result = classify_graphql(request, self.reader, self.results)
-            if any(t.value.startswith(PROJECT_GID) for t in result.targets):
-                # A project's global id is its numeric id: resolved like one.
-                return replace(result, targets=tuple(self._project_gid(t) for t in result.targets))
-            return result
+            return self._graphql(request)
         if len(segments) == 2 and segments[0] == "oauth" and segments[1] in OAUTH_PATHS and request.method == "POST":
             return Classification(("auth.login",), adapter=ADAPTER, details={"api": "oauth"})
         if segments[:1] == ["api"]:
@@ -127,6 +114,30 @@ class GitLabAdapter(Adapter):
         if git is not None:
             return git
         return self._outside(request)
+
+    def _rest(self, request: Request, segments: list[str]) -> Classification:
+        """REST v4, with a numeric project id (its own, or a merge request's ``target_project_id``)
+        as a target GitLab says the path of (``GET /projects/:id``)."""
+        result = classify_rest(request, segments)
+        projects = [result.details.get("project_id")] if result.repo is None else []
+        if request.method not in READ_METHODS:
+            projects.append(target_project(request))
+        targets = tuple(
+            Target(PROJECT, str(p), at=f"{self.relative_url_root}/api/v4/projects/{p}" if isinstance(p, int) else "")
+            for p in dict.fromkeys(projects) if p is not None
+        )
+        return replace(result, targets=targets) if targets else result
+
+    def _graphql(self, request: Request) -> Classification:
+        result = classify_graphql(request, self.reader, self.results)
+        if any(t.value.startswith(PROJECT_GID) for t in result.targets):
+            # A project's global id is its numeric id: resolved like one.
+            return replace(result, targets=tuple(self._project_gid(t) for t in result.targets))
+        return result
+
+    def git_repository_path(self, request: Request, repo: str) -> str | None:
+        """``<relative_url_root>/<group>/<project>.git``: GitLab serves git on the API's host."""
+        return f"{self.relative_url_root}/{repo.strip('/')}.git"
 
     def _project_gid(self, target: Target) -> Target:
         number = target.value[len(PROJECT_GID):]

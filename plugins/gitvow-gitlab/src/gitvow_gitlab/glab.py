@@ -159,13 +159,8 @@ def _api_options(args: list[str]) -> tuple[list[tuple[str, str]], list[str]] | N
     return options, positionals
 
 
-def _classify_api(
-    args: list[str], classify_request: RestClassifier, host: str, repo: str | None
-) -> ToolCall:
-    parsed = _api_options(args)
-    if parsed is None:
-        return ToolCall((UNKNOWN,), repo=repo, adapter="gitlab", summary="glab api with flags that cannot be read")
-    options, positionals = parsed
+def _api_flags(options: list[tuple[str, str]], repo: str | None) -> tuple[str, dict[str, str], bool, str | None]:
+    """(``-X`` method, ``-f``/``-F`` fields, whether any data is sent, ``-R`` repository)."""
     method = ""
     fields: dict[str, str] = {}
     has_data = False
@@ -179,31 +174,50 @@ def _classify_api(
                 fields[key] = val
         elif name == "-R":
             repo = value
+    return method, fields, has_data, repo
+
+
+def _graphql_request(method: str, fields: dict[str, str], host: str) -> Request:
+    document = {"query": fields.get("query", "")}
+    if "operationName" in fields:
+        document["operationName"] = fields["operationName"]
+    # glab sends GraphQL as a POST whatever -X says when there are fields.
+    return Request(method="POST" if method == "GET" and fields.get("query") else method, host=host,
+                   path="/api/graphql", body=json.dumps(document).encode(),
+                   headers={"content-type": "application/json"})
+
+
+def _rest_request(endpoint: str, method: str, fields: dict[str, str], host: str, repo: str | None) -> Request:
+    path = urlsplit(endpoint).path if "://" in endpoint else endpoint
+    query = urlsplit(endpoint).query if "?" in endpoint else ""
+    path = "/" + path.lstrip("/").split("?", 1)[0]
+    if repo:
+        # glab fills these placeholders from the current repository or -R.
+        encoded = quote(repo.strip("/"), safe="")
+        path = "/".join(encoded if seg in (":id", ":fullpath") else seg for seg in path.split("/"))
+    if not path.startswith("/api/v4/"):
+        path = "/api/v4" + path
+    body = json.dumps(fields).encode() if fields else b""
+    return Request(method=method, host=host, path=path, query=query, body=body,
+                   headers={"content-type": "application/json"} if body else {})
+
+
+def _classify_api(
+    args: list[str], classify_request: RestClassifier, host: str, repo: str | None
+) -> ToolCall:
+    parsed = _api_options(args)
+    if parsed is None:
+        return ToolCall((UNKNOWN,), repo=repo, adapter="gitlab", summary="glab api with flags that cannot be read")
+    options, positionals = parsed
+    method, fields, has_data, repo = _api_flags(options, repo)
     endpoint = positionals[0] if positionals else None
     if endpoint is None:
         return ToolCall((UNKNOWN,), repo=repo, adapter="gitlab", summary="glab api without an endpoint")
     method = method or ("POST" if has_data else "GET")
     if endpoint == "graphql":
-        document = {"query": fields.get("query", "")}
-        if "operationName" in fields:
-            document["operationName"] = fields["operationName"]
-        # glab sends GraphQL as a POST whatever -X says when there are fields.
-        request = Request(method="POST" if method == "GET" and fields.get("query") else method, host=host,
-                          path="/api/graphql", body=json.dumps(document).encode(),
-                          headers={"content-type": "application/json"})
+        request = _graphql_request(method, fields, host)
     else:
-        path = urlsplit(endpoint).path if "://" in endpoint else endpoint
-        query = urlsplit(endpoint).query if "?" in endpoint else ""
-        path = "/" + path.lstrip("/").split("?", 1)[0]
-        if repo:
-            # glab fills these placeholders from the current repository or -R.
-            encoded = quote(repo.strip("/"), safe="")
-            path = "/".join(encoded if seg in (":id", ":fullpath") else seg for seg in path.split("/"))
-        if not path.startswith("/api/v4/"):
-            path = "/api/v4" + path
-        body = json.dumps(fields).encode() if fields else b""
-        request = Request(method=method, host=host, path=path, query=query, body=body,
-                          headers={"content-type": "application/json"} if body else {})
+        request = _rest_request(endpoint, method, fields, host, repo)
     result = classify_request(request)
     summary = f"glab api {method} {unquote(request.path)}"
     found = result.repo if result.repo and not result.repo.startswith(":") else None

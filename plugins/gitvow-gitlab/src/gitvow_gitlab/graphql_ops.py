@@ -32,11 +32,14 @@ from threading import Lock
 from typing import Any
 from urllib.parse import parse_qs
 
+from gitvow.api_change import unestablished
+from gitvow.change import Change, with_operations
 from gitvow.comments import graphql_strings, strings_in
 from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused, TopField
 from gitvow.issues import draft_from_mapping
 from gitvow.request import Classification, IssueDraft, Request, Target
 from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitlab.changes import graphql_commit_change
 from gitvow_gitlab.quick_actions import quick_actions
 from gitvow_gitlab.rest import ADAPTER, unknown
 
@@ -51,6 +54,7 @@ MUTATIONS: Mapping[str, str] = {
     "createIssue": "issue.create",
     "updateIssue": "issue.edit",
     "createNote": "issue.comment",
+    "commitCreate": "ref.write",
 }
 #: Mutations whose input GitLab reads quick actions from, and the context they run in
 #: (None: ``createNote``, whose context is its noteable's type).
@@ -284,8 +288,10 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
             note=f"GraphQL mutation {', '.join(sorted(set(unmapped)))} is not an operation gitvow allows",
             details={"api": "graphql", "fields": fields},
         )
+    change = _commit_change(operation, variables)
     return Classification(
-        tuple(operations),
+        with_operations(tuple(operations), change) if change is not None else tuple(operations),
+        change=change,
         repo=repo,
         repos=repos,
         targets=targets,
@@ -296,6 +302,21 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
         actions=tuple(actions) if len(actions) != len(operations) else (),
         issues=tuple(issues),
     )
+
+
+def _commit_change(operation: GraphQLOperation, variables: Mapping[str, Any]) -> Change | None:
+    """What the document's ``commitCreate`` writes (:mod:`gitvow_gitlab.changes`); None without
+    one, unestablished with several (one change per request is judged)."""
+    fields = [field for field in operation.fields if field.name == "commitCreate"]
+    if not fields:
+        return None
+    if len(fields) > 1:
+        return unestablished("a document with several commitCreate fields")
+    try:
+        value = fields[0].argument("input", variables)
+    except Exception:  # a malformed literal: nothing of it can be trusted
+        return unestablished("the input of commitCreate could not be read")
+    return graphql_commit_change(value)
 
 
 #: Keys whose string value is a project's (or group's) full path.

@@ -12,11 +12,13 @@ import json
 from collections.abc import Mapping
 from urllib.parse import parse_qsl
 
+from gitvow.change import with_operations
 from gitvow.comments import plain_encoding, strings_in
 from gitvow.issues import draft_from_mapping
 from gitvow.request import Classification, Request
 from gitvow.routing import Match
 from gitvow.vocabulary import READ, UNKNOWN
+from gitvow_gitlab.changes import CHANGE_ROUTES, rest_change
 from gitvow_gitlab.quick_actions import quick_actions
 from gitvow_gitlab.routes import ROUTES, Route
 
@@ -169,6 +171,11 @@ def classify_rest(request: Request, segments: list[str]) -> Classification:
             if UNKNOWN in found.operations:
                 return Classification(operations, repo=repo, adapter=ADAPTER, note="; ".join(found.notes),
                                       details=details)
+    change = rest_change(request, match, param_values(request)) if match.template in CHANGE_ROUTES else None
+    if change is not None:
+        # What the write changes (branch, paths, contents): judged by the change stage.
+        return Classification(with_operations(operations, change), repo=repo, adapter=ADAPTER, details=details,
+                              change=change)
     if "issue.create" in operations:
         # An issue (POST /projects/:id/issues) or an epic: title and description, from wherever Grape reads them.
         draft = draft_from_mapping(param_values(request), body="description")

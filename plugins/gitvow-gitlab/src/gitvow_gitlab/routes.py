@@ -181,9 +181,9 @@ POST           /projects/:project/repository/branches                           
 DELETE         /projects/:project/repository/branches/:branch                         ref.write+ref.delete
 PUT            /projects/:project/repository/branches/:branch/protect                 branch.protect
 PUT            /projects/:project/repository/branches/:branch/unprotect               branch.protect
-DELETE         /projects/:project/repository/merged_branches                          ref.write
+DELETE         /projects/:project/repository/merged_branches                          ref.write+ref.delete
 POST           /projects/:project/repository/tags                                     ref.write
-DELETE         /projects/:project/repository/tags/:tag                                ref.write
+DELETE         /projects/:project/repository/tags/:tag                                ref.write+ref.delete
 POST           /projects/:project/repository/commits                                  ref.write
 POST           /projects/:project/repository/commits/:sha/cherry_pick                 ref.write
 POST           /projects/:project/repository/commits/:sha/revert                      ref.write

@@ -19,6 +19,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from gitvow.change import SecretFinding
 from gitvow_gitsmart.limits import PACK_LIMIT  # a pushed pack larger than this is refused unread
@@ -27,6 +28,9 @@ COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
 OFS_DELTA, REF_DELTA = 6, 7
 TYPE_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", TAG: b"tag"}
 _CHUNK = 64 * 1024
+#: Sizes and offsets are at most 64 bits: a longer varint is refused before its bytes pile up
+#: into an ever larger integer (a megabyte of continuation bytes would cost quadratic time).
+_VARINT_BITS = 64
 _BASE_CACHE = 32 * 1024 * 1024
 
 
@@ -39,6 +43,21 @@ class PackTooLarge(PackError):
 
 
 Scanner = Callable[[bytes], tuple[SecretFinding, ...]]
+
+
+def _inflater() -> tuple[Callable[[], Any], tuple[type[BaseException], ...]]:
+    """The fastest zlib-compatible inflater installed: ISA-L's (``isal``, which gitvow-gitsmart
+    installs; about three times the standard library's speed), else :mod:`zlib`. Both check
+    the stream's Adler-32 and stop at its end, leaving what follows in ``unused_data``."""
+    try:
+        from isal import isal_zlib
+    except ImportError:  # pragma: no cover - isal ships wheels for the platforms we test
+        return zlib.decompressobj, (zlib.error,)
+    isal_error = cast("type[BaseException]", isal_zlib.error)  # typed as an instance in isal's stubs
+    return isal_zlib.decompressobj, (isal_error, zlib.error)
+
+
+_DECOMPRESSOBJ, _INFLATE_ERRORS = _inflater()
 
 
 @dataclass(slots=True)
@@ -85,6 +104,8 @@ def _header(data: memoryview, pos: int) -> tuple[int, int, int]:
     while byte & 0x80:
         if pos >= len(data):
             raise PackError("truncated entry header")
+        if shift > _VARINT_BITS:
+            raise PackError("entry header too long")
         byte = data[pos]
         pos += 1
         size |= (byte & 0x7F) << shift
@@ -99,6 +120,8 @@ def _ofs(data: memoryview, pos: int) -> tuple[int, int]:
     while byte & 0x80:
         if pos >= len(data):
             raise PackError("truncated delta offset")
+        if value.bit_length() > _VARINT_BITS:
+            raise PackError("delta offset too long")
         byte = data[pos]
         pos += 1
         value = ((value + 1) << 7) | (byte & 0x7F)
@@ -112,7 +135,7 @@ def inflate(data: memoryview, pos: int, size: int) -> tuple[bytes, int]:
     its content), so what zlib copies back as unused input stays near the object's size;
     output is capped at ``size + 1`` so a stream that inflates beyond its header is refused
     without inflating it all."""
-    inflater = zlib.decompressobj()
+    inflater = _DECOMPRESSOBJ()
     out: list[bytes] = []
     got = 0
     chunk = min(size + size // 1000 + 64, _CHUNK * 16)
@@ -124,7 +147,7 @@ def inflate(data: memoryview, pos: int, size: int) -> tuple[bytes, int]:
         pos += len(piece)
         try:
             part = inflater.decompress(piece, size + 1 - got)
-        except zlib.error:
+        except _INFLATE_ERRORS:
             raise PackError("object data does not inflate") from None
         got += len(part)
         if got > size:
@@ -141,6 +164,8 @@ def _varint(delta: bytes, pos: int) -> tuple[int, int]:
     while True:
         if pos >= len(delta):
             raise PackError("truncated delta")
+        if shift > _VARINT_BITS:
+            raise PackError("delta size too long")
         byte = delta[pos]
         pos += 1
         value |= (byte & 0x7F) << shift
@@ -201,6 +226,23 @@ class _Reader:
         self.by_oid: dict[str, _Entry] = {}
         self.cache: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
         self.cached = 0
+        #: Delta instructions inflated by the first pass, kept (up to ``_BASE_CACHE`` bytes in
+        #: all) so resolving a delta does not inflate it a second time.
+        self.deltas: dict[int, bytes] = {}
+        self.delta_bytes = 0
+
+    def keep_delta(self, offset: int, delta: bytes) -> None:
+        if self.delta_bytes + len(delta) <= _BASE_CACHE:
+            self.deltas[offset] = delta
+            self.delta_bytes += len(delta)
+
+    def delta(self, offset: int, pos: int, size: int) -> bytes:
+        """The delta instructions of the entry at ``offset`` (data at ``pos``), kept or inflated."""
+        kept = self.deltas.pop(offset, None)
+        if kept is not None:
+            self.delta_bytes -= len(kept)
+            return kept
+        return inflate(self.data, pos, size)[0]
 
     def content(self, offset: int, depth: int = 0) -> tuple[int, bytes]:
         """The resolved type and content of the entry at ``offset`` (re-read from the body)."""
@@ -214,15 +256,13 @@ class _Reader:
         if kind == OFS_DELTA:
             distance, pos = _ofs(self.data, pos)
             base_kind, base = self.content(self._base_at(offset - distance), depth + 1)
-            delta, _ = inflate(self.data, pos, size)
-            kind, content = base_kind, apply_delta(base, delta)
+            kind, content = base_kind, apply_delta(base, self.delta(offset, pos, size))
         elif kind == REF_DELTA:
             base_entry = self.by_oid.get(bytes(self.data[pos: pos + 20]).hex())
             if base_entry is None:
                 raise PackError("a delta's base is not in the pack (thin pack)")
             base_kind, base = self.content(base_entry.offset, depth + 1)
-            delta, _ = inflate(self.data, pos + 20, size)
-            kind, content = base_kind, apply_delta(base, delta)
+            kind, content = base_kind, apply_delta(base, self.delta(offset, pos + 20, size))
         else:
             content, _ = inflate(self.data, pos, size)
         self._remember(offset, kind, content)
@@ -301,7 +341,8 @@ def read_pack(body: bytes | memoryview, *, limit: int = PACK_LIMIT, scan: Scanne
             pos += 20
         else:
             raise PackError(f"object type {kind} is not a git object")
-        _, pos = inflate(reader.data, pos, size)
+        delta, pos = inflate(reader.data, pos, size)
+        reader.keep_delta(offset, delta)
         deferred.append(offset)
         reader.by_offset[offset] = _Entry(0, offset, "")
     if pos != len(reader.data):

@@ -16,6 +16,26 @@ from gitvow_gitsmart.limits import COMMANDS_LIMIT as COMMANDS_LIMIT
 _OID = re.compile(rb"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def ref_name_problem(ref: str) -> str:
+    """Why ``ref`` is not a name ``git check-ref-format`` accepts under ``refs/``, or ``""``.
+
+    A forge's receive-pack refuses such names, but one that normalises them instead
+    (``refs/heads//main`` or ``refs/heads/main/`` read as ``main``) would write a branch the
+    rules judged under another name: the proxy refuses them before any rule reads them."""
+    if not ref.startswith("refs/") or ref.count("/") < 2:
+        return "is not a full ref name under refs/ (HEAD and bare names are not pushed to)"
+    if _REF_FORBIDDEN.search(ref):
+        return "holds a character sequence git forbids in ref names"
+    if ref.endswith(("/", ".")) or ref == "@":
+        return "ends with / or ."
+    if any(part.startswith(".") or part.endswith(".lock") for part in ref.split("/")):
+        return "has a component starting with . or ending with .lock"
+    return ""
+
+
 class PktLineError(ValueError):
     """The commands could not be read: malformed, truncated or over the limit."""
 
@@ -55,4 +75,7 @@ def read_commands(body: bytes | memoryview, *, limit: int = COMMANDS_LIMIT) -> t
             ref = parts[2].decode("utf-8")
         except UnicodeDecodeError:
             raise PktLineError("ref name is not UTF-8") from None
+        problem = ref_name_problem(ref)
+        if problem:
+            raise PktLineError(f"ref {ref!r} {problem}")
         updates.append(RefUpdate(parts[0].decode(), parts[1].decode(), ref))

@@ -132,6 +132,8 @@ class ApprovalRelay:
             # whatever answered an approved request here is gitvow, not the forge: not sent
             flow.metadata.setdefault(REFUSED_KEY, flow.response.get_text(strict=False) or "refused")
 
+    # Plain functions: the chain creates no coroutine per request for these hooks; the sender
+    # records a replayed approval's answer in a task of its own (the store is reached off the loop).
     def response(self, flow: http.HTTPFlow) -> None:
         if APPROVAL_KEY in flow.metadata:
             self.sender.answered(flow)

@@ -42,7 +42,7 @@ from gitvow_proxy.flow_metadata import (
     Audited,
     StagedRefusal,
 )
-from gitvow_proxy.gates import UNAVAILABLE_RETRY
+from gitvow_proxy.gates import UNAVAILABLE_RETRY, Taken
 from gitvow_proxy.identity import Identity
 from gitvow_proxy.refusals import (
     HOST_NOT_SERVED,
@@ -122,14 +122,29 @@ def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
 
 def _judge(runtime: Runtime, request: Request, adapter: Adapter, classification: Classification,
            caller: Caller) -> tuple[Decision, str | None]:
-    """Stages 2-8 and the gates' note, in one thread (the note is per thread)."""
-    decision = runtime.engine.decide_classified(request, adapter, classification, caller, runtime.gates)
-    return decision, runtime.gates.take_note()
+    """Stages 2-8 and the gates' note, in one thread (the note is per thread); a budgeted write
+    reaches the store once (:meth:`~gitvow_proxy.gates.ProxyGates.judge`)."""
+    gates = runtime.gates
+    decision = gates.judge(lambda: runtime.engine.decide_classified(request, adapter, classification, caller, gates))
+    return decision, gates.take_note()
+
+
+def _refund(runtime: Runtime, taken: Taken) -> None:
+    """Store worker: a write the forge did not perform gives its budget back."""
+    try:
+        runtime.gates.give_back(taken)
+    except Exception as exc:  # nothing waits for this: say it, never raise into the executor
+        log.warning("gitvow: a failed write's budget could not be given back: %s: %s", type(exc).__name__, exc)
 
 
 def _internal_error(flow: http.HTTPFlow, exc: Exception) -> None:
     flow.response = plain_refusal(403, f"gitvow refused the request: internal error ({type(exc).__name__}). "
                                   f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
+
+
+#: Lookups asked of the forge for one decision before the last try (each answer is cached,
+#: failures too, so a decision never asks the same thing twice).
+LOOKUP_ROUNDS = 2
 
 
 class PolicyEnforcement:
@@ -238,12 +253,16 @@ class PolicyEnforcement:
         if adapter is None or classification is None:
             return runtime, request, identity, runtime.engine.decide(request, caller, runtime.gates), None
         off_loop = any(writes(op) for op in classification.operations)
-        try:
-            decision, note = await self._judged(off_loop, runtime, request, adapter, classification, caller)
-        except Pending as pending:
-            # A repository gate needs what only the forge knows: ask it off the event loop,
-            # then decide again (the answer, or the failure, is cached now).
-            await asyncio.to_thread(self._resolve, runtime, flow, pending)
+        for _ in range(LOOKUP_ROUNDS):
+            try:
+                decision, note = await self._judged(off_loop, runtime, request, adapter, classification, caller)
+                break
+            except Pending as pending:
+                # A gate needs what only the forge knows: ask it off the event loop, then decide
+                # again (the answer, or the failure, is cached now). One answer may lead to the
+                # next question (GitLab's /projects/42 names a project; then its default branch).
+                await asyncio.to_thread(self._resolve, runtime, flow, pending)
+        else:
             decision, note = await self._judged(off_loop, runtime, request, adapter, classification, caller)
         return runtime, request, identity, decision, note
 
@@ -300,12 +319,17 @@ class PolicyEnforcement:
     def response(self, flow: http.HTTPFlow) -> None:
         taken = flow.metadata.pop(_TAKEN_KEY, None)
         if taken is not None and flow.response is not None and flow.response.status_code >= 400:
-            taken[0].gates.give_back(taken[1])
+            self._give_back(*taken)
 
     def error(self, flow: http.HTTPFlow) -> None:
         taken = flow.metadata.pop(_TAKEN_KEY, None)
         if taken is not None:  # no answer: nothing was performed
-            taken[0].gates.give_back(taken[1])
+            self._give_back(*taken)
+
+    def _give_back(self, runtime: Runtime, taken: Taken) -> None:
+        """The refund reaches the store on its worker, after the decisions queued before it; the
+        answer goes to the client now, whatever the store does."""
+        self._store_worker.submit(_refund, runtime, taken)
 
     def _resolve(self, runtime: Runtime, flow: http.HTTPFlow, pending: Pending) -> None:
         """Worker thread: resolve the targets a gate asked for, through the request's adapter."""

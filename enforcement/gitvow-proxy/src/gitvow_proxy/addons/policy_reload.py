@@ -18,7 +18,7 @@ from mitmproxy import ctx, exceptions
 
 from gitvow.errors import GitvowError
 from gitvow_proxy.audit import AuditLog
-from gitvow_proxy.runtime import build_runtime, open_state
+from gitvow_proxy.runtime import Runtime, build_runtime, open_state
 from gitvow_proxy.settings import OtlpExportSettings, ProxyPolicy
 from gitvow_proxy.shared import Shared
 from gitvow_proxy.store import is_shared
@@ -98,6 +98,12 @@ class PolicyReload:
 
     def reload(self, *, initial: bool = False) -> None:
         """Load the policy file; raises GitvowError and leaves everything as it was."""
+        self._install(*self._prepare(initial=initial), initial=initial)
+
+    def _prepare(self, *, initial: bool = False) -> tuple[Path, Runtime, tuple[int, int] | None]:
+        """The policy file loaded into a new runtime (nothing installed yet). A reload runs
+        this in a worker thread: it reads the store (the canaries it issued) and loads plugins,
+        neither of which may hold up the event loop."""
         shared = self.shared
         path = Path(ctx.options.gitvow_policy)
         stamp = _file_stamp(path)
@@ -110,6 +116,11 @@ class PolicyReload:
             shared.store = open_state(load_policy(path, absent="skip"), ctx.options.gitvow_state or None)
         runtime = build_runtime(path, shared.store, previous=None if initial else shared.runtime,
                                 confdir=ctx.options.confdir)
+        return path, runtime, stamp
+
+    def _install(self, path: Path, runtime: Runtime, stamp: tuple[int, int] | None, *, initial: bool) -> None:
+        """Put a loaded runtime in force (on the event loop: the audit log is swapped here)."""
+        shared = self.shared
         audit_settings = runtime.policy.section(ProxyPolicy).audit
         audit_path = audit_settings.path
         if shared.audit is None or (shared.audit.path, self._otlp) != (audit_path, audit_settings.otlp):
@@ -134,7 +145,7 @@ class PolicyReload:
             if stamp is None or stamp == self._stamp:
                 continue
             try:
-                self.reload()
+                self._install(*await asyncio.to_thread(self._prepare), initial=False)
             except GitvowError as exc:
                 self._stamp = stamp
                 log.warning("gitvow: kept the last good policy; %s", exc)

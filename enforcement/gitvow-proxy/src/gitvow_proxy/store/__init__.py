@@ -14,7 +14,9 @@ from gitvow_proxy.store.interface import (
     PAUSED,
     STATE_UNAVAILABLE,
     TOLD_EXPIRED,
+    Admission,
     ApprovalError,
+    Flags,
     Store,
     StoreError,
     StoreUnavailable,
@@ -42,6 +44,7 @@ def open_store(spec: str, *, password: str | None = None, ca_file: str | None = 
 
 
 __all__ = [
-    "AUTO_MERGE_OFF", "FLAG_KINDS", "PAUSED", "STATE_UNAVAILABLE", "TOLD_EXPIRED", "ApprovalError", "MemoryStore",
+    "AUTO_MERGE_OFF", "FLAG_KINDS", "PAUSED", "STATE_UNAVAILABLE", "TOLD_EXPIRED", "Admission", "ApprovalError", "Flags",
+    "MemoryStore",
     "SQLiteStore", "Store", "StoreError", "StoreUnavailable", "is_shared", "new_canary", "open_store",
 ]

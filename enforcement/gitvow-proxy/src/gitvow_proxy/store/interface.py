@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from gitvow.errors import GitvowError
 from gitvow_proxy.approvals import (
@@ -33,6 +34,26 @@ from gitvow_proxy.approvals import (
 PAUSED = "paused"
 AUTO_MERGE_OFF = "auto_merge_off"
 FLAG_KINDS = (PAUSED, AUTO_MERGE_OFF)
+
+#: Every run-state flag kind → the repositories flagged so (lower-case ``owner/name``).
+Flags = Mapping[str, frozenset[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What :meth:`Store.admit` answered: ``flags`` (the store's, every kind) when the run-time
+    flags were no longer those the caller saw, and then nothing was taken; otherwise ``wait``
+    as :meth:`Store.take` answers it (None: taken)."""
+
+    wait: float | None
+    flags: Flags | None = None
+
+
+#: Seconds of the smallest bucket a replica counts its decisions in for the cluster's chart.
+TALLY_SLOT = 120
+#: The chart's bucket widths a shared store keeps, each with how long (seconds): the desk's
+#: 1 h (30 buckets), 24 h (24) and 7 d (28) spans. Each width is a multiple of TALLY_SLOT.
+TIMELINE = ((120, 3600), (3600, 86400), (21600, 7 * 86400))
 
 
 class StoreError(GitvowError):
@@ -96,6 +117,23 @@ class Store(ABC):
         Returns None when taken, else the seconds until the fullest window has room (the
         whole window when an amount exceeds its limit and can never fit).
         """
+
+    def admit(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
+              amounts: Sequence[int] | None = None) -> Admission:
+        """:meth:`take`, only if the run-time flags are still ``seen`` (every kind of
+        :data:`FLAG_KINDS`), in one step: the proxy decides a budgeted write on the flags it
+        read last and lets this one round trip both confirm them and take the budget, so a
+        pause committed before the take is never missed and one committed after it orders
+        after the write. A store whose flags and windows live elsewhere than one lock or
+        transaction may reach overrides it; this default (two calls) serves tests."""
+        current = self.all_flags()
+        if flags_differ(current, seen):
+            return Admission(None, current)
+        return Admission(self.take(keys, now, window, amounts))
+
+    def all_flags(self) -> dict[str, frozenset[str]]:
+        """Every kind's flagged repositories (:data:`FLAG_KINDS`), in one round trip where the store allows."""
+        return {kind: self.flags(kind) for kind in FLAG_KINDS}
 
     @abstractmethod
     def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
@@ -174,14 +212,22 @@ class Store(ABC):
     def annotations(self, approval_id: str) -> dict[str, str]:
         """Every note kept on an approval (none: empty)."""
 
-    def add_tally(self, counts: dict[str, int], refusals: Sequence[str]) -> None:  # noqa: B027 - optional
-        """Add one replica's decision counts and its latest refusals (JSON, oldest first) to the
-        cluster's (:mod:`gitvow_proxy.cluster_view`). The default keeps none: a store of one
-        process has one audit log, which is read instead."""
+    def add_tally(self, counts: dict[str, int], refusals: Sequence[str],  # noqa: B027 - optional
+                  timed: Mapping[tuple[int, str], int] | None = None) -> None:
+        """Add one replica's decision counts, its latest refusals (JSON, oldest first) and its
+        counts per :data:`TALLY_SLOT` (``(slot start, series) → n``, for the decisions-over-time
+        chart) to the cluster's (:mod:`gitvow_proxy.cluster_view`). The default keeps none: a
+        store of one process has one audit log, which is read instead."""
 
     def tally(self) -> tuple[dict[str, int], list[dict[str, object]]] | None:
         """Every replica's decision counts and latest refusals (newest first); None when the
         store keeps none (then the audit log is the view)."""
+        return None
+
+    def timeline(self, width: int, first: int, buckets: int) -> dict[str, list[int]] | None:
+        """Every replica's decisions per series in ``buckets`` buckets of ``width`` seconds (one
+        of :data:`TIMELINE`'s), the first starting at ``first`` (a multiple of ``width``); None
+        when the store keeps none (then the audit log is the view)."""
         return None
 
     def epoch(self) -> float | None:
@@ -196,6 +242,11 @@ class Store(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional: only stores holding files override it
         """Release files; the default holds none."""
+
+
+def flags_differ(current: Flags, seen: Flags) -> bool:
+    """Whether two readings of the run-time flags disagree on any kind."""
+    return any(current.get(kind, frozenset()) != seen.get(kind, frozenset()) for kind in FLAG_KINDS)
 
 
 def retry_after(events: Sequence[float], limit: int, now: float, window: float, amount: int = 1) -> float:

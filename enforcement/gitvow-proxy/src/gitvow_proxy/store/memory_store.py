@@ -8,10 +8,14 @@ from collections.abc import Collection, Sequence
 
 from gitvow_proxy.approvals import APPROVED, EXPIRED, FAILED, PENDING, REJECTED, RESTAGE, SENDING, SENT, Approval
 from gitvow_proxy.store.interface import (
+    FLAG_KINDS,
+    Admission,
     ApprovalError,
+    Flags,
     Store,
     budget_amounts,
     check_decidable,
+    flags_differ,
     new_canary,
     retry_after,
     tell_expired,
@@ -33,23 +37,36 @@ class MemoryStore(Store):
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
              amounts: Sequence[int] | None = None) -> float | None:
         units = budget_amounts(keys, amounts)
+        with self._lock:
+            return self._take(keys, units, now, window)
+
+    def admit(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
+              amounts: Sequence[int] | None = None) -> Admission:
+        units = budget_amounts(keys, amounts)
+        with self._lock:
+            current = self._all_flags()
+            if flags_differ(current, seen):
+                return Admission(None, current)
+            return Admission(self._take(keys, units, now, window))
+
+    def _take(self, keys: Sequence[tuple[str, int]], units: list[int], now: float, window: float) -> float | None:
+        """:meth:`take` under the lock."""
         if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
             return window
-        with self._lock:
-            wait = 0.0
-            full = False
-            for (key, limit), amount in zip(keys, units, strict=True):
-                events = self._events[key]
-                while events and events[0] <= now - window:
-                    events.popleft()
-                if len(events) + amount > limit:
-                    full = True
-                    wait = max(wait, retry_after(list(events), limit, now, window, amount))
-            if full:
-                return max(wait, 1.0)
-            for (key, _), amount in zip(keys, units, strict=True):
-                self._events[key].extend([now] * amount)
-            return None
+        wait = 0.0
+        full = False
+        for (key, limit), amount in zip(keys, units, strict=True):
+            events = self._events[key]
+            while events and events[0] <= now - window:
+                events.popleft()
+            if len(events) + amount > limit:
+                full = True
+                wait = max(wait, retry_after(list(events), limit, now, window, amount))
+        if full:
+            return max(wait, 1.0)
+        for (key, _), amount in zip(keys, units, strict=True):
+            self._events[key].extend([now] * amount)
+        return None
 
     def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
         with self._lock:
@@ -70,6 +87,13 @@ class MemoryStore(Store):
     def flags(self, kind: str) -> frozenset[str]:
         with self._lock:
             return frozenset(self._flags[kind])
+
+    def all_flags(self) -> dict[str, frozenset[str]]:
+        with self._lock:
+            return self._all_flags()
+
+    def _all_flags(self) -> dict[str, frozenset[str]]:
+        return {kind: frozenset(self._flags[kind]) for kind in FLAG_KINDS}
 
     def set_flag(self, kind: str, repo: str, on: bool) -> None:
         with self._lock:

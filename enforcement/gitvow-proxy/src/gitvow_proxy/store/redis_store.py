@@ -19,7 +19,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -30,7 +30,11 @@ from redis.retry import Retry
 
 from gitvow_proxy.approvals import APPROVED, EXPIRED, FAILED, PENDING, REJECTED, RESTAGE, SENDING, SENT, Approval
 from gitvow_proxy.store.interface import (
+    FLAG_KINDS,
+    TIMELINE,
+    Admission,
     ApprovalError,
+    Flags,
     Store,
     StoreError,
     StoreUnavailable,
@@ -46,24 +50,39 @@ T = TypeVar("T")
 
 PREFIX = "gitvow:"
 
-# KEYS: the windows. ARGV: ``TIME`` (the window is read on the store's clock, so replicas whose
-# clocks differ share one window) or the caller's now (a store opened with server_clock=False), window, the new events' member prefix, then
-# per key its limit and its amount. Returns false when taken, else the seconds (as a string: Lua
-# numbers become integers) until the fullest window has room for its amount.
+# KEYS: the flag sets to compare (ARGV[1] of them), then the windows. ARGV: how many flag sets,
+# per flag set the members the caller saw (sorted, joined by newlines), then ``TIME`` (the
+# window is read on the store's clock, so replicas whose clocks differ share one window) or the
+# caller's now (a store opened with server_clock=False), the window, the new events' member
+# prefix, then per window its limit and its amount. Returns the flag sets' members as they are
+# (a table, nothing taken) when one differs from what the caller saw; false when taken; else
+# the seconds (as a string: Lua numbers become integers) until the fullest window has room.
 _TAKE = """
+local nf = tonumber(ARGV[1])
+local current = {}
+local stale = false
+for i = 1, nf do
+  local members = redis.call('SMEMBERS', KEYS[i])
+  table.sort(members)
+  current[i] = table.concat(members, '\\n')
+  if current[i] ~= ARGV[1 + i] then stale = true end
+end
+if stale then return current end
+local a = 1 + nf
 local now
-if ARGV[1] == 'TIME' then
+if ARGV[a + 1] == 'TIME' then
   local clock = redis.call('TIME')
   now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 else
-  now = tonumber(ARGV[1])
+  now = tonumber(ARGV[a + 1])
 end
-local window = tonumber(ARGV[2])
+local window = tonumber(ARGV[a + 2])
 local full = false
 local wait = 0
-for i, key in ipairs(KEYS) do
-  local limit = tonumber(ARGV[2 + 2 * i])
-  local amount = tonumber(ARGV[3 + 2 * i])
+for i = nf + 1, #KEYS do
+  local key = KEYS[i]
+  local limit = tonumber(ARGV[a + 2 + 2 * (i - nf)])
+  local amount = tonumber(ARGV[a + 3 + 2 * (i - nf)])
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
   local n = redis.call('ZCARD', key)
   if n + amount > limit then
@@ -75,11 +94,11 @@ for i, key in ipairs(KEYS) do
 end
 if full then return tostring(wait) end
 local ttl = math.ceil(window * 1000)
-for i, key in ipairs(KEYS) do
-  for j = 1, tonumber(ARGV[3 + 2 * i]) do
-    redis.call('ZADD', key, now, ARGV[3] .. ':' .. j)
+for i = nf + 1, #KEYS do
+  for j = 1, tonumber(ARGV[a + 3 + 2 * (i - nf)]) do
+    redis.call('ZADD', KEYS[i], now, ARGV[a + 3] .. ':' .. j)
   end
-  redis.call('PEXPIRE', key, ttl)
+  redis.call('PEXPIRE', KEYS[i], ttl)
 end
 return false
 """
@@ -218,17 +237,32 @@ class RedisStore(Store):
 
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
              amounts: Sequence[int] | None = None) -> float | None:
+        return self._admit(None, keys, now, window, amounts).wait
+
+    def admit(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
+              amounts: Sequence[int] | None = None) -> Admission:
+        return self._admit(seen, keys, now, window, amounts)
+
+    def _admit(self, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float, window: float,
+               amounts: Sequence[int] | None) -> Admission:
+        """One script on the server: the flags compared with ``seen`` (when given), then the take."""
         units = budget_amounts(keys, amounts)
         if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
-            return window
+            return Admission(window)
+        kinds = FLAG_KINDS if seen is not None else ()
         member = f"{now:.6f}:{secrets.token_hex(6)}"
-        args: list[Any] = [self._now(now), repr(window), member]
+        args: list[Any] = [len(kinds), *("\n".join(sorted(seen[kind])) for kind in kinds if seen is not None),
+                           self._now(now), repr(window), member]
         for (_, limit), amount in zip(keys, units, strict=True):
             args += [limit, amount]
-        result = self._call(lambda: self._take(keys=[PREFIX + "ev:" + key for key, _ in keys], args=args))
+        names = [PREFIX + "flags:" + kind for kind in kinds] + [PREFIX + "ev:" + key for key, _ in keys]
+        result = self._call(lambda: self._take(keys=names, args=args))
         if result is None:
-            return None
-        return max(float(result), 1.0)
+            return Admission(None)
+        if isinstance(result, list):  # the flags changed: nothing was taken
+            return Admission(None, {kind: frozenset(m for m in str(members).split("\n") if m)
+                                    for kind, members in zip(kinds, result, strict=True)})
+        return Admission(max(float(result), 1.0))
 
     def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
         for key, amount in zip(keys, amounts, strict=True):
@@ -260,6 +294,15 @@ class RedisStore(Store):
         members: set[str] = self._call(lambda: self._redis.smembers(PREFIX + "flags:" + kind))  # type: ignore[arg-type,return-value]
         return frozenset(members)
 
+    def all_flags(self) -> dict[str, frozenset[str]]:
+        def run() -> list[set[str]]:
+            pipe = self._redis.pipeline(transaction=False)
+            for kind in FLAG_KINDS:
+                pipe.smembers(PREFIX + "flags:" + kind)
+            return list(pipe.execute())
+
+        return {kind: frozenset(members) for kind, members in zip(FLAG_KINDS, self._call(run), strict=True)}
+
     def set_flag(self, kind: str, repo: str, on: bool) -> None:
         key = PREFIX + "flags:" + kind
         if on:
@@ -270,7 +313,8 @@ class RedisStore(Store):
     def canary(self, agent: str) -> str:
         return str(self._call(lambda: self._issue(keys=[PREFIX + "canaries"], args=[agent, new_canary()])))
 
-    def add_tally(self, counts: dict[str, int], refusals: Sequence[str]) -> None:
+    def add_tally(self, counts: dict[str, int], refusals: Sequence[str],
+                  timed: Mapping[tuple[int, str], int] | None = None) -> None:
         def run() -> None:
             pipe = self._redis.pipeline(transaction=False)
             for series, n in counts.items():
@@ -278,6 +322,14 @@ class RedisStore(Store):
             if refusals:
                 pipe.lpush(PREFIX + "tally:refusals", *refusals)
                 pipe.ltrim(PREFIX + "tally:refusals", 0, 99)
+            kept: dict[str, int] = {}
+            for (slot, series), n in (timed or {}).items():
+                for width, keep in TIMELINE:  # each bucket a hash (series → n) that expires after its span
+                    key = f"{PREFIX}tally:t:{width}:{slot // width * width}"
+                    pipe.hincrby(key, series, n)
+                    kept[key] = keep + width
+            for key, seconds in kept.items():
+                pipe.expire(key, seconds)
             pipe.execute()
 
         self._call(run)
@@ -292,6 +344,20 @@ class RedisStore(Store):
 
         counts, refusals = self._call(run)
         return {k: int(v) for k, v in counts.items()}, [json.loads(r) for r in refusals]
+
+    def timeline(self, width: int, first: int, buckets: int) -> dict[str, list[int]] | None:
+        def run() -> list[dict[str, str]]:
+            pipe = self._redis.pipeline(transaction=False)
+            for index in range(buckets):
+                pipe.hgetall(f"{PREFIX}tally:t:{width}:{first + index * width}")
+            found: list[dict[str, str]] = pipe.execute()
+            return found
+
+        series: dict[str, list[int]] = {}
+        for index, bucket in enumerate(self._call(run)):
+            for name, n in bucket.items():
+                series.setdefault(name, [0] * buckets)[index] += int(n)
+        return series
 
     def epoch(self) -> float | None:
         return float(self._call(lambda: self._epoch(keys=[PREFIX + "epoch"])))

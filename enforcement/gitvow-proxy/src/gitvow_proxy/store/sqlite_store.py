@@ -1,6 +1,14 @@
 """The embedded default state store: one SQLite file (WAL), shared by the proxy and the
 commands on one machine, so a restart does not hand every agent a fresh write budget (or a
-fresh canary token the old environment never saw)."""
+fresh canary token the old environment never saw).
+
+Durability: WAL with ``synchronous=NORMAL``. Every committed transaction survives a crash or
+kill of the proxy (the WAL is in the operating system's hands at commit); only a power loss
+or kernel crash can lose the last transactions before a checkpoint, which costs at most some
+budget units taken in the last moments (a fresh allowance, never a lost refusal record that
+matters more than the forge's own). Budget admission is one ``BEGIN IMMEDIATE`` transaction
+whose cost does not grow with the window: the units in use are kept per window
+(``windows``, maintained by triggers on ``events`` so every writer keeps it exact)."""
 
 from __future__ import annotations
 
@@ -13,19 +21,23 @@ from pathlib import Path
 
 from gitvow_proxy.approvals import APPROVED, EXPIRED, FAILED, PENDING, REJECTED, RESTAGE, SENDING, SENT, Approval
 from gitvow_proxy.store.interface import (
+    FLAG_KINDS,
+    Admission,
     ApprovalError,
+    Flags,
     Store,
     StoreError,
     budget_amounts,
     check_decidable,
+    flags_differ,
     new_canary,
-    retry_after,
     tell_expired,
 )
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (key TEXT NOT NULL, at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS events_key_at ON events (key, at);
+CREATE TABLE IF NOT EXISTS windows (key TEXT PRIMARY KEY, n INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS flags (kind TEXT NOT NULL, repo TEXT NOT NULL, PRIMARY KEY (kind, repo));
 CREATE TABLE IF NOT EXISTS canaries (agent TEXT PRIMARY KEY, token TEXT NOT NULL UNIQUE);
@@ -41,6 +53,19 @@ CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created);
 CREATE TABLE IF NOT EXISTS approval_notes (id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (id, key));
 """
+
+# The units in use per window, kept by the database itself whoever writes ``events``. Created
+# once, with the count of what is there, in the transaction that creates the triggers.
+_WINDOWS = (
+    "DELETE FROM windows",
+    "INSERT INTO windows (key, n) SELECT key, COUNT(*) FROM events GROUP BY key",
+    """CREATE TRIGGER events_added AFTER INSERT ON events BEGIN
+        INSERT INTO windows (key, n) VALUES (new.key, 1) ON CONFLICT(key) DO UPDATE SET n = n + 1;
+    END""",
+    """CREATE TRIGGER events_removed AFTER DELETE ON events BEGIN
+        UPDATE windows SET n = n - 1 WHERE key = old.key;
+    END""",
+)
 
 _APPROVAL_COLUMNS = (
     "id, fingerprint, agent, operations, repo, adapter, method, url, headers, body, created, expires, status, "
@@ -106,39 +131,77 @@ class SQLiteStore(Store):
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            self._keep_windows()
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the state store {self.path}: {exc}") from None
         self._lock = threading.Lock()
 
+    def _keep_windows(self) -> None:
+        """The ``windows`` counts and their triggers, made once (a file from before them is counted)."""
+        db = self._db
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'events_removed'").fetchone():
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'events_removed'").fetchone():
+                for statement in _WINDOWS:
+                    db.execute(statement)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
              amounts: Sequence[int] | None = None) -> float | None:
+        return self._admit(None, keys, now, window, amounts).wait
+
+    def admit(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
+              amounts: Sequence[int] | None = None) -> Admission:
+        return self._admit(seen, keys, now, window, amounts)
+
+    def _admit(self, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float, window: float,
+               amounts: Sequence[int] | None) -> Admission:
+        """One ``BEGIN IMMEDIATE`` transaction: the flags compared with ``seen`` (when given),
+        then every window trimmed, counted and, only if all have room, appended to."""
         units = budget_amounts(keys, amounts)
-        if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
-            return window
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
             try:
-                wait = 0.0
-                full = False
-                for (key, limit), amount in zip(keys, units, strict=True):
-                    db.execute("DELETE FROM events WHERE key = ? AND at <= ?", (key, now - window))
-                    rows = db.execute(
-                        "SELECT at FROM events WHERE key = ? ORDER BY at DESC LIMIT ?", (key, limit)
-                    ).fetchall()
-                    if len(rows) + amount > limit:
-                        full = True
-                        wait = max(wait, retry_after([r[0] for r in reversed(rows)], limit, now, window, amount))
-                if full:
-                    db.execute("COMMIT")
-                    return max(wait, 1.0)
-                db.executemany("INSERT INTO events (key, at) VALUES (?, ?)",
-                               [(key, now) for (key, _), amount in zip(keys, units, strict=True) for _ in range(amount)])
+                if seen is not None:
+                    current = self._all_flags()
+                    if flags_differ(current, seen):
+                        db.execute("COMMIT")
+                        return Admission(None, current)
+                wait = self._fit(keys, units, now, window)
+                if wait is None:
+                    db.executemany("INSERT INTO events (key, at) VALUES (?, ?)",
+                                   [(key, now) for (key, _), amount in zip(keys, units, strict=True)
+                                    for _ in range(amount)])
                 db.execute("COMMIT")
-                return None
+                return Admission(wait)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+    def _fit(self, keys: Sequence[tuple[str, int]], units: list[int], now: float, window: float) -> float | None:
+        """None when every window has room for its amount, else the seconds until the fullest
+        does (in the transaction; the units in use are read from ``windows``, never counted)."""
+        if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
+            return window
+        db = self._db
+        wait: float | None = None
+        for (key, limit), amount in zip(keys, units, strict=True):
+            db.execute("DELETE FROM events WHERE key = ? AND at <= ?", (key, now - window))
+            row = db.execute("SELECT n FROM windows WHERE key = ?", (key,)).fetchone()
+            used = int(row[0]) if row is not None else 0
+            if used + amount > limit:
+                # The unit whose leaving makes room: the (used + amount - limit)-th oldest.
+                blocking = db.execute("SELECT at FROM events WHERE key = ? ORDER BY at LIMIT 1 OFFSET ?",
+                                      (key, used + amount - 1 - limit)).fetchone()
+                left = window if blocking is None else max(0.0, float(blocking[0]) + window - now)
+                wait = max(wait or 0.0, left, 1.0)
+        return wait
 
     def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
         with self._lock:
@@ -160,6 +223,16 @@ class SQLiteStore(Store):
     def flags(self, kind: str) -> frozenset[str]:
         with self._lock:
             return frozenset(r[0] for r in self._db.execute("SELECT repo FROM flags WHERE kind = ?", (kind,)))
+
+    def all_flags(self) -> dict[str, frozenset[str]]:
+        with self._lock:
+            return self._all_flags()
+
+    def _all_flags(self) -> dict[str, frozenset[str]]:
+        found: dict[str, set[str]] = {kind: set() for kind in FLAG_KINDS}
+        for kind, repo in self._db.execute("SELECT kind, repo FROM flags"):
+            found.setdefault(str(kind), set()).add(str(repo))
+        return {kind: frozenset(repos) for kind, repos in found.items()}
 
     def set_flag(self, kind: str, repo: str, on: bool) -> None:
         with self._lock:
