@@ -201,3 +201,14 @@ def test_well_formed_ref_names_are_read_as_sent(ref: str) -> None:
     body = push_body((_A, _B, ref))
     got = classify_git(Request.from_url("POST", "https://git.example.test/team/app.git/git-receive-pack", body=body))
     assert got is not None and got.operations == ("git.push",) and got.refs[0].ref == ref
+
+
+def test_a_held_push_says_when_its_paths_were_read_from_the_new_trees_alone() -> None:
+    """``approvals show`` runs in a process of its own: where the parent's trees are not known
+    there, the human is told the listed paths may miss a deletion, rather than shown less silently."""
+    from gitvow_gitsmart.classify import describe_push
+
+    parentless = describe_push(push_body((ZERO_OID, _B, "refs/heads/agent/new")), lambda path: False)
+    assert "paths read" not in parentless and parentless["paths"] == "README.md"
+    on_top = describe_push(push_body(("c" * 40, _B, "refs/heads/agent/x")), lambda path: False)
+    assert "from the pushed trees alone" in on_top["paths read"]

@@ -90,8 +90,17 @@ def _commits(match: Match[Route], params: Mapping[str, object], body: bytes) -> 
                        base=str(params.get("start_branch") or params.get("start_sha") or ""))
 
 
+def _url_param(match: Match[Route], params: Mapping[str, object], route: str, name: str) -> str | None:
+    """A route parameter of the URL, unless the query or body names it too: Grape lets the route's
+    value win, but a second spelling is not worth guessing about (unestablished)."""
+    value = match.param(route)
+    if name in params and params[name] != value:
+        raise WriteUnreadable(f"{name} is given both in the URL and in the parameters")
+    return value
+
+
 def _files(match: Match[Route], params: Mapping[str, object], body: bytes, method: str) -> Change:
-    path = canonical_path(match.param("file"), "the file path of the URL")
+    path = canonical_path(_url_param(match, params, "file", "file_path"), "the file path of the URL")
     if method == "DELETE":
         write = FileWrite(path, deleted=True)
     else:
@@ -105,7 +114,7 @@ def _branch_create(match: Match[Route], params: Mapping[str, object], body: byte
 
 
 def _branch_delete(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
-    return branch_deleted(canonical_branch(match.param("branch"), "the branch of the URL"))
+    return branch_deleted(canonical_branch(_url_param(match, params, "branch", "branch"), "the branch of the URL"))
 
 
 def _tag_create(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
@@ -113,11 +122,11 @@ def _tag_create(match: Match[Route], params: Mapping[str, object], body: bytes) 
 
 
 def _tag_delete(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
-    return tag_deleted(canonical_branch(match.param("tag"), "the tag of the URL"))
+    return tag_deleted(canonical_branch(_url_param(match, params, "tag", "tag_name"), "the tag of the URL"))
 
 
 def _submodule(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
-    path = canonical_path(match.param("submodule"), "the submodule path of the URL")
+    path = canonical_path(_url_param(match, params, "submodule", "submodule"), "the submodule path of the URL")
     return file_change(_branch(params), [FileWrite(path)], body=body)
 
 
