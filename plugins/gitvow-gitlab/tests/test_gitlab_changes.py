@@ -175,3 +175,12 @@ def test_a_url_parameter_named_again_in_the_body_is_unestablished() -> None:
     same = {"branch": "agent/x", "content": "x", "file_path": "README.md"}
     assert not change_of(classify("POST", "/repository/files/README.md", same)).unestablished
     assert change_of(classify("DELETE", "/repository/branches/agent%2Fx", query="branch=main")).unestablished
+
+
+def test_a_large_commit_is_read_and_a_key_behind_a_json_escape_is_found() -> None:
+    big = _commit(actions=[{"action": "create", "file_path": "big.txt", "content": "x" * (1024 * 1024)}])
+    change = change_of(classify("POST", "/repository/commits", big))
+    assert not change.unestablished and change.added_bytes == 1024 * 1024
+    escaped = json.dumps(_commit(commit_message=CLOUD_KEY)).replace("AKIA", "\\u0041KIA")
+    assert [s.kind for s in change_of(classify("POST", "/repository/commits", escaped.encode())).secrets] == \
+        ["aws_access_key"]
