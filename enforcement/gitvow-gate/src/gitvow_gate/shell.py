@@ -27,7 +27,7 @@ import os
 import re
 import shlex
 
-from gitvow_gate.plain_record import record
+from gitvow.frozen import dataclass
 
 #: Words that run the rest of the line as a command. Options to them are stepped over too.
 WRAPPERS = frozenset({"sudo", "doas", "env", "time", "nohup", "exec", "command", "nice", "xargs", "builtin", "stdbuf",
@@ -100,7 +100,7 @@ _OPERATOR_CHARS = frozenset(";&|()\n")
 _MAX_DEPTH = 4
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Command:
     """One simple command: the program that runs (a basename) and its arguments.
 
@@ -294,11 +294,21 @@ def normalize(text: str) -> str:
 
 
 def _redirection(word: str) -> tuple[bool, bool]:
-    """Whether ``word`` is a redirection, and whether its target is the next word (``> file``)."""
-    match = re.match(_REDIRECTION, word)
-    if match is None:
+    """Whether ``word`` is a redirection, and whether its target is the next word (``> file``).
+
+    What ``re.match(_REDIRECTION, word)`` answers, read by hand so that no regex is compiled
+    on every hook call: an optional file descriptor (decimal digits, as ``\\d``) or ``&``,
+    then ``>`` or ``<``, doubled or not (the pattern's first alternatives, ``>>?`` and
+    ``<<?``, already match the start of ``>&``, ``<&``, ``>|`` and ``<>``).
+    """
+    i = 1 if word.startswith("&") else 0
+    if not i:
+        while i < len(word) and word[i].isdecimal():
+            i += 1
+    if i >= len(word) or word[i] not in "<>":
         return False, False
-    return True, match.end() == len(word)
+    end = i + 2 if word[i + 1:i + 2] == word[i] else i + 1
+    return True, end == len(word)
 
 
 def unwrap(words: list[str]) -> tuple[list[str], str, tuple[str, ...]]:

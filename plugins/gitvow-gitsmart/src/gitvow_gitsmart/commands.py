@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from urllib.parse import urlsplit
 
 from gitvow.change import DELETE_OPERATION, DELETED, FAST_FORWARD, FORCE_OPERATION, FORCED, Change, RefChange
 from gitvow.request import ZERO_OID, ToolCall
@@ -36,6 +35,8 @@ def _remote_repo(rest: Sequence[str]) -> str | None:
     if remote is None:
         return None
     if "://" in remote:
+        from urllib.parse import urlsplit  # urllib.parse (and ipaddress) only for a remote given as a URL
+
         path = urlsplit(remote).path
     elif ":" in remote and "@" in remote.split(":", 1)[0]:
         path = remote.split(":", 1)[1]

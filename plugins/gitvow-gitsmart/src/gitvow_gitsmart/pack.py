@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from gitvow.change import SecretFinding
+from gitvow_gitsmart.limits import PACK_LIMIT  # a pushed pack larger than this is refused unread
 
 COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
 OFS_DELTA, REF_DELTA = 6, 7
 TYPE_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", TAG: b"tag"}
-#: A pushed pack larger than this is refused unread (``[adapters.gitsmart] pack_limit``).
-PACK_LIMIT = 256 * 1024 * 1024
 _CHUNK = 64 * 1024
 #: Sizes and offsets are at most 64 bits: a longer varint is refused before its bytes pile up
 #: into an ever larger integer (a megabyte of continuation bytes would cost quadratic time).

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from gitvow.request import RefUpdate
+from gitvow_gitsmart.limits import COMMANDS_LIMIT as COMMANDS_LIMIT
 
-COMMANDS_LIMIT = 64 * 1024
 _OID = re.compile(rb"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
