@@ -17,13 +17,15 @@ proxy, which reads the pushed commits, is the boundary for what reaches the forg
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gitvow.frozen import dataclass
 from gitvow_gate.shell import Command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitvow.change_rules import ChangeRules
 
 CODE = "path_protected"
@@ -52,10 +54,10 @@ class Hit:
                 "a human approves the change")
 
 
-def _rules(core: object) -> ChangeRules:
+def _rules(core: Mapping[str, Any]) -> ChangeRules:
     from gitvow.change_rules import compile_rules
 
-    return compile_rules(core)  # type: ignore[arg-type]
+    return compile_rules(core)
 
 
 def _relative(full: str, repo: str) -> list[str]:
@@ -101,19 +103,46 @@ def _matches(rel: str, directory: bool, full: str, pattern: str) -> bool:
     return any(_one(name, text) for name in names)
 
 
-def judge_paths(core: object, fulls: Iterable[tuple[str, bool]], repo: str) -> Hit | None:
+def _patterns(core: Mapping[str, Any]) -> list[str]:
+    """The ``[paths]`` patterns in force, read without the matcher."""
+    from gitvow.default_paths import DEFAULT_PROTECTED_PATHS
+
+    paths = core.get("paths") or {}
+    found = list(DEFAULT_PROTECTED_PATHS) if paths.get("defaults", True) else []
+    return found + list(paths.get("rules") or ())
+
+
+def _could_match(rel: str, patterns: Sequence[str]) -> bool:
+    """Whether some pattern could name ``rel``: each literal piece of the pattern occurs in the
+    path (case-blind). A cheap screen so that an edit of an ordinary file never loads the
+    matcher; a pattern with a character class or braces always passes it."""
+    lowered = rel.lower()
+    for pattern in patterns:
+        if "[" in pattern or "{" in pattern:
+            return True
+        pieces = [p for p in pattern.lower().replace("?", "*").replace("/", "*").split("*") if p]
+        if all(piece in lowered for piece in pieces):
+            return True
+    return False
+
+
+def judge_paths(core: Mapping[str, Any], fulls: Iterable[tuple[str, bool]], repo: str) -> Hit | None:
     """The strictest rule over ``fulls`` (absolute paths, each with whether it is a directory
     whose whole content changes): the first ``refuse``, else the first ``stage``, else None."""
+    patterns = _patterns(core)
+    candidates = [(full, directory, rel) for full, directory in fulls for rel in _relative(full, repo)
+                  if directory or os.path.isdir(full) or _could_match(rel, patterns)]
+    if not candidates:
+        return None
     rules = _rules(core)
     staged: Hit | None = None
-    for full, directory in fulls:
-        for rel in _relative(full, repo):
-            for pattern, verdict in rules.paths:
-                if _matches(rel, directory or os.path.isdir(full), full, pattern):
-                    hit = Hit(rel + ("/" if directory and not rel.endswith("/") else ""), pattern, verdict)
-                    if verdict == "refuse":
-                        return hit
-                    staged = staged or hit
+    for full, directory, rel in candidates:
+        for pattern, verdict in rules.paths:
+            if _matches(rel, directory or os.path.isdir(full), full, pattern):
+                hit = Hit(rel + ("/" if directory and not rel.endswith("/") else ""), pattern, verdict)
+                if verdict == "refuse":
+                    return hit
+                staged = staged or hit
     return staged
 
 
