@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
+import httpx
 import pytest
 from proxy_support import GITVOW, SECRETS, ProxyProcess, Upstream, client, proxy_env, start_proxy
 
@@ -83,13 +84,18 @@ def test_a_secret_as_a_repository_name_is_refused_and_never_written(proxy: Proxy
             assert answer.headers["x-gitvow-reason"] == "canary_egress", name
         for name in [*secrets, "app"]:
             assert c.post(api.url(f"/api/v3/repos/team/{name}/issues/1/comments"), json={"body": "hi"}).status_code == 201
+        # a host no adapter serves, named after the canary, over plain HTTP and through CONNECT
+        assert c.get(f"http://{token}.example.test/").status_code >= 400
+        with pytest.raises(httpx.HTTPError):
+            c.get(f"https://{token}.example.test/")
     proxy.stop()
     audit = proxy.audit.read_bytes()
     flows = (proxy.audit.parent / "flows").read_bytes()
     lines = [json.loads(line) for line in audit.splitlines() if line.strip()]
     posts = [line["reason"] for line in lines if line["method"] == "POST"]
     assert posts == ["canary_egress"] * len(canaries) + [None] * (len(secrets) + 1)
-    for written, what in ((audit, "audit log"), (flows, "recording")):
+    assert len([line for line in lines if line["method"] in ("GET", "CONNECT")]) == 2, lines  # both audited
+    for written, what in ((audit, "audit log"), (flows, "recording"), (proxy.log.read_bytes(), "proxy log")):
         for needle in [*spellings(token), *spellings(secret)]:
             assert needle not in written, (what, needle)
     assert {line["repo"] for line in lines if line["method"] == "POST"} >= {"team/app"}

@@ -382,7 +382,7 @@ class ProxyGates(Gates):
             request = ctx.request
             try:
                 owner = self.scanner.find(f"{request.path}?{request.query}".encode())
-                if owner is None:
+                if owner is None and request.body:  # nothing to scan: no header to read either
                     owner = self.scanner.find(
                         request.body,
                         content_encoding=request.header("content-encoding"),
