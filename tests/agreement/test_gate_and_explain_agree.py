@@ -131,8 +131,9 @@ def _pushes() -> list[tuple[str, dict[str, Any], list[Wire]]]:
 
 PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
     # GitHub: gh, gh api, the GitHub MCP server
+    # (the head: a branch the fenced agent may write; the gate does not know the checkout's branch)
     ("shell gh pr create -R team/app --title t --body b", {},
-     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "body": "b", "head": "x", "base": "main"})]),
+     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "body": "b", "head": "agent/x", "base": "main"})]),
     ("shell gh pr merge 3 -R team/app", {}, [("PUT", f"{GH}/repos/team/app/pulls/3/merge", None)]),
     ("shell gh pr merge 3 -R team/locked", {}, [("PUT", f"{GH}/repos/team/locked/pulls/3/merge", None)]),
     ("shell gh pr review 3 -R team/app --approve", {},
@@ -169,8 +170,10 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
     ("shell gh issue create -R team/other --title t --body b; gh pr edit 3 -R team/app --title x", {},
      [("POST", f"{GH}/repos/team/other/issues", {"title": "t", "body": "b"}),
       ("PATCH", f"{GH}/repos/team/app/pulls/3", {"title": "x"})]),
-    ("mcp mcp__github__create_pull_request", {"owner": "team", "repo": "app", "title": "t", "head": "x", "base": "main"},
-     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "head": "x", "base": "main"})]),
+    # (the head: a branch the fenced agent may write; the gate does not read an MCP tool's head yet)
+    ("mcp mcp__github__create_pull_request",
+     {"owner": "team", "repo": "app", "title": "t", "head": "agent/x", "base": "main"},
+     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "head": "agent/x", "base": "main"})]),
     ("mcp mcp__github__merge_pull_request", {"owner": "team", "repo": "locked", "pullNumber": 3},
      [("PUT", f"{GH}/repos/team/locked/pulls/3/merge", None)]),
     ("mcp mcp__github__add_issue_comment", {"owner": "team", "repo": "app", "issue_number": 3, "body": "x"},
@@ -181,8 +184,8 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("GET", f"{GH}/repos/team/app/issues/3", None)]),
     ("mcp mcp__github__delete_file", {"owner": "team", "repo": "app", "path": "a"},
      [("DELETE", f"{GH}/repos/team/app/contents/a", {"message": "m", "sha": "1"})]),
-    ("mcp mcp__github__create_branch", {"owner": "team", "repo": "app", "branch": "b"},
-     [("POST", f"{GH}/repos/team/app/git/refs", {"ref": "refs/heads/b", "sha": "1"})]),
+    ("mcp mcp__github__create_branch", {"owner": "team", "repo": "app", "branch": "agent/b"},
+     [("POST", f"{GH}/repos/team/app/git/refs", {"ref": "refs/heads/agent/b", "sha": "1"})]),
     ("mcp mcp__github__create_pull_request_review", {"owner": "team", "repo": "app", "pullNumber": 3, "event": "APPROVE"},
      [("POST", f"{GH}/repos/team/app/pulls/3/reviews", {"event": "APPROVE"})]),
     # GitLab: glab, glab api, GitLab MCP servers (execute_graphql carries a document)
