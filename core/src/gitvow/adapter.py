@@ -9,16 +9,17 @@ turns it into a deny naming the adapter.
 
 from __future__ import annotations
 
-import copy
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from gitvow import refusal
 from gitvow.errors import PluginError
 from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 
+TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
     from pydantic import BaseModel
 
     from gitvow.targets import Fetch
@@ -181,6 +182,8 @@ def configure_adapters(
         key = f"adapters.{name}"
         try:
             validated = validate_options(result[name], values, source=source)
+            import copy  # only when options are given
+
             configured = copy.copy(result[name])
             configured.configure(validated)
         except PolicyError:

@@ -117,11 +117,12 @@ def branch_ref(branch: str | None) -> str:
 
 
 def file_change(branch: str | None, files: Sequence[FileWrite], *, kind: str = FAST_FORWARD,
-                body: bytes = b"", base: str = "") -> Change:
+                body: bytes = b"", base: str = "", texts: Iterable[str] = ()) -> Change:
     """The change of a contents or commits write: the branch it moves (``kind``: ``created`` for
     a write that starts a new branch, ``forced`` for one that overwrites it), every path it
-    touches (a move's two), the bytes it adds, and the credentials in its contents and ``body``
-    (each finding once, named by the first file it is in). ``base`` is where a new branch starts."""
+    touches (a move's two), the bytes it adds, and the credentials in its contents, in ``body``
+    and in ``texts`` (the body's other strings, decoded: :func:`body_texts`), each finding once,
+    named by the first file it is in. ``base`` is where a new branch starts."""
     paths: dict[str, None] = {}
     findings: dict[tuple[str, str], SecretFinding] = {}
     sizes: list[int] = []
@@ -135,6 +136,9 @@ def file_change(branch: str | None, files: Sequence[FileWrite], *, kind: str = F
                 findings.setdefault((found.kind, found.fingerprint), found)
     if body:
         for found in scan(body):
+            findings.setdefault((found.kind, found.fingerprint), found)
+    for text in texts:
+        for found in scan_text(text):
             findings.setdefault((found.kind, found.fingerprint), found)
     ref = RefChange(branch_ref(branch), base, "", kind)
     return Change(refs=(ref,), paths=tuple(paths), added_bytes=sum(sizes), largest=max(sizes, default=0),

@@ -8,7 +8,7 @@ form ``user:password`` is used as written.
 
 from __future__ import annotations
 
-import base64
+import binascii  # base64.b64encode without importing base64 (and struct) on the agent hook's forge path
 
 
 def basic_authorization(token: str, *, user: str | None = None, password: str | None = None) -> dict[str, str]:
@@ -22,4 +22,4 @@ def basic_authorization(token: str, *, user: str | None = None, password: str | 
         userpass = f"{user}:{token}"
     else:
         userpass = f"{token}:{password or ''}"
-    return {"authorization": "Basic " + base64.b64encode(userpass.encode()).decode()}
+    return {"authorization": "Basic " + binascii.b2a_base64(userpass.encode(), newline=False).decode()}

@@ -24,12 +24,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
-from urllib.parse import parse_qsl
 
+from gitvow.frozen import dataclass, replace
 from gitvow.request import Classification, Request
 from gitvow.vocabulary import UNKNOWN
+
+TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Operations whose requests carry text a human or a bot reads as a comment or a body.
 TEXT_OPERATIONS = frozenset({"issue.comment", "pr.review", "issue.create", "issue.edit", "pr.create", "pr.edit"})
@@ -106,6 +108,8 @@ def bodies_of(request: Request, classification: Classification) -> tuple[str, ..
     """Every string a text-carrying request sends; () for other requests; None if unreadable."""
     if not carries_text(classification):
         return ()
+    from urllib.parse import parse_qsl  # urllib.parse (and ipaddress) cost the agent hook's forge path
+
     out: list[str] = [value for _, value in parse_qsl(request.query, keep_blank_values=True)]
     body = request.body
     if not body.strip():

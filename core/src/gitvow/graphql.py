@@ -15,14 +15,17 @@ short note; adapters turn that into ``unknown`` with their own reason code.
 from __future__ import annotations
 
 import json
+from _thread import allocate_lock as Lock  # threading.Lock itself, without importing threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from threading import Lock
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
 
+from gitvow.frozen import dataclass, field
+
+TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
+    from typing import Any
+
     from graphql import DocumentNode, FragmentDefinitionNode, OperationDefinitionNode, SelectionSetNode, ValueNode
 
 BODY_LIMIT = 64 * 1024

@@ -10,11 +10,14 @@ Standard library only.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+
+from gitvow.frozen import dataclass
+
+TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION = "2.0"
 #: The largest body read; a larger one is not judged (``unknown``).
@@ -161,8 +164,10 @@ def rewritten(body: bytes, content_type: str, rewrite: Callable[[Any], Any]) -> 
         for event in iter_events(body):
             data = event.get("data")
             if data is not None:
-                with contextlib.suppress(ValueError, RecursionError):
+                try:  # noqa: SIM105 - contextlib costs the agent hook's forge path
                     event = {**event, "data": json.dumps(rewrite(json.loads(data)), separators=(",", ":"))}
+                except (ValueError, RecursionError):
+                    pass  # an event that cannot be read is kept as it is
             out.append(render_event(event))
         return b"".join(out)
     try:

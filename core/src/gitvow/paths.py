@@ -22,7 +22,12 @@ the forge will act on, and no repository gate can be dodged by spelling a name d
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote
+
+
+def _unquote(part: str) -> str:
+    from urllib.parse import unquote  # urllib.parse (and ipaddress) cost the agent hook's forge path
+
+    return unquote(part)
 
 
 class PathRefused(ValueError):
@@ -52,7 +57,7 @@ def split_path(path: str) -> list[str]:
         if "%" in part:
             # Encoded slashes are by far the commonest escape (project paths): skip unquote for them.
             plain = part.replace("%2F", "/").replace("%2f", "/")
-            segment = plain if "%" not in plain else unquote(part)
+            segment = plain if "%" not in plain else _unquote(part)
         else:
             segment = part
         if segment in (".", ".."):

@@ -33,7 +33,6 @@ crash, never a forward.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
 
@@ -41,6 +40,7 @@ from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
 from gitvow.change_rules import CHANGE_UNESTABLISHED, judge
 from gitvow.evaluator import Grant, evaluate, operation_verdicts
+from gitvow.frozen import dataclass, field, replace
 from gitvow.gates import NO_GATES, Caller, Context, Gates
 from gitvow.hosts import HostRegistry
 from gitvow.paths import PATH_NOT_CANONICAL, PathRefused, canonical_path

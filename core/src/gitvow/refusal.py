@@ -10,7 +10,10 @@ request), plus the reason code where the format has a place for it.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 PLAIN = "text/plain; charset=utf-8"
 JSON = "application/json; charset=utf-8"

@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 
+from gitvow.frozen import dataclass, replace
 from gitvow.request import Classification, Resolution, Target
 
 TYPE_CHECKING = False  # not typing's: the agent hook imports this module through the engine

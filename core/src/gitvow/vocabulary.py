@@ -7,7 +7,7 @@ contract kit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gitvow.frozen import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,3 +110,68 @@ def test_a_find_without_exec_runs_nothing_else() -> None:
 def test_runner_nesting_is_bounded() -> None:
     text = "find . -exec " * 8 + "gh pr merge 1"
     assert shell.commands(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # ANSI-C and translated quoting, decoded as bash decodes them
+        ("$'gh' pr merge 1", ["gh pr merge 1"]),
+        ("$'\\x67h' pr merge 1", ["gh pr merge 1"]),
+        ("$'\\147\\u0068' pr merge 1", ["gh pr merge 1"]),
+        ("g$'h' pr $\"merge\" 1", ["gh pr merge 1"]),
+        ("bash -c $'gh pr merge 1\\n'", ["gh pr merge 1"]),
+        ("echo $'it\\'s'; gh pr merge 1", ["echo it's", "gh pr merge 1"]),
+        ("echo \"$'x'\"", ["echo $'x'"]),  # inside double quotes, $'…' is literal
+        # a line continuation joins, inside double quotes too; not inside single quotes
+        ("gh pr \\\nmerge 1", ["gh pr merge 1"]),
+        ("g\\\nh pr merge 1 \\\n --admin", ["gh pr merge 1 --admin"]),
+        ("bash -c \"gh pr \\\nmerge 1\"", ["gh pr merge 1"]),
+        ("echo 'a\\\nb'", ["echo a\\\nb"]),
+        # a redirection glued to the program is not part of its name
+        ("gh>/dev/null pr merge 1", ["gh pr merge 1"]),
+        ("gh 2>&1 pr merge 1", ["gh pr merge 1"]),
+        ("echo ${x:-a>b} a>b", ["echo ${x:-a>b} a"]),  # inside ${…} it is no redirection
+        # here-strings: a shell reading one runs it
+        ("bash <<< 'gh pr merge 1'", ["gh pr merge 1"]),
+        ("bash<<<'gh pr merge 1'", ["gh pr merge 1"]),
+        ("sh -s <<< \"gh pr merge 1\"", ["gh pr merge 1"]),
+        ("bash /dev/stdin <<< 'gh pr merge 1'", ["gh pr merge 1"]),
+        ("source /dev/stdin <<< 'gh pr merge 1'", ["gh pr merge 1"]),
+        ("cat <<< 'gh pr merge 1'", ["cat"]),  # data for a program that is no shell
+        # handlers and configuration that run a line later, read as if they ran
+        ("trap 'gh pr merge 1' EXIT", ["gh pr merge 1"]),
+        ("git -c alias.m='!gh pr merge 1' m", ["git -c alias.m=!gh pr merge 1 m", "gh pr merge 1"]),
+        ("git -c core.pager='gh pr merge 1' log", ["git -c core.pager=gh pr merge 1 log", "gh pr merge 1"]),
+        ("GIT_SSH_COMMAND='gh pr merge 1' git fetch", ["git fetch", "gh pr merge 1"]),
+        # programs that run their arguments as a command
+        ("runuser -u bob -- gh pr merge 1", ["runuser -u bob -- gh pr merge 1", "gh pr merge 1"]),
+        ("ssh -p 22 host gh pr merge 1", ["ssh -p 22 host gh pr merge 1", "gh pr merge 1"]),
+        ("sg grp -c 'gh pr merge 1'", ["sg grp -c gh pr merge 1", "gh pr merge 1"]),
+        ("chroot / gh pr merge 1", ["chroot / gh pr merge 1", "gh pr merge 1"]),
+        ("taskset -c 0 gh pr merge 1", ["taskset -c 0 gh pr merge 1", "gh pr merge 1"]),
+        ("strace -o log -f gh pr merge 1", ["strace -o log -f gh pr merge 1", "gh pr merge 1"]),
+        ("systemd-run --user gh pr merge 1", ["systemd-run --user gh pr merge 1", "gh pr merge 1"]),
+        ("gdb -batch --args gh pr merge 1", ["gdb -batch --args gh pr merge 1", "gh pr merge 1"]),
+        ("parallel ::: 'gh pr merge 1'", ["parallel ::: gh pr merge 1", "gh pr merge 1"]),
+    ],
+)
+def test_forms_read_as_the_shell_reads_them(text: str, expected: list[str]) -> None:
+    assert lines(text) == expected
+
+
+@pytest.mark.parametrize("text", ["gh$IFS'pr'$IFS'merge' 1", "{gh,pr,merge,1}", "/usr/bin/g? pr merge 1",
+                                  "/usr/bin/g[h] pr merge 1", "g*h pr merge 1"])
+def test_a_program_word_the_shell_expands_is_indirect(text: str) -> None:
+    found = shell.commands(text)
+    assert found is not None and found[0].indirect, found
+
+
+@pytest.mark.parametrize("text", ["source <(echo gh pr merge 1)", ". /dev/stdin", "echo 'gh pr merge 1' | bash"])
+def test_a_line_fed_from_elsewhere_is_said_to_be_read_from_stdin(text: str) -> None:
+    found = shell.commands(text)
+    assert found is not None and any(shell.reads_stdin(c) for c in found), found
+
+
+def test_an_unbalanced_ansi_c_string_cannot_be_read() -> None:
+    assert shell.commands("gh pr merge $'1") is None

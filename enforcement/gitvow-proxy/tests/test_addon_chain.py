@@ -6,6 +6,7 @@ whose identity addon raised would be sent on. Real mitmproxy flows, real chain."
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any
 
 from mitmproxy import http
@@ -14,6 +15,12 @@ from mitmproxy.test import tflow
 
 from gitvow.denial import REASON_HEADER
 from gitvow_proxy.addons import AddonChain, gitvow_addon
+
+
+def fire(result: Any) -> None:
+    """Run a hook as mitmproxy does: a plain function has run already, a coroutine is awaited."""
+    if inspect.isawaitable(result):
+        asyncio.run(result)  # type: ignore[arg-type]
 
 
 class Raises:
@@ -47,7 +54,7 @@ def test_a_raising_addon_refuses_the_request_and_the_next_addons_still_run() -> 
     seen = Seen()
     chain = AddonChain([Raises("request"), seen])
     flow = tflow.tflow()
-    asyncio.run(chain.request(flow))
+    fire(chain.request(flow))
     assert flow.response is not None and flow.response.status_code == 403
     assert flow.response.headers[REASON_HEADER] == "internal_error"
     assert seen.calls == [("request", 403)]
@@ -56,7 +63,7 @@ def test_a_raising_addon_refuses_the_request_and_the_next_addons_still_run() -> 
 def test_a_raising_addon_on_the_response_replaces_it() -> None:
     seen = Seen()
     flow = tflow.tflow(resp=True)
-    asyncio.run(AddonChain([Raises("response"), seen]).response(flow))
+    fire(AddonChain([Raises("response"), seen]).response(flow))
     assert flow.response is not None and flow.response.status_code == 502
     assert seen.calls == [("response", 502)]
 
@@ -65,15 +72,15 @@ def test_a_raising_addon_on_a_raw_stream_cuts_it() -> None:
     flow = tflow.ttcpflow(err=False)
     flow.live = True
     assert flow.killable
-    asyncio.run(AddonChain([Raises("tcp_start")]).tcp_start(flow))
+    fire(AddonChain([Raises("tcp_start")]).tcp_start(flow))
     assert flow.error is not None and flow.error.msg == Error.KILLED_MESSAGE
 
 
 def test_without_a_policy_every_request_is_refused() -> None:
     flow = tflow.tflow()
     chain = gitvow_addon()
-    asyncio.run(chain.requestheaders(flow))
-    asyncio.run(chain.request(flow))
+    fire(chain.requestheaders(flow))
+    fire(chain.request(flow))
     assert flow.response is not None and flow.response.status_code == 503
 
 
@@ -99,5 +106,22 @@ def test_a_raising_server_connect_keeps_the_connection_closed() -> None:
     client = connection.Client(peername=("127.0.0.1", 1), sockname=("127.0.0.1", 2), timestamp_start=0)
     server = connection.Server(address=("example.test", 443))
     data = server_hooks.ServerConnectionHookData(server, client)
-    asyncio.run(AddonChain([Raises("server_connect")]).server_connect(data))
+    fire(AddonChain([Raises("server_connect")]).server_connect(data))
     assert server.error is not None and "internal error" in server.error
+
+
+def test_a_hook_no_addon_awaits_in_is_a_plain_function_and_still_fails_closed() -> None:
+    """Hooks whose implementations are all plain functions cost mitmproxy no coroutine; one
+    that hands back an awaitable there has nothing to await it and is refused as a failure."""
+    chain = gitvow_addon()
+    assert not inspect.iscoroutinefunction(chain.requestheaders)
+    assert not inspect.iscoroutinefunction(chain.responseheaders)
+    assert inspect.iscoroutinefunction(chain.request)
+
+    class HandsBack:
+        def response(self, flow: http.HTTPFlow) -> object:
+            return asyncio.sleep(0)
+
+    flow = tflow.tflow(resp=True)
+    fire(AddonChain([HandsBack()]).response(flow))
+    assert flow.response is not None and flow.response.status_code == 502

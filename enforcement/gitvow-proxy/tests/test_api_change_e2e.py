@@ -63,6 +63,8 @@ def _gitlab_api(seen: Seen) -> tuple[int, dict[str, str], bytes]:
     if seen.method == "DELETE":
         return 204, {}, b""
     path = seen.route
+    if seen.method == "GET" and path.rstrip("/") == "/api/v4/projects/42":  # what the proxy asks of a numeric id
+        return _json(200, {"id": 42, "path_with_namespace": "team/app"})
     if path.endswith("/repository/commits"):
         return _json(201, {"id": "c0ffee" * 6 + "abcd", "short_id": "c0ffee", "title": body.get("commit_message", "")})
     if "/repository/files/" in path:
@@ -209,10 +211,12 @@ class Forge:
 class GitLab(Forge):
     name, host = "gitlab", GITLAB
 
+    project: str | int = "team/app"
+
     def _project(self) -> Any:
         gitlab = pytest.importorskip("gitlab", reason="python-gitlab is the real client this test drives")
         client = gitlab.Gitlab(self.base, private_token="placeholder", retry_transient_errors=False)
-        return gitlab, client.projects.get("team/app", lazy=True)
+        return gitlab, client.projects.get(self.project, lazy=True)
 
     def _call(self, do: Any) -> tuple[int, str]:
         gitlab, project = self._project()
@@ -375,3 +379,18 @@ def test_graphql_commit_create_is_judged_like_the_commits_api(proxy: ProxyProces
     forge.clear()
     refused(api, api.graphql_commit("trunk", {"src/app.py": "print(2)\n"}), "branch_protected")
     refused(api, api.graphql_commit("agent/graphql", {"k.py": f"K = '{CLOUD_KEY}'\n"}), "secret_detected")
+
+
+def test_a_numeric_project_id_is_resolved_before_its_default_branch_is_judged(
+        proxy: ProxyProcess, forge: Upstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``/projects/42``: the proxy asks GitLab which project that is, then reads its default branch."""
+    env = agent_env(proxy, "coder", tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    api = GitLab(proxy, forge, env)
+    api.project = 42
+    forge.clear()
+    refused(api, api.commit("trunk", {"src/app.py": "print('by id')\n"}), "branch_protected")
+    status, text = api.commit("agent/by-id", {"src/app.py": "print('by id')\n"})
+    assert status == 201, text
+    assert [s.path for s in api.writes()] == ["/api/v4/projects/42/repository/commits"]

@@ -1,6 +1,7 @@
 """The audit log is never lost silently: reopened when moved or deleted, and on SIGHUP; a line
 that cannot be written refuses its request (``audit_unavailable``); a path that cannot be the
-log is one line at start and in ``policy check``."""
+log is one line at start and in ``policy check``. Tested under load too: four clients at once
+while the file is deleted."""
 
 from __future__ import annotations
 
@@ -146,5 +147,50 @@ def test_a_failing_audit_log_refuses_instead_of_forwarding(
         assert refused.status_code == 503 and refused.headers["x-gitvow-reason"] == "audit_unavailable"
         assert upstream.seen == []
         assert "cannot write the audit log" in proxy.log_text()
+    finally:
+        assert proxy.stop() == 0
+
+
+@pytest.mark.e2e
+def test_every_request_sent_after_the_deletion_has_its_line_under_concurrent_load(
+    upstream: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
+) -> None:
+    """Four agents' clients at once; the audit file is deleted while they send: every request
+    sent after the deletion is forwarded and has its line at the configured path."""
+    import threading
+    import time
+
+    policy = write_policy(tmp_path / "policy.toml", upstream, ca_file, tmp_path)
+    proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
+    started: dict[str, float] = {}
+    lock = threading.Lock()
+    deleted_at: list[float] = []
+
+    def send(k: int) -> None:
+        with agent_client(proxy, "coder") as c:
+            for i in range(30):
+                path = f"/team/load{k}-{i}.git/info/refs"
+                with lock:
+                    started[path] = time.monotonic()
+                c.get(upstream.url(f"{path}?service=git-upload-pack"))
+
+    try:
+        upstream.clear()
+        threads = [threading.Thread(target=send, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        while len(started) < 40 and any(t.is_alive() for t in threads):
+            time.sleep(0.01)
+        proxy.audit.unlink()  # deleted mid-run, with requests in flight
+        deleted_at.append(time.monotonic())
+        for t in threads:
+            t.join(timeout=120)
+        forwarded = {s.route for s in upstream.seen}
+        after = {path for path, at in started.items() if at > deleted_at[0]}
+        assert len(started) == 120 and len(after) >= 40, (len(started), len(after))
+        assert after <= forwarded  # every one of them was forwarded...
+        kept = {line["path"] for line in proxy.audit_lines() if line["agent"] == "coder"}
+        assert after <= kept, sorted(after - kept)  # ...and has its line at the configured path
+        assert kept <= forwarded
     finally:
         assert proxy.stop() == 0

@@ -247,6 +247,11 @@ def test_a_workflow_change_is_held_shown_and_sent_once_when_approved(agent: Agen
             and a["request"] == f"POST /team/{agent.name}.git/git-receive-pack"]
     assert len(mine) == 1, listed.stdout
     ident = mine[0]["id"]
+    # the agent repeats the push while it is held: the same ref updates, the same approval
+    retried = agent.push("origin", f"HEAD:refs/heads/{branch}")
+    agent.refused(retried, "path_protected")
+    relisted = json.loads(operator(agent.proxy, "approvals", "list", "--json").stdout)
+    assert [a["id"] for a in relisted if a["request"] == mine[0]["request"] and a["status"] == "pending"] == [ident]
     shown = operator(agent.proxy, "approvals", "show", ident)
     assert shown.returncode == 0, shown.stderr
     assert f"refs/heads/{branch}" in shown.stdout and ".github/workflows/ci.yml" in shown.stdout, shown.stdout
@@ -256,7 +261,25 @@ def test_a_workflow_change_is_held_shown_and_sent_once_when_approved(agent: Agen
     assert waited.returncode == 0, waited.stdout + waited.stderr
     pushed = git("rev-parse", "HEAD", cwd=agent.work, env=agent.env).stdout.strip()
     assert agent.head(branch) == pushed
-    again = agent.push("origin", f"HEAD:refs/heads/{branch}")  # the same ref updates: the recorded answer
+    # once sent, git's advertisement shows the branch where the push left it: a repeat is
+    # "Everything up-to-date" and sends nothing; the forge saw the push exactly once
+    again = agent.push("origin", f"HEAD:refs/heads/{branch}")
     assert again.returncode == 0, again.stderr
     sends = [s for s in agent.forge.seen if s.method == "POST" and s.path.endswith("/git-receive-pack")]
     assert len(sends) == 1, [s.path for s in sends]
+
+
+def test_a_workflow_deleted_beside_new_code_is_a_protected_change(agent: Agent) -> None:
+    """Deleting ``.github/workflows/ci.yml`` (the whole of ``.github``) in a push that also adds
+    code: the proxy diffs the push against the trees of the branch's last push it read, so the
+    deletion is a changed path (``.github/``) and the push is staged, not sent."""
+    branch = f"agent/{agent.name}-del"
+    agent.commit({"docs/a.md": "a\n"})
+    first = agent.push("origin", f"HEAD:refs/heads/{branch}")
+    assert first.returncode == 0, first.stderr
+    landed = agent.head(branch)
+    git("rm", "-q", ".github/workflows/ci.yml", cwd=agent.work, env=agent.env)
+    agent.commit({"src/new.py": "print('new')\n"}, "drop the workflow, add code")
+    agent.forge.clear()
+    agent.refused(agent.push("origin", f"HEAD:refs/heads/{branch}"), "path_protected")
+    assert agent.head(branch) == landed

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -100,6 +101,22 @@ def test_a_redis_restart_with_aof_loses_nothing(
         assert pending_id in listed.stdout, listed
         shown = json.loads(operator(proxy, "approvals", "show", sent_id, "--json").stdout)
         assert (shown["status"], shown["response_status"]) == ("sent", 201)
+        # A second replica (the same confdir: the same canary key) started after the restart sees it all too.
+        other_dir = tmp_path / "other"
+        shutil.copytree(proxy.confdir, other_dir / "confdir")
+        other = start_proxy(_policy(other_dir, api, redis_aof, ca_file), other_dir, proxy_env(broken_plugin_path))
+        try:
+            assert _used(other) == used
+            with client(other, "coder", ca_file) as c:
+                paused = comment(c, api, "team/frozen")
+                assert (paused.status_code, paused.headers.get("x-gitvow-reason")) == (403, "repo_paused")
+                leaked = comment(c, api, "team/durable", body=f"my token is {canary}")
+                assert (leaked.status_code, leaked.headers.get("x-gitvow-reason")) == (403, "canary_egress")
+                again = c.post(sent_url, json=PULL)
+                assert (again.status_code, again.headers.get("x-gitvow-approval")) == (201, sent_id), again.text
+                assert c.post(pending_url, json=PULL).headers.get("x-gitvow-approval") == pending_id
+        finally:
+            assert other.stop() == 0, other.log_text()
         assert len([s for s in api.seen if s.method == "POST" and "/team/durable/pulls" in s.path]) == 1
         assert not any("/team/frozen/" in s.path or canary in s.body.decode(errors="replace") for s in api.seen)
     finally:

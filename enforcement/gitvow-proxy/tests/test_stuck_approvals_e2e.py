@@ -86,6 +86,13 @@ def _policy(path: Path, forge: Upstream, redis: RedisServer, ca_file: Path, admi
     """)
 
 
+def _replica(workdir: Path, forge: Upstream, redis: RedisServer, ca_file: Path, env: dict[str, str],
+             admin: int | None = None) -> ProxyProcess:
+    """A replica on the shared ``redis`` with a directory (policy, audit log) of its own."""
+    workdir.mkdir()
+    return start_proxy(_policy(workdir / "policy.toml", forge, redis, ca_file, admin or free_port()), workdir, env)
+
+
 def operator(replica: ProxyProcess, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITVOW_TEST_")}
     return subprocess.run([GITVOW, *args, "--policy", str(replica.policy)], capture_output=True, text=True, env=env,
@@ -105,10 +112,7 @@ def test_a_sender_killed_mid_send_leaves_a_visible_resolvable_approval(
 ) -> None:
     forge, release = slow_forge
     env = proxy_env(broken_plugin_path)
-    first_dir, second_dir = tmp_path / "a", tmp_path / "b"
-    first_dir.mkdir()
-    second_dir.mkdir()
-    first = start_proxy(_policy(first_dir / "policy.toml", forge, redis_server, ca_file, free_port()), first_dir, env)
+    first = _replica(tmp_path / "a", forge, redis_server, ca_file, env)
     try:
         with client(first, "coder", ca_file) as c:
             staged = c.post(forge.url(SLOW), json=PULL)
@@ -125,7 +129,7 @@ def test_a_sender_killed_mid_send_leaves_a_visible_resolvable_approval(
     finally:
         first.stop()
     admin = free_port()
-    second = start_proxy(_policy(second_dir / "policy.toml", forge, redis_server, ca_file, admin), second_dir, env)
+    second = _replica(tmp_path / "b", forge, redis_server, ca_file, env, admin)
     try:
         _until(lambda: "STUCK sending" in operator(second, "approvals", "list").stdout)  # past stuck_after
         assert f"state store {redis_server.url};" in second.log_text()  # redis://, not redis:/
@@ -160,7 +164,7 @@ def test_a_sender_killed_mid_send_leaves_a_visible_resolvable_approval(
         release.set()
         time.sleep(0.6)  # several sender polls: nothing sends it again
         assert len([s for s in forge.seen if s.path == SLOW and s.method == "POST"]) == 1
-        lines = [json.loads(x) for x in (second_dir / "audit.jsonl").read_text().splitlines()]
+        lines = [json.loads(x) for x in second.audit.read_text().splitlines()]
         assert any(x.get("verdict") == "resolved_sent" and x.get("by") == "bob" for x in lines)
     finally:
         assert second.stop() == 0, second.log_text()
@@ -174,10 +178,7 @@ def test_a_stuck_merge_is_resolved_by_asking_the_forge(
     stuck merge and resolves it as sent (merged), with an audit line; nothing is sent again."""
     forge, release = slow_forge
     env = proxy_env(broken_plugin_path)
-    first_dir, second_dir = tmp_path / "a", tmp_path / "b"
-    first_dir.mkdir()
-    second_dir.mkdir()
-    first = start_proxy(_policy(first_dir / "policy.toml", forge, redis_server, ca_file, free_port()), first_dir, env)
+    first = _replica(tmp_path / "a", forge, redis_server, ca_file, env)
     try:
         with client(first, "coder", ca_file) as c:
             staged = c.put(forge.url(MERGE), json={"merge_method": "merge"})
@@ -191,8 +192,7 @@ def test_a_stuck_merge_is_resolved_by_asking_the_forge(
     finally:
         first.stop()
     release.set()  # the forge merges it: the outcome the dead sender never recorded
-    second = start_proxy(_policy(second_dir / "policy.toml", forge, redis_server, ca_file, free_port()), second_dir,
-                         env)
+    second = _replica(tmp_path / "b", forge, redis_server, ca_file, env)
     try:
         _until(lambda: json.loads(operator(second, "approvals", "show", ident, "--json").stdout)["status"] == "sent",
                timeout=60)
@@ -202,7 +202,7 @@ def test_a_stuck_merge_is_resolved_by_asking_the_forge(
             retry = c.put(forge.url(MERGE), json={"merge_method": "merge"})
         assert retry.headers.get("x-gitvow-reason") == "approval_resolved_sent", retry.text
         assert len([s for s in forge.seen if s.path == MERGE and s.method == "PUT"]) == 1
-        lines = [json.loads(x) for x in (second_dir / "audit.jsonl").read_text().splitlines()]
+        lines = [json.loads(x) for x in second.audit.read_text().splitlines()]
         assert any(x.get("verdict") == "resolved_sent" and x.get("by") == "gitvow (asked the forge)" for x in lines)
         assert "resolved as sent" in second.log_text()
     finally:

@@ -109,3 +109,11 @@ def test_tags_are_refs_of_their_own() -> None:
 
 def test_merge_upstream_is_the_forges_to_say_so_unestablished() -> None:
     assert change_of(classify("POST", "/merge-upstream", {"branch": "agent/x"})).unestablished
+
+
+def test_a_key_in_a_patch_or_a_message_is_found() -> None:
+    patch = f"diff --git a/k.py b/k.py\n--- a/k.py\n+++ b/k.py\n@@ -0,0 +1 @@\n+K = '{CLOUD_KEY}'\n"
+    assert change_of(classify("POST", "/diffpatch", {"branch": "agent/x", "content": patch})).secrets
+    escaped = json.dumps({"branch": "agent/x", "message": CLOUD_KEY, "content": b64("x")}).replace("AKIA", "\\u0041KIA")
+    found = change_of(classify("POST", "/contents/a.txt", raw=escaped.encode())).secrets
+    assert [s.kind for s in found] == ["aws_access_key"]

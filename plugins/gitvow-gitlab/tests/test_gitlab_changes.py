@@ -166,3 +166,21 @@ def test_tags_are_refs_of_their_own() -> None:
     deleted = classify("DELETE", "/repository/tags/v1")
     assert deleted.operations == ("ref.write", "ref.delete") and change_of(deleted).refs[0].ref == "refs/tags/v1"
     assert change_of(classify("POST", "/repository/tags", {"tag_name": "refs/heads/main", "ref": "x"})).unestablished
+
+
+def test_a_url_parameter_named_again_in_the_body_is_unestablished() -> None:
+    """Grape merges the route's parameters with the body's: a second spelling is not guessed at."""
+    other = {"branch": "agent/x", "content": "x", "file_path": ".gitlab-ci.yml"}
+    assert change_of(classify("POST", "/repository/files/README.md", other)).unestablished
+    same = {"branch": "agent/x", "content": "x", "file_path": "README.md"}
+    assert not change_of(classify("POST", "/repository/files/README.md", same)).unestablished
+    assert change_of(classify("DELETE", "/repository/branches/agent%2Fx", query="branch=main")).unestablished
+
+
+def test_a_large_commit_is_read_and_a_key_behind_a_json_escape_is_found() -> None:
+    big = _commit(actions=[{"action": "create", "file_path": "big.txt", "content": "x" * (1024 * 1024)}])
+    change = change_of(classify("POST", "/repository/commits", big))
+    assert not change.unestablished and change.added_bytes == 1024 * 1024
+    escaped = json.dumps(_commit(commit_message=CLOUD_KEY)).replace("AKIA", "\\u0041KIA")
+    assert [s.kind for s in change_of(classify("POST", "/repository/commits", escaped.encode())).secrets] == \
+        ["aws_access_key"]

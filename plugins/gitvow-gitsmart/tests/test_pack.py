@@ -15,8 +15,8 @@ from gitvow.request import ZERO_OID, RefUpdate, Request
 from gitvow.secrets import scan
 from gitvow_gitsmart import classify_git
 from gitvow_gitsmart.adapter import pkt
-from gitvow_gitsmart.changes import push_change
-from gitvow_gitsmart.pack import BLOB, PackError, read_pack
+from gitvow_gitsmart.changes import KnownTrees, push_change
+from gitvow_gitsmart.pack import BLOB, COMMIT, PackError, read_pack
 from gitvow_gitsmart.packwrite import pack
 
 AWS = b"AKIA" + b"Q3EGXZJ2MN7WPL4T"  # shaped like an access key id, assembled so no scanner trips on this file
@@ -140,6 +140,11 @@ def _trailer(body: bytes) -> bytes:
      "not a git object"),
     (_trailer(b"PACK" + (2).to_bytes(4, "big") + (1).to_bytes(4, "big") + bytes([(BLOB << 4) | 5]) + b"notzlib!!"),
      "inflate"),
+    # oversized headers: a megabyte of continuation bytes is refused at the 65th bit, not summed
+    (_trailer(b"PACK" + (2).to_bytes(4, "big") + (1).to_bytes(4, "big") + bytes([(BLOB << 4) | 0x8F])
+              + b"\xff" * 1_000_000 + b"\x01"), "header too long"),
+    (_trailer(b"PACK" + (2).to_bytes(4, "big") + (2).to_bytes(4, "big") + pack([(BLOB, b"x")])[12:-20]
+              + bytes([(6 << 4) | 1]) + b"\xff" * 1_000_000 + b"\x01"), "offset too long"),
 ])
 def test_malformed_packs_are_refused(data: bytes, error: str) -> None:
     with pytest.raises(PackError, match=error):
@@ -163,3 +168,91 @@ def test_a_push_over_the_scan_limit_is_unknown_and_unread(repo: Path) -> None:
     whole = classify_git(_post(gzip.compress(body), **{"content-encoding": "gzip"}))
     assert whole is not None and whole.operations == ("git.push",) and whole.change is not None
     assert whole.change.paths == ("x.bin",)
+
+
+def test_an_oversized_delta_size_is_refused_not_summed() -> None:
+    from gitvow_gitsmart.pack import apply_delta
+
+    with pytest.raises(PackError, match="delta size too long"):
+        apply_delta(b"base", b"\xff" * 1_000_000 + b"\x01")
+
+
+def test_a_ref_delta_to_an_object_the_forge_has_is_a_thin_pack_refused() -> None:
+    """no-thin violated by hand: a REF_DELTA naming a base that is not in the pack."""
+    delta = bytes([4, 5]) + bytes([0x90, 4]) + bytes([1]) + b"x"  # 4 bytes → 5: copy 4 from 0, insert "x"
+    entry = bytes([(7 << 4) | len(delta)]) + bytes.fromhex("ab" * 20) + zlib.compress(delta)
+    body = _trailer(b"PACK" + (2).to_bytes(4, "big") + (1).to_bytes(4, "big") + entry)
+    with pytest.raises(PackError, match="thin pack"):
+        read_pack(body)
+
+
+def test_a_truncated_pack_is_refused_at_every_length(repo: Path) -> None:
+    """Cut anywhere, a real pack never reads as a smaller valid one."""
+    base = git("rev-parse", "HEAD", cwd=repo).decode().strip()
+    new = commit(repo, {"a.txt": "a" * 300, "b/c.txt": "c" * 200})
+    whole = pack_of(repo, new, base)
+    for cut in range(12, len(whole), max(1, len(whole) // 97)):
+        with pytest.raises(PackError):
+            read_pack(whole[:cut])
+
+
+def _known_after(repo: Path, tip: str, base: str) -> KnownTrees:
+    """What the proxy knows once it has read the push of ``base..tip``'s objects."""
+    known = KnownTrees()
+    known.learn(read_pack(pack_of(repo, tip, base)))
+    return known
+
+
+def test_a_deletion_beside_new_content_is_its_own_path_once_the_old_tree_is_known(repo: Path) -> None:
+    """``CODEOWNERS`` deleted at the root in the same push as a new ``src/x.py``: with the old
+    trees known (an earlier push carried them) the diff names it exactly."""
+    root = git("rev-parse", "HEAD", cwd=repo).decode().strip()
+    base = commit(repo, {"CODEOWNERS": "* @team\n", ".github/workflows/ci.yml": "on: push\n"})
+    known = _known_after(repo, base, root)
+    new = commit(repo, {"CODEOWNERS": None, ".github/workflows/ci.yml": None, ".github/workflows/new.yml": "on: x\n",
+                        "src/x.py": "x = 1\n"})
+    pushed = read_pack(pack_of(repo, new, base))
+    exact = push_change((RefUpdate(base, new, "refs/heads/agent/x"),), pushed, known)
+    assert set(exact.paths) == {"CODEOWNERS", ".github/workflows/ci.yml", ".github/workflows/new.yml", "src/x.py"}
+    # without the old trees the pack alone cannot name the deletions beside new content
+    alone = push_change((RefUpdate(base, new, "refs/heads/agent/x"),), pushed)
+    assert "CODEOWNERS" not in alone.paths and ".github/workflows/new.yml" in alone.paths
+
+
+def test_renames_and_mode_changes_are_changed_paths(repo: Path) -> None:
+    root = git("rev-parse", "HEAD", cwd=repo).decode().strip()
+    base = commit(repo, {"scripts/deploy.yml": "on: push\n", "tools/run.sh": "echo\n", "README.md": "# app\n"})
+    known = _known_after(repo, base, root)
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    git("mv", "scripts/deploy.yml", ".github/workflows/deploy.yml", cwd=repo)  # content the forge has
+    git("update-index", "--chmod=+x", "tools/run.sh", cwd=repo)
+    new = commit(repo, {"src/added.py": "y = 2\n"}, "move and chmod")
+    change = push_change((RefUpdate(base, new, "refs/heads/agent/x"),), read_pack(pack_of(repo, new, base)), known)
+    assert set(change.paths) == {"scripts/deploy.yml", ".github/workflows/deploy.yml", "tools/run.sh",
+                                 "src/added.py"}, change.paths
+
+
+def test_every_commit_of_a_push_is_diffed_against_its_parent_in_the_pack(repo: Path) -> None:
+    """A later commit's deletion is exact without asking anyone: its parent is in the pack."""
+    base = git("rev-parse", "HEAD", cwd=repo).decode().strip()
+    commit(repo, {"CODEOWNERS": "* @team\n", "src/a.py": "a\n"})
+    new = commit(repo, {"CODEOWNERS": None, "src/b.py": "b\n"})
+    change = push_change((RefUpdate(base, new, "refs/heads/agent/x"),), read_pack(pack_of(repo, new, base)))
+    assert {"CODEOWNERS", "src/a.py", "src/b.py"} <= set(change.paths)
+
+
+def test_a_commit_whose_tree_is_the_forges_and_not_its_parents_is_unestablished(repo: Path) -> None:
+    """A return to an earlier state (the tree of an older commit, which the pack does not carry)
+    changes paths the pack cannot show: refused, not read as no change."""
+    first = git("rev-parse", "HEAD", cwd=repo).decode().strip()
+    second = commit(repo, {"CODEOWNERS": "* @team\n"})
+    old_tree = git("rev-parse", f"{first}^{{tree}}", cwd=repo).decode().strip()
+    back = git("commit-tree", old_tree, "-p", second, "-m", "back", cwd=repo).decode().strip()
+    pushed = read_pack(pack([(COMMIT, git("cat-file", "commit", back, cwd=repo))]))  # all git would send
+    change = push_change((RefUpdate(second, back, "refs/heads/agent/x"),), pushed)
+    assert "neither in the pack nor its parent's" in change.unestablished
+    same = git("commit-tree", git("rev-parse", f"{second}^{{tree}}", cwd=repo).decode().strip(), "-p", second,
+               "-m", "empty", cwd=repo).decode().strip()
+    known = _known_after(repo, second, first)
+    empty = read_pack(pack([(COMMIT, git("cat-file", "commit", same, cwd=repo))]))
+    assert push_change((RefUpdate(second, same, "refs/heads/agent/x"),), empty, known).unestablished == ""

@@ -25,15 +25,19 @@ with ``isError`` carrying the one-line denial, any other request a JSON-RPC erro
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
 
 from gitvow import jsonrpc
 from gitvow.adapter import Adapter
 from gitvow.errors import PolicyError
+from gitvow.frozen import dataclass
 from gitvow.request import Classification, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
+
+TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Endpoints served without any configuration, each only when its forge adapter is installed;
 #: an ``[mcp.NAME]`` of the same name replaces one.
@@ -60,6 +64,38 @@ SESSION_HEADER = "mcp-session-id"
 _QUIET_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 
 
+#: ``scheme://host[:port][/path]`` in the characters that :func:`urllib.parse.urlsplit` passes
+#: through unchanged: such a URL is split here, without importing urllib.parse (and ipaddress)
+#: on the agent hook's forge path; any other goes to urlsplit. Both give the same answer
+#: (``core/tests/test_mcp_endpoint_url.py``).
+_PLAIN_URL = re.compile(r"(https?)://([a-z0-9]+(?:[.-][a-z0-9]+)*)(?::([0-9]{1,5}))?(/[A-Za-z0-9._~/-]*)?")
+
+
+def _split_plain(url: str) -> tuple[str, str, int | None, str] | None:
+    """(scheme, host, port, path) of a plain URL, or None for urlsplit to read."""
+    match = _PLAIN_URL.fullmatch(url)
+    if match is None:
+        return None
+    scheme, host, port, path = match.groups()
+    if port is not None and int(port) > 65535:
+        return None
+    return scheme, host, None if port is None else int(port), path or ""
+
+
+def _split(url: str) -> tuple[str, str, int | None, str] | None:
+    """(scheme, host, port, path) by urlsplit; None for a URL an endpoint cannot be."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        return None
+    return parts.scheme, parts.hostname.lower(), port, parts.path
+
+
 @dataclass(frozen=True, slots=True)
 class McpEndpoint:
     """One ``[mcp.NAME]``: where the server is, whose tool table applies, and whether
@@ -76,19 +112,13 @@ class McpEndpoint:
     @classmethod
     def parse(cls, name: str, url: str, tools: str, *, filter_tools: bool = False,
               source: str | None = None) -> McpEndpoint:
-        from urllib.parse import urlsplit  # only when an endpoint is parsed (the hook's git commands parse none)
-
-        parts = urlsplit(url)
-        try:
-            port = parts.port
-        except ValueError:
-            port = -1
-        if parts.scheme not in ("http", "https") or not parts.hostname or port == -1 or parts.query or parts.fragment:
+        split = _split_plain(url) or _split(url)
+        if split is None:
             raise PolicyError(f"expected an http(s) URL with a host and a path prefix, no query; got {url!r}",
                               source=source, key=f"mcp.{name}.url")
-        prefix = "/" + parts.path.strip("/")
-        return cls(name, parts.scheme, parts.hostname.lower(), port or (443 if parts.scheme == "https" else 80),
-                   prefix, tools, filter_tools)
+        scheme, host, port, path = split
+        return cls(name, scheme, host, port or (443 if scheme == "https" else 80), "/" + path.strip("/"), tools,
+                   filter_tools)
 
     @property
     def url(self) -> str:

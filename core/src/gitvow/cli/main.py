@@ -14,8 +14,6 @@ and its ``fast(argv)`` answers before argparse and before any discovery.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import sys
 from collections.abc import Sequence
 
@@ -25,7 +23,7 @@ from gitvow.cli.command import CORE_COMMANDS, Command
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up time
 if TYPE_CHECKING:
     import argparse
-    from typing import Protocol
+    from typing import Any, Protocol
 
     class Subcommand(Protocol):
         def add_parser(self, parser: argparse.ArgumentParser) -> None: ...
@@ -62,12 +60,18 @@ class Commands:
     def load(self, name: str) -> Subcommand:
         command = self.table[name]
         try:
-            module: Subcommand = importlib.import_module(command.module)
+            module: Subcommand = _import(command.module)
         except ModuleNotFoundError as exc:
             if exc.name == command.module.partition(".")[0]:
                 raise MissingDistribution(name, self.distributions.get(name, "a plugin")) from None
             raise
         return module
+
+
+def _import(name: str) -> Any:
+    """``importlib.import_module`` for an absolute name, without importing importlib (and warnings)."""
+    __import__(name)
+    return sys.modules[name]
 
 
 def _missing(name: str) -> MissingDistribution | None:
@@ -92,8 +96,10 @@ def build_parser(commands: Commands, only: str | None = None) -> argparse.Argume
             commands.load(name).add_parser(child)
         elif only is None:
             # listed in the help either way; running it says what to install
-            with contextlib.suppress(MissingDistribution):
+            try:  # noqa: SIM105 - contextlib costs the agent hook start-up time
                 commands.load(name).add_parser(child)
+            except MissingDistribution:
+                pass
     return parser
 
 
@@ -105,7 +111,7 @@ def _fast(name: str, argv: list[str]) -> int | None:
     if module_name is None:
         return None
     try:
-        module = importlib.import_module(module_name)
+        module = _import(module_name)
     except ModuleNotFoundError:
         return None  # uninstalled since the index was written: discovery says what to do
     fast = getattr(module, "fast", None)

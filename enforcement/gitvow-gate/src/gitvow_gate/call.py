@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from gitvow_gate.plain_record import record
+from gitvow.frozen import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class FileEdit:
     """One file an edit touches: its path as the agent gave it, the text removed and added.
 
@@ -36,7 +36,7 @@ class FileEdit:
     replaces_file: bool = False
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class GateCall:
     """One act the agent is about to perform.
 

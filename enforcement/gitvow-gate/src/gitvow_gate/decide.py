@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gitvow.frozen import dataclass
 from gitvow_gate import rules, shell
 from gitvow_gate.call import GateCall
 from gitvow_gate.gate_policy import GatePolicy
-from gitvow_gate.plain_record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ INDIRECT = "runs a command the gate cannot read"
 UNREADABLE = "a command line the gate cannot parse"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class GateDecision:
     """``outcome`` is allow, confirm or deny; ``stage`` names what decided.
 
@@ -105,7 +105,7 @@ def strictest(decisions: Sequence[GateDecision]) -> GateDecision:
                         worst.answers)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class RuleFindings:
     """What the rules found in one call: a refusal that ends the decision (``final``), a
     confirmation still to ask (``pending``), observe-tier findings, and the parsed commands."""

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gitvow.frozen import dataclass
 from gitvow_gate.call import GateCall
 from gitvow_gate.gate_policy import GatePolicy
-from gitvow_gate.plain_record import record
 from gitvow_gate.shell import Command
 
 TYPE_CHECKING = False
@@ -61,7 +61,7 @@ def _may_reach_forge(command: Command) -> bool:
     return True
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ForgeVerdict:
     """``allowed`` with the operations found, or a refusal with the proxy's one-line denial,
     its reason code and the engine's verdict (``deny`` or ``relay``)."""

@@ -23,7 +23,7 @@ from types import MappingProxyType
 
 from gitvow import __version__
 from gitvow.errors import PolicyError
-from gitvow_gate.plain_record import record
+from gitvow.frozen import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
 WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
 #: Bumped whenever the cached form changes, so an old cache entry is never misread.
-CACHE_SCHEMA = 6
+CACHE_SCHEMA = 7
 DEFAULT_POLICY = os.path.join(os.path.dirname(__file__), "default_policy.json")
 POLICY_NAMES: tuple[str, ...] = ("policy.json", "policy.toml")
 
@@ -58,7 +58,7 @@ def verb_pattern(verbs: tuple[str, ...]) -> str:
     return rf"^{OPTS}\s+(?:{'|'.join(verbs)})\b"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CommandRule:
     """``bash_deny``/``bash_confirm``: a whole-line ``pattern``, or ``programs`` + ``verbs`` (+ ``target``),
     or a ``check`` on the parsed command (:mod:`gitvow_gate.protections`)."""
@@ -69,12 +69,13 @@ class CommandRule:
     programs: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ()
     target: str | None = None
-    #: A literal every match of ``pattern`` contains; a line without it is not searched.
-    needs: str | None = None
+    #: Strings one of which every match of ``pattern`` contains (:func:`required_literals`); a
+    #: line holding none of them is not searched.
+    needs: tuple[str, ...] = ()
     check: str | None = None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class PathRule:
     """``path_confirm``: a regex on the edited file's path."""
 
@@ -83,7 +84,7 @@ class PathRule:
     when: str = "commit"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Provider:
     """A provider asked factual questions about an edit: ``argv`` is ``command`` split like a shell would."""
 
@@ -93,7 +94,7 @@ class Provider:
     timeout: float = 10.0
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Classifier:
     argv: tuple[str, ...]
     timeout: float = 30.0
@@ -102,7 +103,7 @@ class Classifier:
 _NO_CORE: Mapping[str, Any] = MappingProxyType({})
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class GatePolicy:
     """What the gate needs of a policy, as plain data."""
 
@@ -168,21 +169,30 @@ class GatePolicy:
 
 
 def _rule_json(rule: CommandRule) -> list[Any]:
-    return [rule.reason, rule.when, rule.pattern, list(rule.programs), list(rule.verbs), rule.target, rule.needs,
+    return [rule.reason, rule.when, rule.pattern, list(rule.programs), list(rule.verbs), rule.target, list(rule.needs),
             rule.check]
 
 
 def _rule_from(row: list[Any]) -> CommandRule:
     reason, when, pattern, programs, verbs, target, needs, check = row
-    return CommandRule(reason, when, pattern, tuple(programs), tuple(verbs), target, needs, check)
+    return CommandRule(reason, when, pattern, tuple(programs), tuple(verbs), target, tuple(needs), check)
 
 
-def required_literal(pattern: str) -> str | None:
-    """The longest literal that every match of ``pattern`` contains, or None.
+#: The most strings a set of alternatives may hold to serve as a prefilter.
+_MAX_ALTERNATIVES = 32
 
-    Only literals in the pattern's top-level sequence count (each of them is matched, in
-    order, by every match), never ones inside a group, branch or repeat, and none at all
-    under a global ignore-case flag. Computed once per policy content, at validation.
+
+def required_literals(pattern: str) -> tuple[str, ...]:
+    r"""Strings one of which every match of ``pattern`` contains, or () when none can be told.
+
+    The pattern's top-level sequence is read as the regex parser leaves it: a run of parts
+    that each match one of a few exact strings (literals, a group of literal alternatives
+    such as ``(mysql|psql)``, a class of single characters) matches one of their
+    concatenations, so every match contains one of those. The longest single literal is
+    preferred (``DROP`` in ``\bDROP\s+(TABLE|DATABASE)``), else the set whose shortest
+    string is longest. Nothing counts under a global ignore-case flag, nor inside a group
+    with one. Computed once per policy content, at validation; a line holding none of the
+    strings is never searched, so its pattern is never compiled on the hook's path.
     """
     try:
         import importlib
@@ -191,17 +201,64 @@ def required_literal(pattern: str) -> str | None:
         sre_parse: Any = importlib.import_module("re._parser")
         parsed = sre_parse.parse(pattern)
     except Exception:
-        return None
+        return ()
     if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE:
-        return None
-    best, run = "", ""
-    for op, value in parsed.data:
-        if op is sre_constants.LITERAL:
-            run += chr(value)
+        return ()
+    candidates: list[tuple[str, ...]] = []
+    run: tuple[str, ...] = ("",)
+    for item in parsed.data:
+        exact = _exact(item, sre_constants)
+        joined = None if exact is None else _concat(run, exact)
+        if joined is not None:
+            run = joined
             continue
-        best, run = max(best, run, key=len), ""
-    best = max(best, run, key=len)
-    return best or None
+        candidates.append(run)  # the run ends here; a part too varied to join starts the next
+        run = exact if exact is not None else ("",)
+    candidates.append(run)
+    candidates = [c for c in candidates if min(map(len, c)) > 0]
+    singles = [c for c in candidates if len(c) == 1]
+    if singles:
+        return max(singles, key=lambda c: len(c[0]))
+    return max(candidates, key=lambda c: min(map(len, c)), default=())
+
+
+def _concat(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, ...] | None:
+    joined = tuple(dict.fromkeys(a + b for a in left for b in right))
+    return joined if len(joined) <= _MAX_ALTERNATIVES else None
+
+
+def _exact(item: tuple[Any, Any], c: Any) -> tuple[str, ...] | None:
+    """The strings a parsed regex item matches, when they are few and exact (case-sensitive); else None."""
+    op, value = item
+    if op is c.LITERAL:
+        return (chr(value),)
+    if op is c.IN:
+        if not all(member is c.LITERAL for member, _ in value):
+            return None  # a range, a category or a negation
+        return tuple(dict.fromkeys(chr(v) for _, v in value))
+    if op is c.SUBPATTERN:
+        _group, add_flags, _del_flags, sub = value
+        return None if add_flags & c.SRE_FLAG_IGNORECASE else _exact_sequence(sub.data, c)
+    if op is c.BRANCH:
+        strings: list[str] = []
+        for alternative in value[1]:
+            found = _exact_sequence(alternative.data, c)
+            if found is None:
+                return None
+            strings.extend(found)
+        unique = tuple(dict.fromkeys(strings))
+        return unique if len(unique) <= _MAX_ALTERNATIVES else None
+    return None
+
+
+def _exact_sequence(items: list[tuple[Any, Any]], c: Any) -> tuple[str, ...] | None:
+    result: tuple[str, ...] | None = ("",)
+    for item in items:
+        exact = _exact(item, c)
+        if exact is None or result is None:
+            return None
+        result = _concat(result, exact)
+    return result
 
 
 # -- lookup ---------------------------------------------------------------------------
@@ -363,9 +420,10 @@ def from_policy(policy: Policy, path: str, data: Mapping[str, Any] | None = None
 
 
 def replace(policy: GatePolicy, **changes: Any) -> GatePolicy:
-    """``policy`` with some fields changed (``record`` types are not dataclasses)."""
-    names: tuple[str, ...] = GatePolicy.__match_args__
-    return GatePolicy(**{name: changes.get(name, getattr(policy, name)) for name in names})
+    """``policy`` with some fields changed."""
+    from gitvow.frozen import replace as replaced
+
+    return replaced(policy, **changes)
 
 
 def builtin_rules() -> GatePolicy:
@@ -418,7 +476,7 @@ def compile_gate(
             programs=programs,
             verbs=tuple(rule.verbs or ()),
             target=rule.target,
-            needs=required_literal(rule.pattern) if rule.pattern is not None else None,
+            needs=required_literals(rule.pattern) if rule.pattern is not None else (),
             check=rule.check,
         )
 

@@ -24,7 +24,7 @@ import sys
 import zlib
 from collections.abc import Mapping
 
-from gitvow_gate.plain_record import record
+from gitvow.frozen import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ INDEX_SCHEMA = 2
 ANY = "*"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Loaded:
     """The adapters a call needs and the relay templates, or ``failure`` naming a broken plugin."""
 
@@ -152,11 +152,10 @@ def for_programs(programs: set[str], env: Mapping[str, str]) -> Loaded | None:
 
 def _load(module_name: str, name: str) -> Adapter | None:
     """Import one plugin module and call its ``register_adapters``; the adapter named ``name``, or None."""
-    import importlib
-
     from gitvow.adapter import Adapter
 
-    module = importlib.import_module(module_name)
+    __import__(module_name)  # not importlib.import_module: importlib (and warnings) cost the hook
+    module = sys.modules[module_name]
     register_adapters = getattr(module, "register_adapters", None)
     if register_adapters is None:
         return None

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from gitvow_gate.plain_record import record
+from gitvow.frozen import dataclass
 from gitvow_gate.shell import Command
 
 CHECKS: tuple[str, ...] = ("recursive_delete",)
@@ -36,7 +36,7 @@ _FIND_FILTERS = frozenset({
 })
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Finding:
     """What a check found in one command: the ``target`` as written (and what it resolves to), and
     whether it is ``certain`` (a protected path) or only could be one."""

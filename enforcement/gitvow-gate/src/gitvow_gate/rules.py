@@ -14,12 +14,12 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
+from gitvow.frozen import dataclass
 from gitvow_gate import shell
 from gitvow_gate.gate_policy import CommandRule, PathRule, command_rule_pattern, verb_pattern
-from gitvow_gate.plain_record import record
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class RuleMatch:
     """A rule that fired, with the program and target it fired on (for messages)."""
 
@@ -46,8 +46,8 @@ def match_command(
         found = protections.run(rule.check, commands, cwd, os.environ if env is None else env)
         return None if found is None else RuleMatch(rule, target=found.target, certain=found.certain)
     if rule.pattern is not None:
-        if rule.needs is not None and rule.needs not in line:
-            return None  # the pattern cannot match without this literal: skip compiling it
+        if rule.needs and not any(literal in line for literal in rule.needs):
+            return None  # the pattern cannot match without one of these: skip compiling it
         return RuleMatch(rule) if re.search(rule.pattern, line) else None
     if commands is None:  # untokenisable: the whole-line form, target unknown (matches)
         pattern = command_rule_pattern(rule.programs, rule.verbs)

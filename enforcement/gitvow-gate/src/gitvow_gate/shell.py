@@ -6,11 +6,15 @@ A rule about ``git push`` must fire for ``cd x && sudo -E git -C y push``, for
 (``;``, ``&&``, ``||``, ``|``, ``&``, subshells, newlines; heredoc bodies dropped), each
 command's wrappers are stepped over to the program that actually runs, and ``sh -c``
 arguments are read as command lines of their own. What a line defines to run later is read
-as if it ran: function bodies (``f() { …; }``, ``function f { …; }``), ``coproc``, aliases.
+as if it ran: function bodies (``f() { …; }``, ``function f { …; }``), ``coproc``, aliases,
+``trap`` handlers, git configuration and environment variables that name a command. ANSI-C
+strings (``$'\\x67h'``) are decoded and redirections glued to a word split off before
+:mod:`shlex` sees the line; a here-string given to a shell is read as its script.
 Programs that run another command from their arguments are followed into it: wrappers
 (``env -S'…'`` split as ``env`` splits it, options clustered or with attached values),
 ``find -exec``/``-execdir``/``-ok``/``-okdir`` (and ``fd --exec``), ``watch``, ``flock``,
-``su``/``runuser -c``, ``script -c`` (also clustered: ``script -qc``), GNU ``parallel``.
+``su``/``runuser -c``, ``script -c`` (also clustered: ``script -qc``), GNU ``parallel``,
+``ssh HOST CMD``, ``sg``, ``gdb --args`` and the argv runners of :data:`_ARGV_RUNNERS`.
 
 What cannot be read is said so: a line with an unbalanced quote yields ``None`` (callers
 fall back to matching the whole text, which fails toward asking), and a program position
@@ -23,7 +27,7 @@ import os
 import re
 import shlex
 
-from gitvow_gate.plain_record import record
+from gitvow.frozen import dataclass
 
 #: Words that run the rest of the line as a command. Options to them are stepped over too.
 WRAPPERS = frozenset({"sudo", "doas", "env", "time", "nohup", "exec", "command", "nice", "xargs", "builtin", "stdbuf",
@@ -64,13 +68,19 @@ _LINE_OPTIONS: dict[str, frozenset[str]] = {
 _RUNNER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "watch": frozenset({"-n", "--interval", "-d", "-q", "--equexit"}),
     "flock": frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}),
+    "runuser": frozenset({"-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w",
+                          "--whitelist-environment"}),
+    "ssh": frozenset({"-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p",
+                      "-Q", "-R", "-S", "-W", "-w"}),
     "parallel": frozenset({"-j", "--jobs", "-S", "--sshlogin", "-N", "-n", "--max-args", "-d", "--delimiter",
                            "-a", "--arg-file", "--joblog", "--results", "-I", "--timeout", "--delay"}),
 }
 #: Options of a shell that take a separate value, so ``bash -o pipefail -c CMD`` is still ``-c``.
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 #: ``2>/dev/null``, ``>>log``, ``<in``, ``&>all``, ``2>&1``: redirections are not arguments.
-_REDIRECTION = r"^(?:\d+|&)?(?:>>?|<<?|>&|<&|>\||<>)"
+_REDIRECTION = r"^(?:\d+|&)?(?:<<<|>>?|<<?|>&|<&|>\||<>)"
+#: ``<<< WORD`` and ``<<<WORD``: a here-string, the standard input of the command.
+_HERE_STRING = r"^\d*<<<"
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish"})
 # Written as strings and compiled only when a line needs them: the hook starts per tool call.
 _HEREDOC = r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1[^\n]*\n.*?\n[ \t]*\2[ \t]*(?=\n|$)"
@@ -90,7 +100,7 @@ _OPERATOR_CHARS = frozenset(";&|()\n")
 _MAX_DEPTH = 4
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Command:
     """One simple command: the program that runs (a basename) and its arguments.
 
@@ -119,7 +129,7 @@ def strip_heredocs(text: str) -> str:
 
 def tokenize(text: str) -> list[list[str]] | None:
     """Each simple command of ``text`` as its words, quotes resolved; None if it cannot be tokenised."""
-    lexer = shlex.shlex(strip_heredocs(text), posix=True, punctuation_chars=";&|()\n")
+    lexer = shlex.shlex(normalize(strip_heredocs(text)), posix=True, punctuation_chars=";&|()\n")
     lexer.whitespace_split = True
     lexer.whitespace = " \t\r"  # an unquoted newline separates commands, as ';' does
     lexer.commenters = ""
@@ -160,12 +170,147 @@ def tokenize(text: str) -> list[list[str]] | None:
     return segments
 
 
+#: bash's ANSI-C escapes (``$'\x67h'`` is ``gh``).
+_ANSI_C = r"\\(?:([abeEfnrtv\\'\"?])|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|([0-7]{1,3})|c(.))"
+_ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                  "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+#: Characters that end an unquoted word (and so a redirection's claim to a file-descriptor number).
+_WORD_ENDS = frozenset(" \t\r\n;&|()")
+
+
+def _ansi_c_escape(match: re.Match[str]) -> str:
+    simple, hex2, hex4, hex8, octal, control = match.groups()
+    if simple is not None:
+        return _ANSI_C_SIMPLE[simple]
+    if control is not None:
+        return chr(ord(control.upper()) ^ 0x40) if control.isascii() else control
+    number = int(octal, 8) if octal is not None else int(hex2 or hex4 or hex8, 16)
+    return chr(number) if number <= 0x10FFFF else "\ufffd"
+
+
+def _ansi_c_end(text: str, start: int) -> int:
+    """Where the ``$'…'`` string whose body starts at ``start`` ends (its closing quote), or -1."""
+    i = start
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == "'":
+            return i
+        else:
+            i += 1
+    return -1
+
+
+class _Normalizer:
+    """One pass over a line, quote by quote, rewriting what :mod:`shlex` does not read as bash does:
+
+    - ``$'…'`` (ANSI-C quoting) becomes the single-quoted string it stands for: ``$'\x67h'`` is ``'gh'``;
+    - ``$"…"`` (a translated string) becomes ``"…"``;
+    - a backslash-newline (a line continuation) is removed, outside single quotes;
+    - a redirection glued to the word before it gets a space: ``gh>/dev/null pr merge`` runs
+      ``gh``, and ``bash<<<'…'`` is ``bash`` reading a here-string. A file-descriptor number
+      stays attached (``2>&1``), as the shell reads it.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.out: list[str] = []
+        self.word = ""  # the unquoted word so far (to tell ``2>`` from ``gh>``)
+
+    def run(self) -> str:
+        text, i, quote = self.text, 0, ""
+        while i < len(text):
+            c = text[i]
+            if c == "\\" and text[i + 1:i + 2] == "\n" and quote != "'":
+                i += 2  # a line continuation: the shell removes both, inside double quotes too
+            elif quote:
+                i, quote = self._quoted(i, quote)
+            elif c == "\\":
+                self._emit(text[i:i + 2])
+                i += 2
+            elif c in "'\"":
+                quote = c
+                self._emit(c)
+                i += 1
+            elif c == "$" and text[i + 1:i + 2] in ("'", '"'):
+                i = self._dollar_quote(i)
+            elif c == "$" and text[i + 1:i + 2] == "{":
+                i = self._parameter(i)
+            else:
+                self._unquoted(c)
+                i += 1
+        return "".join(self.out)
+
+    def _quoted(self, i: int, quote: str) -> tuple[int, str]:
+        c = self.text[i]
+        if c == "\\" and quote == '"':
+            self._emit(self.text[i:i + 2])
+            return i + 2, quote
+        self._emit(c)
+        return i + 1, ("" if c == quote else quote)
+
+    def _dollar_quote(self, i: int) -> int:
+        if self.text[i + 1] == '"':
+            return i + 1  # the string itself is read as double-quoted
+        end = _ansi_c_end(self.text, i + 2)
+        if end < 0:
+            self._emit(self.text[i:])  # unbalanced: shlex refuses it, and so the line is unreadable
+            return len(self.text)
+        body = re.sub(_ANSI_C, _ansi_c_escape, self.text[i + 2:end])
+        self._emit("'" + body.replace("'", "'\"'\"'") + "'")
+        return end + 1
+
+    def _parameter(self, i: int) -> int:
+        """``${…}`` as it stands: a ``<`` or ``>`` inside (``${x:-a>b}``) is no redirection."""
+        depth, j = 0, i + 1
+        while j < len(self.text):
+            depth += {"{": 1, "}": -1}.get(self.text[j], 0)
+            j += 1
+            if depth == 0:
+                break
+        self._emit(self.text[i:j])
+        return j
+
+    def _unquoted(self, c: str) -> None:
+        if c in _WORD_ENDS:
+            self.out.append(c)
+            self.word = ""
+            return
+        if c in "<>" and self.word and not self.word.isdigit() and self.word[-1] not in "<>&":
+            self.out.append(" ")
+            self.word = ""
+        self._emit(c)
+
+    def _emit(self, chunk: str) -> None:
+        self.out.append(chunk)
+        self.word += chunk
+
+
+def normalize(text: str) -> str:
+    """The line with ANSI-C strings decoded and glued redirections spaced (:class:`_Normalizer`)."""
+    if "$" not in text and "<" not in text and ">" not in text and "\\\n" not in text:
+        return text
+    return _Normalizer(text).run()
+
+
 def _redirection(word: str) -> tuple[bool, bool]:
-    """Whether ``word`` is a redirection, and whether its target is the next word (``> file``)."""
-    match = re.match(_REDIRECTION, word)
-    if match is None:
+    """Whether ``word`` is a redirection, and whether its target is the next word (``> file``).
+
+    What ``re.match(_REDIRECTION, word)`` answers, read by hand so that no regex is compiled
+    on every hook call: an optional file descriptor (decimal digits, as ``\\d``) or ``&``,
+    then ``<<<`` (a here-string), or ``>`` or ``<``, doubled or not (the pattern's
+    alternatives ``>>?`` and ``<<?`` already match the start of ``>&``, ``<&``, ``>|`` and ``<>``).
+    """
+    i = 1 if word.startswith("&") else 0
+    if not i:
+        while i < len(word) and word[i].isdecimal():
+            i += 1
+    if i >= len(word) or word[i] not in "<>":
         return False, False
-    return True, match.end() == len(word)
+    if word.startswith("<<<", i):
+        return True, i + 3 == len(word)  # a here-string: `<<< WORD` takes the next word
+    end = i + 2 if word[i + 1:i + 2] == word[i] else i + 1
+    return True, end == len(word)
 
 
 def unwrap(words: list[str]) -> tuple[list[str], str, tuple[str, ...]]:
@@ -203,9 +348,21 @@ def unwrap(words: list[str]) -> tuple[list[str], str, tuple[str, ...]]:
     if not rest:
         return [], "", tuple(via)
     program = rest[0]
-    if _variable(program) or program.startswith(("$(", "`")) or program == "$":
-        return rest, f"{program} (a variable or substitution in program position)", tuple(via)
+    if _expands(program):
+        return rest, f"{program} (a variable, substitution or pattern in program position)", tuple(via)
     return rest, "", tuple(via)
+
+
+def _expands(word: str) -> bool:
+    """Whether the shell would turn ``word`` into something else before running it: a variable or
+    command substitution anywhere in it (``gh$IFS…``), a glob (``/usr/bin/g?``), a brace expansion
+    (``{gh,pr,merge,1}``). Quotes are gone by now, so a quoted ``$`` reads as one too: asking is
+    the safe side."""
+    if "$" in word or "`" in word or "*" in word or "?" in word:
+        return True
+    if "[" in word and "]" in word[word.index("[") + 1:]:
+        return True
+    return "{" in word and "}" in word and ("," in word or ".." in word)
 
 
 def _wrapper_options(base: str, words: list[str], i: int) -> tuple[list[str], int] | str:
@@ -322,40 +479,109 @@ def commands(text: str, *, depth: int = 0) -> list[Command] | None:
 def _segment(words: list[str], depth: int, via_before: tuple[str, ...] = ()) -> list[Command] | None:
     """The commands one simple command runs: itself, or what its ``sh -c``/``eval`` body, its
     ``find -exec``, ``watch``, ``flock``… run; None if unreadable."""
+    here = _here_strings(words)
+    assigned = _assigned_lines(words)
     argv, indirect, via = unwrap(words)
     via = via_before + via
     if not argv:
-        return []
+        return _also(depth, via, [], assigned, [])
     program = os.path.basename(argv[0]) if not indirect else argv[0]
     args = tuple(argv[1:])
     if indirect:
         return [Command(program=program, args=args, argv=tuple(argv), indirect=indirect, via=via)]
-    body: str | None = None
-    if program == "eval":
-        body = " ".join(args)  # eval joins its arguments with spaces and reads the result
-    elif program in SHELLS:
-        body = _shell_c_argument(args)
-    elif program == "alias":
-        # `alias m='gh pr merge 1'; m`: what an alias stands for is read as if it ran
-        body = "; ".join(value for arg in args if (value := arg.partition("=")[2]))
+    body = _body(program, args, here)
     if body is not None:
-        return _nested_line(body, depth, via)
-    out = [Command(program=program, args=args, argv=tuple(argv), indirect=indirect, via=via)]
+        return _also(depth, via, [], [body, *assigned], [])
     lines, argvs = _runs(program, args)
-    inner_via = (*via, program)
+    out = [Command(program=program, args=args, argv=tuple(argv), indirect=indirect, via=via)]
+    return _also(depth, (*via, program), out, [*lines, *assigned], argvs)
+
+
+def _also(depth: int, via: tuple[str, ...], out: list[Command], lines: list[str],
+          argvs: list[tuple[str, ...]]) -> list[Command] | None:
+    """``out`` and what the command lines and argvs a command runs from its arguments run in turn."""
     for line in lines:
-        nested = _nested_line(line, depth, inner_via)
+        nested = _nested_line(line, depth, via)
         if nested is None:
             return None
         out.extend(nested)
     for words_run in argvs:
         if depth >= _MAX_DEPTH:
             return None
-        found = _segment(list(words_run), depth + 1, inner_via)
+        found = _segment(list(words_run), depth + 1, via)
         if found is None:
             return None
         out.extend(found)
     return out
+
+
+#: Environment variables whose value git, ssh or a shell runs as a command line
+#: (``GIT_SSH_COMMAND='…' git fetch``, ``BASH_ENV``): read as if they ran.
+_COMMAND_VARIABLES = frozenset({"GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "GIT_EDITOR", "EDITOR", "VISUAL",
+                                "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS",
+                                "GIT_PROXY_COMMAND", "BASH_ENV", "ENV", "PROMPT_COMMAND", "MANPAGER", "LESSOPEN"})
+
+
+def _assigned_lines(words: list[str]) -> list[str]:
+    """The values of :data:`_COMMAND_VARIABLES` a simple command sets (before its program, after
+    ``env`` or ``export``): command lines that run with it."""
+    found = []
+    for word in words:
+        name, eq, value = word.partition("=")
+        if eq and name in _COMMAND_VARIABLES and value.strip():
+            found.append(value.lstrip("|"))  # LESSOPEN='|cmd %s'
+    return found
+
+
+def _body(program: str, args: tuple[str, ...], here: list[str]) -> str | None:
+    """The command line ``program`` runs in place of itself, if it is one that runs a line:
+    ``eval``, ``sh -c``, a shell reading a here-string, an alias or ``trap`` definition (read as
+    if it ran)."""
+    if program == "eval":
+        return " ".join(args)  # eval joins its arguments with spaces and reads the result
+    if program in SHELLS:
+        line = _shell_c_argument(args)
+        if line is None and here and _reads_commands_from_stdin(program, args):
+            return "\n".join(here)  # `bash <<< 'gh pr merge 1'`: the here-string is the script
+        return line
+    if program in ("source", ".") and here and args and args[0] in _STDIN_FILES:
+        return "\n".join(here)
+    if program == "alias":
+        # `alias m='gh pr merge 1'; m`: what an alias stands for is read as if it ran
+        return "; ".join(value for arg in args if (value := arg.partition("=")[2]))
+    if program == "trap":
+        # `trap 'gh pr merge 1' EXIT`: the handler runs later in the same shell
+        handler = [a for a in args if a not in ("-p", "-l", "--")]
+        return handler[0] if handler else None
+    return None
+
+
+#: Files that are the standard input: ``bash /dev/stdin <<< …``, ``source /dev/stdin``.
+_STDIN_FILES = frozenset({"/dev/stdin", "-", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def _here_strings(words: list[str]) -> list[str]:
+    """The here-strings of a simple command (``<<< 'text'``, ``<<<text``): its standard input."""
+    found: list[str] = []
+    for at, word in enumerate(words):
+        match = re.match(_HERE_STRING, word) if "<<<" in word else None
+        if match is None:
+            continue
+        rest = word[match.end():]
+        if rest:
+            found.append(rest)
+        elif at + 1 < len(words):
+            found.append(words[at + 1])
+    return found
+
+
+def _reads_commands_from_stdin(program: str, args: tuple[str, ...]) -> bool:
+    """A shell given no ``-c``: it reads its script from standard input (or names it as a file)."""
+    command = Command(program=program, args=args, argv=(program, *args))
+    if reads_stdin(command):
+        return True
+    script = next((a for a in args if not a.startswith(("-", "+"))), None)
+    return script in _STDIN_FILES
 
 
 def _nested_line(body: str, depth: int, via: tuple[str, ...]) -> list[Command] | None:
@@ -371,28 +597,143 @@ def _runs(program: str, args: tuple[str, ...]) -> tuple[list[str], list[tuple[st
     """What ``program`` runs from its arguments: command lines, and argvs."""
     if program in _FIND_EXEC:
         return [], _find_exec(args, _FIND_EXEC[program], find=program == "find")
+    lines = _line_option_values(program, args)
+    reader = _RUNNERS.get(program)
+    if reader is not None:
+        more, argvs = reader(args, bool(lines))
+        return [*lines, *more], argvs
+    runner = _ARGV_RUNNERS.get(program)
+    if runner is not None:
+        rest = _after_options(args, runner[0])[runner[1]:]
+        return lines, [rest] if rest else []
+    return lines, []
+
+
+def _line_option_values(program: str, args: tuple[str, ...]) -> list[str]:
+    """The command lines given to ``program`` as an option's value: ``su -c LINE``, ``script -qc LINE``."""
     lines: list[str] = []
     line_options = _LINE_OPTIONS.get(program, frozenset())
+    if not line_options:
+        return lines
     for at, arg in enumerate(args):
         name, eq, value = arg.partition("=")
         if eq and name in line_options and name.startswith("--"):
             lines.append(value)
         elif (arg in line_options or _cluster_ending_in_c(arg, line_options)) and at + 1 < len(args):
             lines.append(args[at + 1])
-    if program == "watch":
-        rest = _after_options(args, _RUNNER_VALUE_OPTIONS["watch"])
-        if rest:  # watch joins its arguments and runs them with `sh -c` (-x: as argv; read either way)
-            lines.append(" ".join(rest))
-    elif program == "parallel":
-        rest = _after_options(args, _RUNNER_VALUE_OPTIONS["parallel"])
-        cut = next((n for n, word in enumerate(rest) if word in (":::", "::::", ":::+", "::::+")), len(rest))
-        if cut:  # GNU parallel runs its command through a shell, once per argument
-            lines.append(" ".join(rest[:cut]))
-    elif program == "flock" and not lines:
-        rest = _after_options(args, _RUNNER_VALUE_OPTIONS["flock"])
-        if len(rest) > 1:  # flock FILE CMD ARGS…
-            return lines, [rest[1:]]
+    return lines
+
+
+Runs = tuple[list[str], list[tuple[str, ...]]]
+
+
+def _watch(args: tuple[str, ...], _has_line: bool) -> Runs:
+    rest = _after_options(args, _RUNNER_VALUE_OPTIONS["watch"])
+    # watch joins its arguments and runs them with `sh -c` (-x: as argv; read either way)
+    return ([" ".join(rest)] if rest else []), []
+
+
+_PARALLEL_SEPARATORS = frozenset({":::", "::::", ":::+", "::::+"})
+
+
+def _parallel(args: tuple[str, ...], _has_line: bool) -> Runs:
+    """GNU parallel runs its command through a shell, once per argument; with no command before
+    ``:::``, each argument is a command line of its own."""
+    rest = _after_options(args, _RUNNER_VALUE_OPTIONS["parallel"])
+    cut = next((n for n, word in enumerate(rest) if word in _PARALLEL_SEPARATORS), len(rest))
+    if cut:
+        return [" ".join(rest[:cut])], []
+    return [word for word in rest if word not in _PARALLEL_SEPARATORS], []
+
+
+def _flock(args: tuple[str, ...], has_line: bool) -> Runs:
+    rest = _after_options(args, _RUNNER_VALUE_OPTIONS["flock"])
+    # flock FILE CMD ARGS… (unless -c gave it a line)
+    return [], ([rest[1:]] if len(rest) > 1 and not has_line else [])
+
+
+def _runuser(args: tuple[str, ...], has_line: bool) -> Runs:
+    """``runuser -u USER [--] CMD ARGS…`` (``runuser USER -c LINE`` is a line option)."""
+    if has_line or not any(a in ("-u", "--user") or a.startswith(("--user=", "-u")) for a in args):
+        return [], []
+    rest = _after_options(args, _RUNNER_VALUE_OPTIONS["runuser"])
+    return [], ([rest] if rest else [])
+
+
+def _ssh(args: tuple[str, ...], _has_line: bool) -> Runs:
+    """``ssh HOST CMD ARGS…``: ssh joins the words after the host and a shell there reads them."""
+    rest = _after_options(args, _RUNNER_VALUE_OPTIONS["ssh"])
+    return ([" ".join(rest[1:])] if len(rest) > 1 else []), []
+
+
+def _sg(args: tuple[str, ...], _has_line: bool) -> Runs:
+    """``sg [-] GROUP [-c] LINE``: the line runs through ``/bin/sh -c``."""
+    rest = [a for a in args if a not in ("-", "-c")]
+    return ([" ".join(rest[1:])] if len(rest) > 1 else []), []
+
+
+def _gdb(args: tuple[str, ...], _has_line: bool) -> Runs:
+    """``gdb --args PROGRAM ARGS…`` runs the program."""
+    if "--args" not in args:
+        return [], []
+    rest = args[args.index("--args") + 1:]
+    return [], ([rest] if rest else [])
+
+
+#: git configuration whose value git runs through a shell (``alias.*`` when it starts with ``!``).
+_GIT_COMMAND_KEYS = frozenset({"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass",
+                               "sequence.editor", "diff.external", "gpg.program", "gpg.ssh.program",
+                               "gpg.x509.program", "credential.helper", "interactive.difffilter"})
+
+
+def _git(args: tuple[str, ...], _has_line: bool) -> Runs:
+    """``git -c alias.m='!LINE' m``, ``git -c core.pager=LINE log``: configuration given on the
+    command line that git runs as a command line, read as if it ran."""
+    lines = []
+    for at, arg in enumerate(args):
+        if arg != "-c" or at + 1 >= len(args):
+            continue
+        key, eq, value = args[at + 1].partition("=")
+        key = key.lower()
+        if not eq or not value.strip():
+            continue
+        if value.startswith("!") or key in _GIT_COMMAND_KEYS or key.startswith("pager."):
+            lines.append(value.removeprefix("!"))
     return lines, []
+
+
+_RUNNERS = {"watch": _watch, "parallel": _parallel, "flock": _flock, "runuser": _runuser, "ssh": _ssh, "sg": _sg,
+            "gdb": _gdb, "git": _git}
+
+#: Programs that run the rest of their arguments as a command: (options that take a separate
+#: value, how many arguments of their own stand before the command).
+_ARGV_RUNNERS: dict[str, tuple[frozenset[str], int]] = {
+    "chroot": (frozenset({"--userspec", "--groups"}), 1),
+    "chrt": (frozenset(), 1),
+    "taskset": (frozenset(), 1),
+    "faketime": (frozenset({"-m", "-f"}), 1),
+    "unshare": (frozenset({"-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd", "--map-user",
+                           "--map-group", "--map-users", "--map-groups", "--propagation", "--setgroups"}), 0),
+    "nsenter": (frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-Z"}), 0),
+    "strace": (frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-P", "-X", "-U"}), 0),
+    "ltrace": (frozenset({"-o", "-e", "-p", "-s", "-u", "-n", "-a", "-A", "-D", "-F", "-l", "-x", "-w", "-L"}), 0),
+    "valgrind": (frozenset(), 0),
+    "firejail": (frozenset(), 0),
+    "systemd-run": (frozenset({"-p", "--property", "-E", "--setenv", "-u", "--unit", "--uid", "--gid", "--slice",
+                               "-M", "--machine", "-H", "--host", "--description", "--working-directory"}), 0),
+    "pkexec": (frozenset({"--user"}), 0),
+    "prlimit": (frozenset({"-p", "--pid"}), 0),
+    "setpriv": (frozenset(), 0),
+    "cgexec": (frozenset({"-g"}), 0),
+    "numactl": (frozenset({"-N", "-m", "-C", "-p", "-i", "-P"}), 0),
+    "xvfb-run": (frozenset({"-n", "--server-num", "-s", "--server-args", "-e", "--error-file", "-f", "--auth-file",
+                            "-p", "--xauth-protocol", "-w", "--wait"}), 0),
+    "dbus-run-session": (frozenset({"--config-file", "--dbus-daemon"}), 0),
+    "proxychains": (frozenset({"-f"}), 0),
+    "proxychains4": (frozenset({"-f"}), 0),
+    "torsocks": (frozenset({"-u", "--user", "-p", "--pass", "-a", "--address", "-P", "--port"}), 0),
+    "catchsegv": (frozenset(), 0),
+}
 
 
 def _cluster_ending_in_c(arg: str, line_options: frozenset[str]) -> bool:
@@ -480,7 +821,12 @@ def _shell_c_argument(args: tuple[str, ...]) -> str | None:
 def reads_stdin(command: Command) -> bool:
     """A shell given neither ``-c`` nor a script runs whatever arrives on its standard input
     (``curl … | sh``, ``sh <<EOF``): commands the gate cannot see."""
-    if command.indirect or command.program not in SHELLS or _shell_c_argument(command.args) is not None:
+    if command.indirect:
+        return False
+    if command.program in ("source", "."):
+        # `source <(…)` (the tokenizer leaves no file), `source /dev/stdin`: what it runs is not here
+        return not command.args or command.args[0] in _STDIN_FILES
+    if command.program not in SHELLS or _shell_c_argument(command.args) is not None:
         return False
     i = 0
     while i < len(command.args):

@@ -75,6 +75,8 @@ class AuditLog:
         self.errors = 0
         self._lock = threading.Lock()
         self._owned = path != "-"
+        #: The path as opened (``~`` expanded once): checked against the open file before each line.
+        self._target = str(Path(path).expanduser()) if self._owned else path
         self._second, self._stamp = -1, ""
         self._identity: tuple[int, int] | None = None
         self._stream: IO[str] | None = sys.stderr
@@ -101,7 +103,7 @@ class AuditLog:
             assert self._stream is not None
             return self._stream
         try:
-            st = os.stat(Path(self.path).expanduser())
+            st = os.stat(self._target)
             moved = (st.st_dev, st.st_ino) != self._identity
         except OSError:
             moved = True

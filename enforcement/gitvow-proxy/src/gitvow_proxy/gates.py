@@ -231,7 +231,7 @@ class ProxyGates(Gates):
         advertisement at the path its adapter names (:meth:`~gitvow.adapter.Adapter.git_repository_path`),
         or, where git is served on another host, the API's description of the repository
         (``Change.default_branch_at``). None, so refused, when it cannot be read."""
-        repo = ctx.classification.repo
+        repo = self._changed_repo(ctx)
         if repo is None:
             return None
         where = git_path(ctx.request.path) if is_git_path(ctx.request.path) else \
@@ -252,6 +252,20 @@ class ProxyGates(Gates):
             raise Pending(scope, missing)
         answer = found.get(target)
         return answer.type if answer is not None else None
+
+    def _changed_repo(self, ctx: Context) -> str | None:
+        """The repository whose default branch decides a write. Named by an opaque id
+        (GitLab's ``/projects/42``) it is asked of the forge now, even where no repository gate
+        asked before: the branch rules need its name."""
+        classification = ctx.classification
+        if classification.repo is not None or not classification.targets or len(classification.targets) > MAX_TARGETS:
+            return classification.repo
+        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
+        found, missing = self.resolutions.lookup(scope, classification.targets)
+        if missing:
+            self._decision.memo = None
+            raise Pending(scope, missing)
+        return settle(classification, found).repo
 
     # -- 2: run-state ---------------------------------------------------------------------
 
@@ -368,7 +382,7 @@ class ProxyGates(Gates):
             request = ctx.request
             try:
                 owner = self.scanner.find(f"{request.path}?{request.query}".encode())
-                if owner is None:
+                if owner is None and request.body:  # nothing to scan: no header to read either
                     owner = self.scanner.find(
                         request.body,
                         content_encoding=request.header("content-encoding"),

@@ -28,7 +28,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from mitmproxy import http
@@ -37,6 +37,10 @@ from mitmproxy.io import FlowWriter
 from gitvow import denial
 from gitvow.errors import GitvowError
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
+
+if TYPE_CHECKING:
+    from gitvow_proxy.flow_metadata import Audited
+    from gitvow_proxy.runtime import Runtime
 
 #: Where the decision travels in a recorded flow's metadata.
 METADATA_KEY = "gitvow"
@@ -135,6 +139,40 @@ class Redactor:
         if left is None:
             return data, False
         return left.encode(), True
+
+
+#: The last policy's redactor: built once per loaded policy, shared by the audit and record addons.
+_LAST: list[tuple[Runtime, Redactor]] = []
+
+
+def redactor_of(runtime: Runtime) -> Redactor:
+    """Every secret of ``runtime`` (credentials, the agents' proxy secrets, every canary it
+    recognises, the policy's literal canaries) and what each becomes on disk."""
+    cached = _LAST[0] if _LAST else None
+    if cached is not None and cached[0] is runtime:
+        return cached[1]
+    from gitvow_proxy.settings import ProxyPolicy
+
+    redactor = Redactor.build(
+        secrets=(*runtime.secrets, *runtime.identities.secrets()),
+        canaries=dict(runtime.canaries),
+        literal=tuple(runtime.policy.section(ProxyPolicy).canary.tokens),
+    )
+    _LAST[:] = [(runtime, redactor)]
+    return redactor
+
+
+def clean_audited(entry: Audited, redactor: Redactor) -> None:
+    """An audit entry whose request-derived fields (host, path, repository) hold no secret in any
+    encoding the canary check decodes, before anything writes it down: the audit line, the
+    cluster's recent refusals, a recording's metadata. A repository read out of a path the agent
+    chose (``/repos/team/<its canary>/…``) is the agent's text like the path."""
+    if not redactor.replacements:
+        return
+    entry.path = redactor.target(entry.path)
+    entry.host = _clean_host(entry.host, redactor)
+    if entry.repo and redactor.holds(entry.repo.encode("utf-8", "surrogateescape")):
+        entry.repo = redactor.value(entry.repo.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
 
 
 def _clean_headers(headers: http.Headers | None, redactor: Redactor, drop: frozenset[bytes]) -> None:

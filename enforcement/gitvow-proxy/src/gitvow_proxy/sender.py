@@ -279,12 +279,18 @@ class Sender:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def answered(self, flow: http.HTTPFlow) -> None:
+    def answered(self, flow: http.HTTPFlow) -> None:
         """The replayed approval's response (or error) hook: record what happened, once, in a
-        worker thread. When that fails (the store is unreachable) the approval stays in
-        ``sending``: the forge may have acted, so it is left for an operator (stuck), never
-        marked failed by :meth:`send` and never sent again."""
+        task of its own that reaches the store in a worker thread (the hook returns at once).
+        When recording fails (the store is unreachable) the approval stays in ``sending``: the
+        forge may have acted, so it is left stuck (re-checked with the forge, or resolved by an
+        operator), never marked failed by :meth:`send` and never sent again."""
         flow.metadata[ANSWERED_KEY] = True
+        task = asyncio.get_running_loop().create_task(self._recorded(flow))
+        self.shared.finishing.add(task)  # a graceful stop waits for it, as for a request in flight
+        task.add_done_callback(self.shared.finishing.discard)
+
+    async def _recorded(self, flow: http.HTTPFlow) -> None:
         try:
             self.fetch_context(await asyncio.to_thread(self._record, flow))
         except Exception as exc:

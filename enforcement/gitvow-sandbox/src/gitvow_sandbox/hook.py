@@ -43,8 +43,10 @@ def install(agent: str, data: Mapping[str, Any], *, home: Path, tree: Path, run_
         from gitvow_gate.hook_installer import install as install_hook
     except ModuleNotFoundError as exc:
         if exc.name == "gitvow_gate":
-            raise SandboxError("--hook installs gitvow-gate's hook, which is not installed: pip install gitvow-gate "
-                               '(or pip install "gitvow[gate]")') from None
+            from gitvow.first_party import install_hint
+
+            raise SandboxError("--hook installs gitvow-gate's hook, which is not installed: "
+                               + install_hint("gitvow-gate")) from None
         raise
     (run_dir / POLICY).write_text(json.dumps(gate_policy(data), default=str), encoding="utf-8")
     env = {"HOME": str(home), "GITVOW_HOME": str(home / ".gitvow")}

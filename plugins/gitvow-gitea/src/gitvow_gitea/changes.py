@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from gitvow.api_change import (
     FileWrite,
     WriteUnreadable,
+    body_texts,
     branch_created,
     branch_deleted,
     canonical_branch,
@@ -111,7 +112,15 @@ def _one_file(operation: str, path: str, body: Mapping[str, object], what: str) 
 
 def _write(request: Request, files: list[FileWrite], body: Mapping[str, object]) -> Change:
     branch, kind, base = _target(body)
-    return file_change(branch, files, kind=kind, body=request.body, base=base)
+    return file_change(branch, files, kind=kind, base=base, texts=_texts(body))
+
+
+def _texts(body: Mapping[str, object]) -> Iterator[str]:
+    """Every string of the body but the file contents (scanned decoded, with their path)."""
+    return body_texts(dict(body), skip=_CONTENT_KEYS)
+
+
+_CONTENT_KEYS = frozenset({"content"})
 
 
 def _contents_file(request: Request, match: Match[Route]) -> Change:
@@ -155,7 +164,7 @@ def _diffpatch(request: Request, match: Match[Route]) -> Change:
     patch = content.encode("utf-8", "surrogatepass")
     files = patch_paths(patch)
     branch, kind, base = _target(body)
-    change = file_change(branch, files, kind=kind, body=request.body, base=base)
+    change = file_change(branch, files, kind=kind, base=base, texts=[*_texts(body), content])
     # the patch is what the write adds: counted for [size] as one object
     return Change(refs=change.refs, paths=change.paths, added_bytes=len(patch), largest=len(patch),
                   secrets=change.secrets, diffs=(("(the patch)", content[:64 * 1024]),))

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from dataclasses import field as dataclass_field
 
 from gitvow.argv import option_at, option_value, positionals
 from gitvow.graphql import GraphQLReader
@@ -137,15 +135,20 @@ def _subcommand_repo(group: str, rest: Sequence[str]) -> str | None:
     return repo
 
 
-@dataclass
 class _ApiArgs:
-    """What ``gh api``'s options say about the request it would send."""
+    """What ``gh api``'s options say about the request it would send (filled in as they are read).
 
-    method: str | None = None
-    endpoint: str | None = None
-    raw: list[str] = dataclass_field(default_factory=list)
-    typed: list[str] = dataclass_field(default_factory=list)
-    has_input: bool = False
+    A plain class, not a dataclass: this module is imported for every ``gh`` command the
+    agent gate judges, and importing dataclasses costs that path more than the rest of it."""
+
+    __slots__ = ("endpoint", "has_input", "method", "raw", "typed")
+
+    def __init__(self) -> None:
+        self.method: str | None = None
+        self.endpoint: str | None = None
+        self.raw: list[str] = []
+        self.typed: list[str] = []
+        self.has_input = False
 
     @property
     def sends_body(self) -> bool:

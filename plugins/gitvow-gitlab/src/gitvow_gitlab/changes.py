@@ -25,11 +25,12 @@ read differently (a form with ``actions[]``, over the read limit) is unestablish
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from gitvow.api_change import (
     FileWrite,
     WriteUnreadable,
+    body_texts,
     branch_created,
     branch_deleted,
     canonical_branch,
@@ -46,6 +47,9 @@ from gitvow.routing import Match
 from gitvow_gitlab.routes import Route
 
 _REPO = "/projects/:project/repository"
+#: How much of a commits or files write is read (GitLab's own default cap on a request is larger:
+#: over this, the write is unestablished, refused).
+CHANGE_READ_LIMIT = 64 * 1024 * 1024
 _ACTIONS = frozenset({"create", "update", "delete", "move", "chmod"})
 _FALSE = (False, "false", "0", 0, None)
 _ACTION_LIMIT = 10_000
@@ -56,6 +60,14 @@ def _branch(params: Mapping[str, object], name: str = "branch", *, required: boo
     if value is None and not required:
         return None
     return canonical_branch(value, f"the {name} parameter")
+
+
+def _texts(params: Mapping[str, object]) -> Iterator[str]:
+    """Every string of the parameters but the file contents (scanned decoded, with their path)."""
+    return body_texts(dict(params), skip=_CONTENT_KEYS)
+
+
+_CONTENT_KEYS = frozenset({"content"})
 
 
 def _kind(params: Mapping[str, object]) -> str:
@@ -86,18 +98,28 @@ def _commits(match: Match[Route], params: Mapping[str, object], body: bytes) -> 
     if not isinstance(actions, list) or len(actions) > _ACTION_LIMIT:
         raise WriteUnreadable("actions is not a list of at most 10000 entries")
     files = [_action(entry, n) for n, entry in enumerate(actions)]
-    return file_change(_branch(params), files, kind=_kind(params), body=body,
+    return file_change(_branch(params), files, kind=_kind(params), texts=_texts(params),
                        base=str(params.get("start_branch") or params.get("start_sha") or ""))
 
 
+def _url_param(match: Match[Route], params: Mapping[str, object], route: str, name: str) -> str | None:
+    """A route parameter of the URL, unless the query or body names it too: Grape lets the route's
+    value win, but a second spelling is not worth guessing about (unestablished)."""
+    value = match.param(route)
+    if name in params and params[name] != value:
+        raise WriteUnreadable(f"{name} is given both in the URL and in the parameters")
+    return value
+
+
 def _files(match: Match[Route], params: Mapping[str, object], body: bytes, method: str) -> Change:
-    path = canonical_path(match.param("file"), "the file path of the URL")
+    path = canonical_path(_url_param(match, params, "file", "file_path"), "the file path of the URL")
     if method == "DELETE":
         write = FileWrite(path, deleted=True)
     else:
         write = FileWrite(path, decode_content(params.get("content"), params.get("encoding"), path))
     kind = CREATED if params.get("start_branch") is not None else FAST_FORWARD
-    return file_change(_branch(params), [write], kind=kind, body=body, base=str(params.get("start_branch") or ""))
+    return file_change(_branch(params), [write], kind=kind, texts=_texts(params),
+                       base=str(params.get("start_branch") or ""))
 
 
 def _branch_create(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
@@ -105,7 +127,7 @@ def _branch_create(match: Match[Route], params: Mapping[str, object], body: byte
 
 
 def _branch_delete(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
-    return branch_deleted(canonical_branch(match.param("branch"), "the branch of the URL"))
+    return branch_deleted(canonical_branch(_url_param(match, params, "branch", "branch"), "the branch of the URL"))
 
 
 def _tag_create(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
@@ -113,17 +135,17 @@ def _tag_create(match: Match[Route], params: Mapping[str, object], body: bytes) 
 
 
 def _tag_delete(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
-    return tag_deleted(canonical_branch(match.param("tag"), "the tag of the URL"))
+    return tag_deleted(canonical_branch(_url_param(match, params, "tag", "tag_name"), "the tag of the URL"))
 
 
 def _submodule(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
-    path = canonical_path(match.param("submodule"), "the submodule path of the URL")
-    return file_change(_branch(params), [FileWrite(path)], body=body)
+    path = canonical_path(_url_param(match, params, "submodule", "submodule"), "the submodule path of the URL")
+    return file_change(_branch(params), [FileWrite(path)], texts=_texts(params))
 
 
 def _changelog(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
     path = canonical_path(params.get("file", "CHANGELOG.md"), "the file parameter")
-    return file_change(_branch(params, required=False), [FileWrite(path)], body=body)
+    return file_change(_branch(params, required=False), [FileWrite(path)], texts=_texts(params))
 
 
 def _from_forge(what: str) -> Callable[[Match[Route], Mapping[str, object], bytes], Change]:
@@ -196,4 +218,4 @@ def rest_change(request: Request, match: Match[Route], params: Mapping[str, obje
         return unestablished(str(exc))
 
 
-__all__ = ["CHANGE_ROUTES", "graphql_commit_change", "rest_change"]
+__all__ = ["CHANGE_READ_LIMIT", "CHANGE_ROUTES", "graphql_commit_change", "rest_change"]

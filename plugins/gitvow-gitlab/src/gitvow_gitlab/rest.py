@@ -18,7 +18,7 @@ from gitvow.issues import draft_from_mapping
 from gitvow.request import Classification, Request
 from gitvow.routing import Match
 from gitvow.vocabulary import READ, UNKNOWN
-from gitvow_gitlab.changes import CHANGE_ROUTES, rest_change
+from gitvow_gitlab.changes import CHANGE_READ_LIMIT, CHANGE_ROUTES, rest_change
 from gitvow_gitlab.quick_actions import quick_actions
 from gitvow_gitlab.routes import ROUTES, Route
 
@@ -48,7 +48,7 @@ def project_repo(ref: str) -> tuple[str | None, dict[str, object]]:
     return ref.strip("/") or None, {}
 
 
-def grape_params(request: Request) -> list[tuple[str, object]] | None:
+def grape_params(request: Request, limit: int = _BODY_READ_LIMIT) -> list[tuple[str, object]] | None:
     """Every top-level parameter of a request, in order: the query string, then the body (a
     form, or a JSON object), as GitLab's Grape merges them. None when the body cannot be read
     as the forge would read it (over the read limit, a content encoding, multipart, not UTF-8,
@@ -58,7 +58,7 @@ def grape_params(request: Request) -> list[tuple[str, object]] | None:
     body = request.body
     if not body.strip():
         return pairs
-    if len(body) > _BODY_READ_LIMIT or not plain_encoding(request):
+    if len(body) > limit or not plain_encoding(request):
         return None
     content_type = request.header("content-type").split(";", 1)[0].strip().lower()
     if content_type.startswith("multipart/"):
@@ -96,10 +96,10 @@ def target_project(request: Request) -> object:
     return int(values[0])
 
 
-def param_values(request: Request) -> dict[str, object] | None:
+def param_values(request: Request, limit: int = _BODY_READ_LIMIT) -> dict[str, object] | None:
     """Top-level parameters by name; None if unreadable or if a name is given twice (which
     one Grape keeps is not ours to guess)."""
-    pairs = grape_params(request)
+    pairs = grape_params(request, limit)
     if pairs is None:
         return None
     found: dict[str, object] = {}
@@ -171,7 +171,8 @@ def classify_rest(request: Request, segments: list[str]) -> Classification:
             if UNKNOWN in found.operations:
                 return Classification(operations, repo=repo, adapter=ADAPTER, note="; ".join(found.notes),
                                       details=details)
-    change = rest_change(request, match, param_values(request)) if match.template in CHANGE_ROUTES else None
+    change = rest_change(request, match, param_values(request, CHANGE_READ_LIMIT)) \
+        if match.template in CHANGE_ROUTES else None
     if change is not None:
         # What the write changes (branch, paths, contents): judged by the change stage.
         return Classification(with_operations(operations, change), repo=repo, adapter=ADAPTER, details=details,

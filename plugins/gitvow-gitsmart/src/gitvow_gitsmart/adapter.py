@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.request import ZERO_OID, Classification, Fixture, Request, ToolCall
 from gitvow.vocabulary import OPERATIONS
-from gitvow_gitsmart.classify import classify_git
 from gitvow_gitsmart.commands import classify_git_command
-from gitvow_gitsmart.pack import PACK_LIMIT
-from gitvow_gitsmart.packwrite import files_commit, pack
-from gitvow_gitsmart.pktline import COMMANDS_LIMIT
+from gitvow_gitsmart.limits import COMMANDS_LIMIT, PACK_LIMIT
 
+TYPE_CHECKING = False  # not typing's: the agent gate loads this adapter for `git` commands
 if TYPE_CHECKING:
     from gitvow_gitsmart.options import GitSmartOptions
 
@@ -35,6 +32,8 @@ def push_body(*commands: tuple[str, str, str], force: bool = False, files: dict[
     README) whose parent is the command's old id (none with ``force``: the update is then
     not a fast-forward); the command's new id is replaced by that commit's real id, so the
     body is what git itself would send. Deletions only: no pack, as git sends none."""
+    from gitvow_gitsmart.packwrite import files_commit, pack  # fixtures only
+
     lines = []
     objects: list[tuple[int, bytes]] = []
     for i, (old, new, ref) in enumerate(commands):
@@ -71,6 +70,10 @@ class GitSmartAdapter(Adapter):
         self.pack_limit = options.pack_limit
 
     def classify(self, request: Request) -> Classification:
+        # the wire reader (pack, hashlib, secrets) only for requests: the agent gate loads this
+        # adapter for `git` commands, which classify_command reads
+        from gitvow_gitsmart.classify import classify_git
+
         result = classify_git(request, strip_prefix=self.strip_prefix, limit=self.commands_limit,
                               pack_limit=self.pack_limit)
         return result if result is not None else Classification.unknown("not a git smart-HTTP path")

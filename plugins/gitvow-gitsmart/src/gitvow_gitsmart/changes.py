@@ -83,14 +83,148 @@ def ref_kind(update: RefUpdate, pack: Pack) -> str:
     return FORCED
 
 
-class _Paths:
-    """Changed paths of every pushed commit, each tree walked once per place it sits."""
+class KnownTrees:
+    """Commits' root trees and tree objects seen in earlier packs, by id, at most ``limit`` bytes
+    (least recently used dropped first).
 
-    def __init__(self, pack: Pack) -> None:
+    Everything in it is content-addressed (each id was computed here from the content), so it
+    is true whoever pushed it and whatever became of that push: a later push whose parent is
+    a commit seen before diffs against that commit's real trees, exactly."""
+
+    def __init__(self, limit: int = 32 * 1024 * 1024) -> None:
+        from collections import OrderedDict
+        from threading import Lock
+
+        self.limit = limit
+        self._trees: OrderedDict[str, bytes] = OrderedDict()
+        self._roots: OrderedDict[str, str] = OrderedDict()
+        self._bytes = 0
+        self._lock = Lock()
+
+    def tree(self, oid: str) -> bytes | None:
+        with self._lock:
+            raw = self._trees.get(oid)
+            if raw is not None:
+                self._trees.move_to_end(oid)
+            return raw
+
+    def root(self, commit: str) -> str | None:
+        with self._lock:
+            return self._roots.get(commit)
+
+    def learn(self, pack: Pack) -> None:
+        """Remember a read pack's trees and its commits' root trees."""
+        roots = {oid: commit_links(raw)[0] for oid, raw in pack.commits.items()}
+        with self._lock:
+            self._roots.update(roots)
+            while len(self._roots) > 100_000:
+                self._roots.popitem(last=False)
+            for oid, raw in pack.trees.items():
+                if oid not in self._trees:
+                    self._trees[oid] = raw
+                    self._bytes += len(raw)
+            while self._bytes > self.limit and self._trees:
+                _, old = self._trees.popitem(last=False)
+                self._bytes -= len(old)
+
+
+def _entries(raw: bytes) -> dict[str, tuple[bytes, str]]:
+    return {name: (mode, oid) for mode, name, oid in tree_entries(raw)}
+
+
+class _Paths:
+    """Changed paths of every pushed commit: its tree diffed against each parent's where the
+    parent's trees are known (in the pack, or seen before: :class:`KnownTrees`), exactly —
+    additions, modifications, deletions, renames, mode changes. Where the old side is not
+    known, the new tree is read alone: a path whose content is in the pack is changed, and a
+    carried directory with nothing new in it is ``dir/`` (something left it)."""
+
+    def __init__(self, pack: Pack, known: KnownTrees | None) -> None:
         self.pack = pack
+        self.known = known
         self.paths: dict[str, None] = {}
         self.blob_path: dict[str, str] = {}
         self.walked: set[tuple[str, str]] = set()
+        self.diffed: set[tuple[str, str, str]] = set()
+        #: Why some commit's changed paths could not be read (the push is refused then).
+        self.unreadable = ""
+
+    def raw_tree(self, oid: str) -> bytes | None:
+        raw = self.pack.trees.get(oid)
+        if raw is None and self.known is not None:
+            raw = self.known.tree(oid)
+        return raw
+
+    def root(self, commit: str) -> str | None:
+        raw = self.pack.commits.get(commit)
+        if raw is not None:
+            return commit_links(raw)[0]
+        return self.known.root(commit) if self.known is not None else None
+
+    def commit(self, oid: str) -> None:
+        tree, parents = commit_links(self.pack.commits[oid])
+        if tree not in self.pack.trees and self.raw_tree(tree) is None:
+            # A tree the forge has already (an empty commit, a return to an earlier state): no
+            # change if it is its parents' tree; what it changes otherwise cannot be read here.
+            if any(self.root(parent) != tree for parent in parents) or not parents:
+                self.unreadable = f"commit {oid[:12]} has a tree that is neither in the pack nor its parent's"
+            return
+        if not parents:
+            self.diff(tree, None, "")
+        for parent in parents:
+            old = self.root(parent)
+            if old is None:
+                self.tree(tree, "")
+            else:
+                self.diff(tree, old, "")
+
+    def changed(self, path: str, oid: str) -> None:
+        self.paths.setdefault(path)
+        self.blob_path.setdefault(oid, path)
+
+    def diff(self, new: str, old: str | None, prefix: str) -> None:
+        """Both trees known: every entry that differs, recursively; a side not known is read alone."""
+        key = (new, old or "", prefix)
+        if new == old or key in self.diffed:
+            return
+        self.diffed.add(key)
+        raw_new = self.raw_tree(new)
+        raw_old = self.raw_tree(old) if old is not None else b""
+        if raw_new is None or raw_old is None:
+            if new in self.pack.trees:
+                self.tree(new, prefix)
+            else:
+                self.paths.setdefault(prefix or "/")  # neither side readable: the whole directory
+            return
+        before, after = _entries(raw_old), _entries(raw_new)
+        for name in sorted(before.keys() | after.keys()):
+            self.entry(prefix + name, after.get(name), before.get(name))
+
+    def entry(self, path: str, new: tuple[bytes, str] | None, old: tuple[bytes, str] | None) -> None:
+        if new == old:
+            return
+        new_tree = new is not None and new[0] == _TREE_MODE
+        old_tree = old is not None and old[0] == _TREE_MODE
+        if new is not None and new_tree:
+            self.diff(new[1], old[1] if old is not None and old_tree else None, f"{path}/")
+        elif new is not None:
+            self.changed(path, new[1])
+        if old is not None and old_tree and not new_tree:
+            self.gone(old[1], f"{path}/")  # a directory deleted (or replaced by a file)
+        elif old is not None and not old_tree and (new is None or new_tree):
+            self.paths.setdefault(path)  # a file deleted (or replaced by a directory)
+
+    def gone(self, oid: str, prefix: str, depth: int = 0) -> None:
+        """A deleted directory: each file in it where its tree is known, else the directory."""
+        raw = self.raw_tree(oid)
+        if raw is None or depth > 64:
+            self.paths.setdefault(prefix)
+            return
+        for mode, name, child in tree_entries(raw):
+            if mode == _TREE_MODE:
+                self.gone(child, f"{prefix}{name}/", depth + 1)
+            else:
+                self.paths.setdefault(f"{prefix}{name}")
 
     def tree(self, oid: str, prefix: str) -> None:
         key = (oid, prefix)
@@ -107,30 +241,31 @@ class _Paths:
                     self.tree(child, f"{path}/")
             elif mode == _GITLINK_MODE or child in self.pack.blobs:
                 new = True
-                self.paths.setdefault(path)
-                self.blob_path.setdefault(child, path)
+                self.changed(path, child)
         if not new and prefix:
             self.paths.setdefault(prefix)  # carried, yet nothing new inside: something left it
 
 
-def push_change(refs: tuple[RefUpdate, ...], pack: Pack) -> Change:
-    """The change a push makes; raises :class:`PackError` on a malformed commit or tree."""
+def push_change(refs: tuple[RefUpdate, ...], pack: Pack, known: KnownTrees | None = None) -> Change:
+    """The change a push makes; raises :class:`PackError` on a malformed commit or tree.
+    ``known``: trees seen in earlier packs, to diff against where this pack lacks the parent's."""
     changes = tuple(RefChange(r.ref, r.old, r.new, ref_kind(r, pack)) for r in refs)
-    walker = _Paths(pack)
+    walker = _Paths(pack, known)
     for oid in pack.commits:  # every pushed commit: what a ref's history gains, and what a tag names
-        tree = commit_links(pack.commits[oid])[0]
-        if tree in pack.trees:
-            walker.tree(tree, "")
+        walker.commit(oid)
     secrets: list[SecretFinding] = []
     for oid, found in pack.findings.items():
         path = walker.blob_path.get(oid, "")
         secrets.extend(SecretFinding(f.kind, f.fingerprint, path) for f in found)
+    if known is not None:
+        known.learn(pack)
     return Change(
         refs=changes,
         paths=tuple(walker.paths),
         added_bytes=sum(pack.blobs.values()),
         largest=max(pack.blobs.values(), default=0),
         secrets=tuple(secrets),
+        unestablished=walker.unreadable,
     )
 
 
@@ -157,4 +292,4 @@ def tip_files(pack: Pack, tip: str, wanted: Callable[[str], bool], *, limit: int
     return found
 
 
-__all__ = ["WALK_LIMIT", "commit_links", "push_change", "ref_kind", "tip_files", "tree_entries"]
+__all__ = ["WALK_LIMIT", "KnownTrees", "commit_links", "push_change", "ref_kind", "tip_files", "tree_entries"]

@@ -10,9 +10,10 @@ from gitvow.change import with_operations
 from gitvow.change_rules import CHANGE_TOO_LARGE
 from gitvow.request import Classification, Request
 from gitvow.secrets import scan
-from gitvow_gitsmart.changes import push_change, tip_files
+from gitvow_gitsmart.changes import KnownTrees, commit_links, push_change, tip_files
 from gitvow_gitsmart.pack import PACK_LIMIT, PackError, PackTooLarge, read_pack
-from gitvow_gitsmart.pktline import COMMANDS_LIMIT, PktLineError, read_commands
+from gitvow_gitsmart.pktline import COMMANDS_LIMIT, PktLineError, read_commands, read_push_request
+from gitvow_gitsmart.push_options import option_operations
 
 UPLOAD = "git-upload-pack"
 RECEIVE = "git-receive-pack"
@@ -38,6 +39,11 @@ def _repo(prefix: str, strip: str) -> str | None:
     if repo.endswith(".git"):
         repo = repo[: -len(".git")]
     return repo or None
+
+
+#: The trees of every pack this process read (content-addressed, so true whoever pushed them):
+#: a later push diffs against its parent's trees exactly when they are here.
+KNOWN_TREES = KnownTrees()
 
 
 class _OverLimit(Exception):
@@ -102,19 +108,23 @@ def push_classification(request: Request, repo: str | None, *, limit: int, pack_
     too_large = f"the push is over the scan limit of {pack_limit} bytes and is not read"
     try:
         body = _body(request, limit + pack_limit)
-        refs, start = read_commands(body, limit=limit)
+        refs, options, start = read_push_request(body, limit=limit)
     except _OverLimit:
         return Classification.unknown(too_large, code=CHANGE_TOO_LARGE, repo=repo)
     except PktLineError as exc:
         return Classification.unknown(f"push commands unreadable: {exc}", repo=repo)
     try:
         pack = read_pack(memoryview(body)[start:], limit=pack_limit, scan=scan)
-        change = push_change(refs, pack)
+        change = push_change(refs, pack, KNOWN_TREES)
     except PackTooLarge:
         return Classification.unknown(too_large, code=CHANGE_TOO_LARGE, repo=repo)
     except PackError as exc:
         return Classification.unknown(f"push pack unreadable: {exc}", repo=repo)
-    return Classification(with_operations(("git.push",), change), repo=repo, refs=refs,
+    extra, unread = option_operations(options)
+    if unread:
+        return Classification.unknown(f"push option {unread!r} is not read: its effect on the forge is not judged",
+                                      repo=repo)
+    return Classification(with_operations(("git.push", *extra), change), repo=repo, refs=refs,
                           details={"service": RECEIVE}, change=change)
 
 
@@ -126,10 +136,15 @@ def describe_push(body: bytes, protected: Callable[[str], bool], *, limit: int =
     :class:`PackError` when the body cannot be read."""
     refs, start = read_commands(body, limit=limit)
     pack = read_pack(memoryview(body)[start:], limit=pack_limit)
-    change = push_change(refs, pack)
+    change = push_change(refs, pack, KNOWN_TREES)
+    unknown = [parent for raw in pack.commits.values() for parent in commit_links(raw)[1]
+               if parent not in pack.commits and KNOWN_TREES.root(parent) is None]
     shown: dict[str, str] = {
         "refs": "; ".join(f"{r.ref} {r.kind} {r.old[:12]}..{r.new[:12]}" for r in change.refs),
         "paths": ", ".join(change.paths) or "(none)",
+        **({"paths read": "from the pushed trees alone: the parent's trees are not known in this process, so a "
+                          "file deleted beside new content in the same directory is not listed (the proxy's "
+                          "desk shows the diff where the proxy read the branch's last push)"} if unknown else {}),
         "added": f"{change.added_bytes} bytes in {len(pack.blobs)} new files (largest {change.largest})",
     }
     for ref in change.refs:

@@ -22,13 +22,15 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from gitvow.change import SecretFinding
+from gitvow_gitsmart.limits import PACK_LIMIT  # a pushed pack larger than this is refused unread
 
 COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
 OFS_DELTA, REF_DELTA = 6, 7
 TYPE_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", TAG: b"tag"}
-#: A pushed pack larger than this is refused unread (``[adapters.gitsmart] pack_limit``).
-PACK_LIMIT = 256 * 1024 * 1024
 _CHUNK = 64 * 1024
+#: Sizes and offsets are at most 64 bits: a longer varint is refused before its bytes pile up
+#: into an ever larger integer (a megabyte of continuation bytes would cost quadratic time).
+_VARINT_BITS = 64
 _BASE_CACHE = 32 * 1024 * 1024
 
 
@@ -102,6 +104,8 @@ def _header(data: memoryview, pos: int) -> tuple[int, int, int]:
     while byte & 0x80:
         if pos >= len(data):
             raise PackError("truncated entry header")
+        if shift > _VARINT_BITS:
+            raise PackError("entry header too long")
         byte = data[pos]
         pos += 1
         size |= (byte & 0x7F) << shift
@@ -116,6 +120,8 @@ def _ofs(data: memoryview, pos: int) -> tuple[int, int]:
     while byte & 0x80:
         if pos >= len(data):
             raise PackError("truncated delta offset")
+        if value.bit_length() > _VARINT_BITS:
+            raise PackError("delta offset too long")
         byte = data[pos]
         pos += 1
         value = ((value + 1) << 7) | (byte & 0x7F)
@@ -158,6 +164,8 @@ def _varint(delta: bytes, pos: int) -> tuple[int, int]:
     while True:
         if pos >= len(delta):
             raise PackError("truncated delta")
+        if shift > _VARINT_BITS:
+            raise PackError("delta size too long")
         byte = delta[pos]
         pos += 1
         value |= (byte & 0x7F) << shift

@@ -6,7 +6,7 @@ Adapters are imported by name only when a hook for that agent runs, so ``gitvow 
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer
 
@@ -27,5 +27,6 @@ def get(name: str) -> AgentAdapter:
         module = AGENTS[name]
     except KeyError:
         raise ValueError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}") from None
-    adapter: AgentAdapter = importlib.import_module(module).ADAPTER
+    __import__(module)  # importlib.import_module would import importlib (and warnings) on every hook call
+    adapter: AgentAdapter = sys.modules[module].ADAPTER
     return adapter

@@ -6,9 +6,9 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 
+from gitvow.frozen import dataclass
 from gitvow_gate.call import FileEdit, GateCall, text
 from gitvow_gate.decide import GateDecision
-from gitvow_gate.plain_record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 HOOK_FAILED = "gitvow hook could not run (the gitvow executable is missing or broken)"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class HookAnswer:
     """What the hook process does: exit with ``code``, print ``stdout`` and ``stderr``."""
 

@@ -28,6 +28,11 @@ def fast(argv: list[str]) -> int | None:
         rest = rest[2:]
     if len(rest) != 1 or rest[0].startswith("-") or agent == "":
         return None
+    # A hook process lives for one tool call and exits: the cyclic garbage collector, which
+    # the imports ahead would set off several times, only costs it time.
+    import gc
+
+    gc.disable()
     return serve(agent, rest[0])
 
 

@@ -132,13 +132,15 @@ class ApprovalRelay:
             # whatever answered an approved request here is gitvow, not the forge: not sent
             flow.metadata.setdefault(REFUSED_KEY, flow.response.get_text(strict=False) or "refused")
 
-    async def response(self, flow: http.HTTPFlow) -> None:
+    # Plain functions: the chain creates no coroutine per request for these hooks; the sender
+    # records a replayed approval's answer in a task of its own (the store is reached off the loop).
+    def response(self, flow: http.HTTPFlow) -> None:
         if APPROVAL_KEY in flow.metadata:
-            await self.sender.answered(flow)
+            self.sender.answered(flow)
 
-    async def error(self, flow: http.HTTPFlow) -> None:
+    def error(self, flow: http.HTTPFlow) -> None:
         if APPROVAL_KEY in flow.metadata:
-            await self.sender.answered(flow)
+            self.sender.answered(flow)
 
     def _stage(self, flow: http.HTTPFlow, staged: StagedRefusal) -> approvals.Approval | None:
         """Stage the refused request (or find it staged already) and answer with its state;

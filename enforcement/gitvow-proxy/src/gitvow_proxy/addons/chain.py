@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mitmproxy import http
@@ -92,18 +92,44 @@ class AddonChain:
         return run
 
     @staticmethod
-    def _flow_hook(name: str, implementations: tuple[Callable[..., Any], ...]) -> Callable[[Any], Awaitable[None]]:
+    def _flow_hook(name: str, implementations: tuple[Callable[..., Any], ...]) -> Callable[[Any], Any]:
+        """One hook of every request: a plain function when no implementation is a coroutine
+        function (mitmproxy then creates no coroutine for it), else a coroutine that awaits what
+        an implementation returns (a coroutine function's coroutine, or the awaitable a plain
+        one may hand back). In the plain function an implementation that hands back anything
+        has nothing to await it: that fails closed like an exception."""
+        if not any(inspect.iscoroutinefunction(hook) for hook in implementations):
+            def run_sync(subject: Any) -> None:
+                for hook in implementations:
+                    try:
+                        result = hook(subject)
+                        if result is not None:
+                            getattr(result, "close", _nothing)()  # never awaited: closed, not left to warn
+                            raise TypeError(f"{name} returned an awaitable where the chain runs it synchronously")
+                    except Exception as exc:
+                        _failed(hook, name, subject, exc)
+
+            return run_sync
+
         async def run(subject: Any) -> None:
             for hook in implementations:
                 try:
                     result = hook(subject)
-                    if inspect.isawaitable(result):
+                    if result is not None:
                         await result
                 except Exception as exc:
-                    log.error("gitvow: %s raised in %s: %s: %s", _owner(hook), name, type(exc).__name__, exc)
-                    _refuse(subject, name, exc)
+                    _failed(hook, name, subject, exc)
 
         return run
+
+
+def _nothing() -> None:
+    return None
+
+
+def _failed(hook: Callable[..., Any], name: str, subject: Any, exc: Exception) -> None:
+    log.error("gitvow: %s raised in %s: %s: %s", _owner(hook), name, type(exc).__name__, exc)
+    _refuse(subject, name, exc)
 
 
 def _owner(hook: Callable[..., Any]) -> str:

@@ -2,7 +2,8 @@
 
 Placed after every addon that decides, it writes what they left on the flow
 (:data:`~gitvow_proxy.flow_metadata.AUDIT_KEY`) at the end of the hook that decided it, so
-each decision is written once, in the order the proxy made them. It also times the
+each decision is written once, in the order the proxy made them. Host, path and repository are
+cleaned of every secret first (:func:`~gitvow_proxy.record.clean_audited`). It also times the
 upstream's answer to each forwarded request for ``gitvow_upstream_seconds``.
 """
 
@@ -15,6 +16,7 @@ from mitmproxy import http, tcp, udp
 
 from gitvow_proxy.audit import AUDIT_UNAVAILABLE, AuditUnavailable
 from gitvow_proxy.flow_metadata import AUDIT_KEY, SENT_KEY, Audited
+from gitvow_proxy.record import clean_audited, redactor_of
 from gitvow_proxy.refusals import plain_refusal
 from gitvow_proxy.shared import Shared
 
@@ -57,6 +59,13 @@ class DecisionAudit:
             return
         entry.written = True
         shared = self.shared
+        runtime = entry.runtime or shared.runtime
+        if runtime is not None:
+            try:
+                clean_audited(entry, redactor_of(runtime))
+            except Exception as exc:  # nothing the agent sent is written unless it was read clean
+                log.error("gitvow: cannot clean an audit line: %s: %s", type(exc).__name__, exc)
+                entry.path, entry.repo = "/[redacted by gitvow]", None
         shared.metrics.decided(entry.verdict, entry.reason, entry.adapter, entry.agent, entry.took)
         _tally(shared, entry)
         audit = shared.audit

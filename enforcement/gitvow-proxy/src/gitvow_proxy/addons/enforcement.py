@@ -142,6 +142,11 @@ def _internal_error(flow: http.HTTPFlow, exc: Exception) -> None:
                                   f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
 
 
+#: Lookups asked of the forge for one decision before the last try (each answer is cached,
+#: failures too, so a decision never asks the same thing twice).
+LOOKUP_ROUNDS = 2
+
+
 class PolicyEnforcement:
     """Transport checks, the pipeline's decision, and applying it to the flow."""
 
@@ -248,12 +253,16 @@ class PolicyEnforcement:
         if adapter is None or classification is None:
             return runtime, request, identity, runtime.engine.decide(request, caller, runtime.gates), None
         off_loop = any(writes(op) for op in classification.operations)
-        try:
-            decision, note = await self._judged(off_loop, runtime, request, adapter, classification, caller)
-        except Pending as pending:
-            # A repository gate needs what only the forge knows: ask it off the event loop,
-            # then decide again (the answer, or the failure, is cached now).
-            await asyncio.to_thread(self._resolve, runtime, flow, pending)
+        for _ in range(LOOKUP_ROUNDS):
+            try:
+                decision, note = await self._judged(off_loop, runtime, request, adapter, classification, caller)
+                break
+            except Pending as pending:
+                # A gate needs what only the forge knows: ask it off the event loop, then decide
+                # again (the answer, or the failure, is cached now). One answer may lead to the
+                # next question (GitLab's /projects/42 names a project; then its default branch).
+                await asyncio.to_thread(self._resolve, runtime, flow, pending)
+        else:
             decision, note = await self._judged(off_loop, runtime, request, adapter, classification, caller)
         return runtime, request, identity, decision, note
 

@@ -19,10 +19,8 @@ from mitmproxy import ctx, exceptions, http
 from gitvow.errors import GitvowError
 from gitvow.pipeline import INTERNAL_ERROR
 from gitvow_proxy.flow_metadata import AUDIT_KEY, SECRETS_KEY, Audited
-from gitvow_proxy.record import REDACTED, Recorder, Redactor, sanitized
+from gitvow_proxy.record import REDACTED, Recorder, redactor_of, sanitized
 from gitvow_proxy.refusals import plain_refusal
-from gitvow_proxy.runtime import Runtime
-from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.shared import Shared
 
 log = logging.getLogger("gitvow_proxy")
@@ -58,7 +56,6 @@ class ScrubAndRecord:
     def __init__(self, shared: Shared) -> None:
         self.shared = shared
         self.recorder: Recorder | None = None
-        self._redactor: tuple[Runtime, Redactor] | None = None
 
     def load(self, loader: Any) -> None:
         loader.add_option("gitvow_record", str, "", "write the agents' flows, without credentials, canaries or cookies, "
@@ -89,19 +86,6 @@ class ScrubAndRecord:
         if self.recorder is not None:
             self._record(flow)
 
-    def _redactor_for(self, runtime: Runtime) -> Redactor:
-        """The secrets of the policy that decided, and every canary it recognises."""
-        cached = self._redactor
-        if cached is not None and cached[0] is runtime:
-            return cached[1]
-        redactor = Redactor.build(
-            secrets=(*runtime.secrets, *runtime.identities.secrets()),
-            canaries=dict(runtime.canaries),
-            literal=tuple(runtime.policy.section(ProxyPolicy).canary.tokens),
-        )
-        self._redactor = (runtime, redactor)
-        return redactor
-
     def _record(self, flow: http.HTTPFlow) -> None:
         entry: Audited | None = flow.metadata.get(AUDIT_KEY)
         recorder = self.recorder
@@ -111,7 +95,7 @@ class ScrubAndRecord:
         runtime = entry.runtime
         stamp = {"path": runtime.source or "", "sha256": runtime.sha256}
         try:
-            recorder.write(sanitized(flow, {**entry.recording_info(), "policy": stamp}, self._redactor_for(runtime),
+            recorder.write(sanitized(flow, {**entry.recording_info(), "policy": stamp}, redactor_of(runtime),
                                      entry.injected))
         except Exception as exc:  # a recording that fails must not take the proxy down
             log.error("gitvow: cannot write the recording %s: %s: %s", recorder.path, type(exc).__name__, exc)
