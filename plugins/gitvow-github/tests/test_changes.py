@@ -208,6 +208,10 @@ def test_create_commit_on_branch() -> None:
     by_id = graphql(COMMIT, {"input": {"branch": {"id": "REF_1"}, "message": {"headline": "h"},
                                        "expectedHeadOid": SHA, "fileChanges": {}}})
     assert code(change_of(by_id)) == "change_unestablished"
+    both = graphql(COMMIT, {"input": {"branch": {"id": "REF_1", "repositoryNameWithOwner": "o/r",
+                                                 "branchName": "agent/x"}, "message": {"headline": "h"},
+                                      "expectedHeadOid": SHA, "fileChanges": {}}})
+    assert code(change_of(both)) == "change_unestablished"  # GitHub could take the id: not guessed
 
 
 def test_graphql_ref_mutations() -> None:
