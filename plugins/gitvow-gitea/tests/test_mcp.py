@@ -18,7 +18,7 @@ WHERE = {"owner": "team", "repo": "app"}
         ("mcp__gitea__create_issue_comment", "issue.comment"),
         ("mcp__gitea__replace_issue_labels", "label.add"),
         ("mcp__gitea__create_repo_label", "label.manage"),
-        ("mcp__gitea__delete_branch", "ref.write"),
+        ("mcp__gitea__delete_branch", ("ref.write", "ref.delete")),
         ("mcp__gitea__update_file", "contents.write"),
         ("mcp__codeberg__fork_repo", "repo.fork"),
         ("mcp__gitea__list_repo_pull_requests", "read"),
@@ -26,10 +26,11 @@ WHERE = {"owner": "team", "repo": "app"}
         ("mcp__gitea__delete_repo", "unknown"),
     ],
 )
-def test_gitea_tools(gitea: GiteaAdapter, tool: str, operation: str) -> None:
+def test_gitea_tools(gitea: GiteaAdapter, tool: str, operation: str | tuple[str, ...]) -> None:
     call = gitea.classify_mcp_tool(tool, WHERE)
     assert call is not None
-    assert (call.operations, call.repo, call.adapter) == ((operation,), "team/app", "gitea")
+    expected = (operation,) if isinstance(operation, str) else operation
+    assert (call.operations, call.repo, call.adapter) == (expected, "team/app", "gitea")
 
 
 @pytest.mark.parametrize("tool", ["create_pull_request", "mcp__github__create_pull_request", "mcp__gitea", "Bash"])

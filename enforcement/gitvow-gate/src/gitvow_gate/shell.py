@@ -298,8 +298,8 @@ def _redirection(word: str) -> tuple[bool, bool]:
 
     What ``re.match(_REDIRECTION, word)`` answers, read by hand so that no regex is compiled
     on every hook call: an optional file descriptor (decimal digits, as ``\\d``) or ``&``,
-    then ``>`` or ``<``, doubled or not (the pattern's first alternatives, ``>>?`` and
-    ``<<?``, already match the start of ``>&``, ``<&``, ``>|`` and ``<>``).
+    then ``<<<`` (a here-string), or ``>`` or ``<``, doubled or not (the pattern's
+    alternatives ``>>?`` and ``<<?`` already match the start of ``>&``, ``<&``, ``>|`` and ``<>``).
     """
     i = 1 if word.startswith("&") else 0
     if not i:
@@ -307,6 +307,8 @@ def _redirection(word: str) -> tuple[bool, bool]:
             i += 1
     if i >= len(word) or word[i] not in "<>":
         return False, False
+    if word.startswith("<<<", i):
+        return True, i + 3 == len(word)  # a here-string: `<<< WORD` takes the next word
     end = i + 2 if word[i + 1:i + 2] == word[i] else i + 1
     return True, end == len(word)
 

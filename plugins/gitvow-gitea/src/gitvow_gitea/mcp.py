@@ -58,6 +58,10 @@ TOOLS: Mapping[str, str] = {
 }
 
 
+#: Tools that delete a ref: also ``ref.delete``, as the ``DELETE`` they send is.
+DELETIONS = frozenset({"delete_branch", "delete_tag"})
+
+
 def classify_gitea_tool(tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
     """Operations of a Gitea/Forgejo MCP tool call, or None if the server is not one of theirs."""
     server, name = split_tool(tool)
@@ -68,4 +72,5 @@ def classify_gitea_tool(tool: str, arguments: Mapping[str, object]) -> ToolCall 
     operation = TOOLS.get(name)
     if operation is None:
         operation = "read" if name.startswith(_READ_PREFIXES) else "unknown"
-    return ToolCall((operation,), repo=target, adapter="gitea", summary=f"Gitea MCP {name}")
+    operations = (operation, "ref.delete") if name in DELETIONS else (operation,)
+    return ToolCall(operations, repo=target, adapter="gitea", summary=f"Gitea MCP {name}")

@@ -101,6 +101,10 @@ def _repo(arguments: Mapping[str, object]) -> str | None:
     return None
 
 
+#: Tools that delete a ref: also ``ref.delete``, as the ``DELETE`` they send is.
+DELETIONS = frozenset({"delete_branch", "delete_tag"})
+
+
 def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLClassifier) -> ToolCall | None:
     """Operations a GitLab MCP tool call performs, or None if the tool is not GitLab's."""
     server, name = split_tool(tool)
@@ -118,7 +122,7 @@ def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLCla
         if not ours:
             return None
         op = READ if name.startswith(READ_PREFIXES) else UNKNOWN
-    operations: tuple[str, ...] = (op,)
+    operations: tuple[str, ...] = (op, "ref.delete") if name in DELETIONS else (op,)
     if op in TEXT_OPERATIONS:
         # Notes and descriptions carry quick actions (``create_note`` with body ``/merge``).
         commands = quick_actions(list(strings_in(dict(arguments))), _context(name, arguments))
