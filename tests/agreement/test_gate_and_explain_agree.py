@@ -110,6 +110,7 @@ def _pushes() -> list[tuple[str, dict[str, Any], list[Wire]]]:
         return [("GET", f"{repo}/info/refs?service=git-receive-pack", None), *sent]
 
     app, locked = "https://github.com/team/app.git", "https://gitlab.com/team/locked.git"
+    gitlab = "https://gitlab.com/team/app.git"
     zero = "0" * 40
     return [
         (f"shell git push {app} main", {}, wire(app, (_OLD, _NEW, "refs/heads/main"))),
@@ -126,7 +127,26 @@ def _pushes() -> list[tuple[str, dict[str, Any], list[Wire]]]:
         (f"shell git push --delete {app} agent/old", {}, wire(app, (_OLD, zero, "refs/heads/agent/old"))),
         (f"shell git push -o ci.skip {app} agent/x release/3", {},
          wire(app, (_OLD, _NEW, "refs/heads/agent/x"), (_OLD, _NEW, "refs/heads/release/3"))),
+        # push options GitLab acts on: a merge request opened, and merged when its pipeline passes
+        (f"shell git push -o merge_request.create {gitlab} agent/x", {},
+         [("POST", f"{gitlab}/git-receive-pack", _optioned("merge_request.create"))]),
+        (f"shell git push -o merge_request.create -o merge_request.merge_when_pipeline_succeeds {gitlab} agent/x",
+         {}, [("POST", f"{gitlab}/git-receive-pack",
+               _optioned("merge_request.create", "merge_request.merge_when_pipeline_succeeds"))]),
+        (f"shell git push -o ci.variable=X=1 {gitlab} agent/x", {},
+         [("POST", f"{gitlab}/git-receive-pack", _optioned("ci.variable=X=1"))]),
     ]
+
+
+def _optioned(*options: str) -> bytes:
+    """A receive-pack body with push options, as git sends it after ``push-options`` was named."""
+    body = push_body((_OLD, _NEW, "refs/heads/agent/x"))
+    commands, _, packed = body.partition(b"0000")
+    commands = commands.replace(b"report-status", b"report-status push-options", 1)
+    length = int(commands[:4], 16) + len(b" push-options")
+    commands = b"%04x" % length + commands[4:]
+    lines = b"".join(b"%04x" % (len(o) + 5) + o.encode() + b"\n" for o in options)
+    return commands + b"0000" + lines + b"0000" + packed
 
 
 PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [

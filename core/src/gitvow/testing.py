@@ -216,12 +216,14 @@ def wait_for_port(
     port: int,
     proc: subprocess.Popen[bytes],
     *,
-    timeout: float = 30.0,
+    timeout: float = 120.0,
     ready: Callable[[], bool] = lambda: True,
 ) -> None:
     """Wait until the process ``proc`` accepts connections on ``port`` and ``ready()`` holds.
 
-    Raises RuntimeError if the process exits first or the time runs out.
+    Raises RuntimeError if the process exits first or the time runs out. The time is generous
+    on purpose: a proxy that cannot start exits (and is reported at once), so the bound only
+    matters on a machine so loaded that starting mitmproxy takes tens of seconds.
     """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -212,3 +212,44 @@ def test_a_held_push_says_when_its_paths_were_read_from_the_new_trees_alone() ->
     assert "paths read" not in parentless and parentless["paths"] == "README.md"
     on_top = describe_push(push_body(("c" * 40, _B, "refs/heads/agent/x")), lambda path: False)
     assert "from the pushed trees alone" in on_top["paths read"]
+
+
+def _with_options(*options: str, caps: bytes = b"report-status push-options") -> bytes:
+    """A push body as git sends it with ``-o``: commands, flush, the options, flush, the pack."""
+    from gitvow_gitsmart.packwrite import files_commit, pack
+
+    new, made = files_commit({"README.md": b"x\n"}, [_A])
+    body = pkt(f"{_A} {new} refs/heads/agent/x".encode() + b"\0" + caps + b"\n") + b"0000"
+    return body + b"".join(pkt(o.encode() + b"\n") for o in options) + b"0000" + pack(made)
+
+
+@pytest.mark.parametrize(("options", "operations"), [
+    ((), ("git.push",)),
+    (("ci.skip",), ("git.push",)),
+    (("merge_request.create", "merge_request.target=main", "merge_request.title=t"), ("git.push", "pr.create")),
+    (("merge_request.create", "merge_request.merge_when_pipeline_succeeds"), ("git.push", "pr.create", "pr.merge")),
+    (("merge_request.auto_merge",), ("git.push", "pr.create", "pr.merge")),
+    (("ci.variable=DEPLOY=prod",), ("unknown",)),
+    (("some.hook.option",), ("unknown",)),
+])
+def test_push_options_are_read_as_operations_or_refused(options: tuple[str, ...], operations: tuple[str, ...]) -> None:
+    """GitLab acts on push options (opens a merge request, merges it when its pipeline passes):
+    each is judged as the same act through the API; an option nobody reads is refused."""
+    got = classify_git(Request.from_url("POST", "https://git.example.test/team/app.git/git-receive-pack",
+                                        body=_with_options(*options)))
+    assert got is not None and got.operations == operations, got.note
+    line = ["git", "push", *[f"-o{o}" if i % 2 else f"--push-option={o}" for i, o in enumerate(options)],
+            "origin", "agent/x"]
+    gate = GitSmartAdapter().classify_command(line)
+    assert gate is not None and gate.operations == operations
+
+
+def test_push_options_without_the_capability_are_the_pack_and_truncated_ones_unreadable() -> None:
+    """Options are read only where the commands named ``push-options``; cut short, they are not read."""
+    request = Request.from_url("POST", "https://git.example.test/team/app.git/git-receive-pack",
+                               body=_with_options("merge_request.create", caps=b"report-status"))
+    assert classify_git(request).operations == ("unknown",)  # type: ignore[union-attr]
+    cut = _with_options("merge_request.create")
+    cut = cut[: cut.index(b"merge_request.create") + 5]
+    got = classify_git(Request.from_url("POST", "https://git.example.test/team/app.git/git-receive-pack", body=cut))
+    assert got is not None and got.operations == ("unknown",) and "unreadable" in got.note

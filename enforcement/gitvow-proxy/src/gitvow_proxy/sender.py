@@ -287,8 +287,8 @@ class Sender:
         operator), never marked failed by :meth:`send` and never sent again."""
         flow.metadata[ANSWERED_KEY] = True
         task = asyncio.get_running_loop().create_task(self._recorded(flow))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self.shared.finishing.add(task)  # a graceful stop waits for it, as for a request in flight
+        task.add_done_callback(self.shared.finishing.discard)
 
     async def _recorded(self, flow: http.HTTPFlow) -> None:
         try:

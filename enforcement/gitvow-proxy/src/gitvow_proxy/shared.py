@@ -8,7 +8,9 @@ addon swaps :attr:`Shared.runtime` whole, so every other addon reads one policy 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from gitvow_proxy.audit import AuditLog
 from gitvow_proxy.cluster_view import ClusterTally
@@ -37,6 +39,9 @@ class Shared:
         self.tally = ClusterTally(lambda: self.store)
         #: Wakes the approval sender now (the desk calls it from its thread after an approval).
         self.wake_sender: Callable[[], None] = _nothing
+        #: Work a graceful stop waits for besides the requests in flight: recording the forge's
+        #: answer to a replayed approval (the sender's tasks add and discard themselves).
+        self.finishing: set[asyncio.Future[Any]] = set()
 
 
 __all__ = ["Shared"]

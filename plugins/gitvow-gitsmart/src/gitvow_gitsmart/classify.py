@@ -12,7 +12,8 @@ from gitvow.request import Classification, Request
 from gitvow.secrets import scan
 from gitvow_gitsmart.changes import KnownTrees, commit_links, push_change, tip_files
 from gitvow_gitsmart.pack import PACK_LIMIT, PackError, PackTooLarge, read_pack
-from gitvow_gitsmart.pktline import COMMANDS_LIMIT, PktLineError, read_commands
+from gitvow_gitsmart.pktline import COMMANDS_LIMIT, PktLineError, read_commands, read_push_request
+from gitvow_gitsmart.push_options import option_operations
 
 UPLOAD = "git-upload-pack"
 RECEIVE = "git-receive-pack"
@@ -107,7 +108,7 @@ def push_classification(request: Request, repo: str | None, *, limit: int, pack_
     too_large = f"the push is over the scan limit of {pack_limit} bytes and is not read"
     try:
         body = _body(request, limit + pack_limit)
-        refs, start = read_commands(body, limit=limit)
+        refs, options, start = read_push_request(body, limit=limit)
     except _OverLimit:
         return Classification.unknown(too_large, code=CHANGE_TOO_LARGE, repo=repo)
     except PktLineError as exc:
@@ -119,7 +120,11 @@ def push_classification(request: Request, repo: str | None, *, limit: int, pack_
         return Classification.unknown(too_large, code=CHANGE_TOO_LARGE, repo=repo)
     except PackError as exc:
         return Classification.unknown(f"push pack unreadable: {exc}", repo=repo)
-    return Classification(with_operations(("git.push",), change), repo=repo, refs=refs,
+    extra, unread = option_operations(options)
+    if unread:
+        return Classification.unknown(f"push option {unread!r} is not read: its effect on the forge is not judged",
+                                      repo=repo)
+    return Classification(with_operations(("git.push", *extra), change), repo=repo, refs=refs,
                           details={"service": RECEIVE}, change=change)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from gitvow.change import DELETE_OPERATION, DELETED, FAST_FORWARD, FORCE_OPERATION, FORCED, Change, RefChange
 from gitvow.request import ZERO_OID, ToolCall
+from gitvow_gitsmart.push_options import option_operations
 
 _FETCHING = frozenset({"fetch", "pull", "clone", "ls-remote", "submodule"})
 # git's global options that take a separate value: ``git -C dir push``.
@@ -59,28 +60,38 @@ _OID_LIKE = frozenset("0123456789abcdef")
 def _push_words(rest: Sequence[str]) -> tuple[set[str], list[str]]:
     """The options (names only) and the positional words of ``git push``'s arguments: the
     remote, then the refspecs. A value-taking option's value is not a positional word."""
+    flags, words, _ = _push_arguments(rest)
+    return flags, words
+
+
+def _push_arguments(rest: Sequence[str]) -> tuple[set[str], list[str], list[str]]:
+    """As :func:`_push_words`, plus the push options (``-o X``, ``--push-option=X``)."""
     flags: set[str] = set()
     words: list[str] = []
+    options: list[str] = []
     args = iter(rest)
     for arg in args:
         if arg == "--":
             words.extend(args)
             break
         if arg.startswith("--"):
-            name = arg.split("=", 1)[0]
+            name, eq, value = arg.partition("=")
             flags.add(name)
-            if name in _PUSH_VALUE_OPTIONS and "=" not in arg:
-                next(args, None)
+            if name in _PUSH_VALUE_OPTIONS and not eq:
+                value = next(args, "")
+            if name == "--push-option":
+                options.append(value)
         elif arg.startswith("-") and len(arg) > 1:
             for i, letter in enumerate(arg[1:], 1):  # bundled short options: -fu, -oVALUE
                 flags.add(f"-{letter}")
                 if f"-{letter}" in _PUSH_VALUE_OPTIONS:
-                    if i == len(arg) - 1:
-                        next(args, None)
+                    value = arg[i + 1:] if i < len(arg) - 1 else next(args, "")
+                    if letter == "o":
+                        options.append(value)
                     break
         else:
             words.append(arg)
-    return flags, words
+    return flags, words, options
 
 
 def _destination(spec: str) -> str | None:
@@ -154,7 +165,11 @@ def classify_git_command(argv: Sequence[str]) -> ToolCall | None:
     sub, rest = found
     if sub == "push":
         change = push_change(rest)
-        operations = _push_operations(rest, change)
+        extra, unread = option_operations(_push_arguments(rest)[2])
+        if unread:
+            return ToolCall(("unknown",), repo=_remote_repo(_push_words(rest)[1][:1]), adapter="gitsmart",
+                            summary="git push", note=f"push option {unread!r} is not read")
+        operations = tuple(dict.fromkeys(("git.push", *extra, *_push_operations(rest, change))))  # the proxy's order
         _, words = _push_words(rest)
         return ToolCall(operations, repo=_remote_repo(words[:1]), adapter="gitsmart",
                         summary=_push_summary(operations), change=change)

@@ -47,7 +47,44 @@ def read_ref_updates(body: bytes, *, limit: int = COMMANDS_LIMIT) -> tuple[RefUp
 
 def read_commands(body: bytes | memoryview, *, limit: int = COMMANDS_LIMIT) -> tuple[tuple[RefUpdate, ...], int]:
     """The ref updates a push asks for, and where the pack starts (after the flush packet)."""
+    updates, _, start = read_push_request(body, limit=limit)
+    return updates, start
+
+
+def read_push_request(body: bytes | memoryview, *,
+                      limit: int = COMMANDS_LIMIT) -> tuple[tuple[RefUpdate, ...], tuple[str, ...], int]:
+    """The ref updates, the push options (``git push -o``: sent after the commands, up to a
+    second flush, when the first command's capabilities name ``push-options``) and where the
+    pack starts."""
+    updates, caps, pos = _read_updates(body, limit)
+    if b"push-options" not in caps.split():
+        return updates, (), pos
+    options: list[str] = []
+    end = len(body)
+    while True:
+        if pos + 4 > end:
+            raise PktLineError("truncated in the push options")
+        if pos > limit:
+            raise PktLineError(f"push options exceed {limit} bytes")
+        try:
+            size = int(bytes(body[pos : pos + 4]), 16)
+        except ValueError:
+            raise PktLineError("bad pkt-line length") from None
+        if size == 0:
+            return updates, tuple(options), pos + 4
+        if size < 4 or pos + size > end:
+            raise PktLineError("bad pkt-line length")
+        try:
+            options.append(bytes(body[pos + 4 : pos + size]).rstrip(b"\n").decode("utf-8"))
+        except UnicodeDecodeError:
+            raise PktLineError("push option is not UTF-8") from None
+        pos += size
+
+
+def _read_updates(body: bytes | memoryview, limit: int) -> tuple[tuple[RefUpdate, ...], bytes, int]:
+    """The ref-update commands, the first one's capability list, and the position after the flush."""
     updates: list[RefUpdate] = []
+    caps = b""
     pos = 0
     end = len(body)
     while True:
@@ -60,14 +97,16 @@ def read_commands(body: bytes | memoryview, *, limit: int = COMMANDS_LIMIT) -> t
         except ValueError:
             raise PktLineError("bad pkt-line length") from None
         if size == 0:
-            return tuple(updates), pos + 4
+            return tuple(updates), caps, pos + 4
         if size < 4 or pos + size > end:
             raise PktLineError("bad pkt-line length")
         payload = bytes(body[pos + 4 : pos + size])
         pos += size
         if payload.startswith(b"shallow "):
             continue
-        line = payload.split(b"\0", 1)[0].rstrip(b"\n")
+        line, _, capabilities = payload.rstrip(b"\n").partition(b"\0")
+        if not updates:
+            caps = capabilities
         parts = line.split(b" ", 2)
         if len(parts) != 3 or not _OID.match(parts[0]) or not _OID.match(parts[1]) or not parts[2]:
             raise PktLineError("not a ref-update command")

@@ -5,8 +5,8 @@ forwarded: the forge acts on a write whose client never hears the answer, and th
 retry does it twice. So :func:`drain` (run by ``gitvow proxy``'s SIGTERM handler) closes the
 listening socket, answers any new request on a kept-alive connection with ``503
 shutting_down`` (``Connection: close``, ``Retry-After``: another replica takes the retry), and
-waits until every request in flight has its answer, or ``[proxy] shutdown_grace`` seconds
-have passed, before mitmproxy stops. A second SIGTERM, or SIGINT, stops at once.
+waits until every request in flight has its answer (and the forge's answer to an approval
+it sent is recorded), or ``[proxy] shutdown_grace`` seconds have passed, before mitmproxy stops. A second SIGTERM, or SIGINT, stops at once.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class GracefulStop:
         if waiting:
             log.info("gitvow: stopping: %d request(s) in flight get their answers first (up to %gs)", waiting, grace)
         deadline = time.monotonic() + grace
-        while self.in_flight and time.monotonic() < deadline:
+        while (self.in_flight or self.shared.finishing) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         if self.in_flight:
             log.warning("gitvow: stopping with %d request(s) still in flight after %gs", len(self.in_flight), grace)
