@@ -68,6 +68,12 @@ def test_every_string_of_the_body_is_read_decoded() -> None:
     assert "c2VjcmV0" not in list(body_texts({"content": "c2VjcmV0"}, skip=frozenset({"content"})))
     with pytest.raises(BodyUnreadable):
         read_json(b"[1]")
+    with pytest.raises(BodyUnreadable):  # parsers differ on which one counts
+        read_json(b'{"branch": "agent/x", "branch": "main"}')
+    with pytest.raises(BodyUnreadable):
+        read_json(b'{"tree": [{"path": "a", "path": ".github/workflows/x.yml"}]}')
+    with pytest.raises(BodyUnreadable):
+        read_json(b'{"ref": "x"}', limit=5)
     with pytest.raises(BodyUnreadable):
         read_json(b"{nope")
 

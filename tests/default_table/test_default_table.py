@@ -46,7 +46,8 @@ ROWS: list[tuple[str, str, str, str, str | bytes, str]] = [
     ("git.push", "github", "GET", "https://github.com/o/r.git/info/refs?service=git-receive-pack", "", "issues_and_prs"),
     ("ref.write", "github", "POST", f"{GH}/repos/o/r/git/refs", "{}", "issues_and_prs"),
     ("ref.write", "github", "POST", f"{GH}/repos/o/r/git/commits", "{}", "issues_and_prs"),
-    ("ref.write", "github", "DELETE", f"{GH}/repos/o/r/git/refs/heads/x", "", "issues_and_prs"),
+    # Deleting a ref is a ref write *and* a deletion, which no mode allows by default.
+    ("ref.write+ref.delete", "github", "DELETE", f"{GH}/repos/o/r/git/refs/heads/x", "", "deny"),
     ("ref.write", "github", "POST", GQL, gql('mutation { createRef(input: {repositoryId: "R", name: "refs/heads/x", oid: "a"}) { clientMutationId } }'), "issues_and_prs"),
     ("branch.protect", "github", "POST", GQL, gql('mutation { createBranchProtectionRule(input: {repositoryId: "R", pattern: "main"}) { clientMutationId } }'), "issues_and_prs"),
     ("issue.create", "github", "POST", f"{GH}/repos/o/r/issues", "{}", "issues_only"),

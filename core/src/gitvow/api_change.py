@@ -212,12 +212,27 @@ class BodyUnreadable(ValueError):
     """The body is not what the forge's API reads (not JSON, not an object, over the limit)."""
 
 
+class _TwiceGiven(Exception):
+    pass
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _TwiceGiven
+    return found
+
+
 def read_json(body: bytes, limit: int | None = None) -> dict[str, object]:
-    """A JSON object body (at most ``limit`` bytes), or :class:`BodyUnreadable`."""
+    """A JSON object body (at most ``limit`` bytes), or :class:`BodyUnreadable`: also when an
+    object gives a key twice (``{"branch": "agent/x", "branch": "main"}``), which parsers
+    resolve differently, so the branch judged could be another than the one written."""
     if limit is not None and len(body) > limit:
         raise BodyUnreadable(f"the body is over {limit} bytes")
     try:
-        data = json.loads(body) if body.strip() else {}
+        data = json.loads(body, object_pairs_hook=_unique) if body.strip() else {}
+    except _TwiceGiven:
+        raise BodyUnreadable("a key is given twice (parsers differ on which one counts)") from None
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise BodyUnreadable("the body is not JSON") from None
     if not isinstance(data, dict):

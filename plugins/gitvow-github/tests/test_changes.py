@@ -208,6 +208,10 @@ def test_create_commit_on_branch() -> None:
     by_id = graphql(COMMIT, {"input": {"branch": {"id": "REF_1"}, "message": {"headline": "h"},
                                        "expectedHeadOid": SHA, "fileChanges": {}}})
     assert code(change_of(by_id)) == "change_unestablished"
+    both = graphql(COMMIT, {"input": {"branch": {"id": "REF_1", "repositoryNameWithOwner": "o/r",
+                                                 "branchName": "agent/x"}, "message": {"headline": "h"},
+                                      "expectedHeadOid": SHA, "fileChanges": {}}})
+    assert code(change_of(both)) == "change_unestablished"  # GitHub could take the id: not guessed
 
 
 def test_graphql_ref_mutations() -> None:
@@ -251,3 +255,19 @@ def test_a_query_string_on_a_write_is_not_guessed_at() -> None:
     assert code(change_of(result)) == "change_unestablished"
     deleted = ADAPTER.classify(Request.from_url("DELETE", "https://api.github.com/repos/o/r/git/refs/heads/x?a=1"))
     assert "ref.delete" in deleted.operations
+
+
+def test_gh_api_shows_the_gate_what_its_fields_change() -> None:
+    """At the gate, ``gh api``'s ``-f``/``-F`` fields are the body: the branch and path rules
+    judge what they show; a body the line does not show (``--input``) is left to the proxy."""
+    put = ADAPTER.classify_command(["gh", "api", "-X", "PUT", "repos/o/r/contents/.github/workflows/ci.yml",
+                                    "-f", "message=ci", "-f", f"content={b64('on: push')}", "-f", "branch=agent/x"])
+    assert put is not None and put.change is not None and put.change.paths == (".github/workflows/ci.yml",)
+    assert code(put.change) == "path_protected"
+    keyed = ADAPTER.classify_command(["gh", "api", "-X", "PUT", "repos/o/r/contents/a.py", "-f", "message=m",
+                                      "-f", f"content={b64(CLOUD_KEY)}", "-f", "branch=agent/x"])
+    assert keyed is not None and keyed.change is not None and code(keyed.change) == "secret_detected"
+    hidden = ADAPTER.classify_command(["gh", "api", "-X", "PATCH", "repos/o/r/git/refs/heads/x", "--input", "b.json"])
+    assert hidden is not None and hidden.change is None and hidden.operations == ("ref.write",)
+    gone = ADAPTER.classify_command(["gh", "api", "-X", "DELETE", "repos/o/r/git/refs/heads/x", "--input", "b.json"])
+    assert gone is not None and gone.operations == ("ref.write", "ref.delete")

@@ -17,7 +17,8 @@ A moved file is a change to both paths: the rule that protects one protects the 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from gitvow.frozen import dataclass
 
 _FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$")
 _MOVE = re.compile(r"^\*\*\* Move to: (.+)$")

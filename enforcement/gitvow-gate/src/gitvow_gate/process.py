@@ -13,7 +13,8 @@ import signal
 import subprocess
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from gitvow.frozen import dataclass
 
 
 @dataclass(frozen=True, slots=True)

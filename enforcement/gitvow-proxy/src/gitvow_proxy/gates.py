@@ -202,6 +202,9 @@ class ProxyGates(Gates):
         state.memo, state.unconfirmed, state.optimistic = None, None, True
         try:
             decision = decide()
+        except BaseException:  # Pending, or a failure: nothing of this attempt outlives it
+            state.unconfirmed = None
+            raise
         finally:
             state.optimistic = False
         if state.unconfirmed is None:

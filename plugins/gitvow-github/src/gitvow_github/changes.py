@@ -243,6 +243,8 @@ def _commit_on_branch(data: Mapping[str, Any]) -> Change:
     if not isinstance(branch, dict):
         return unestablished("createCommitOnBranch names no branch")
     name = branch.get("branchName")
+    if branch.get("id") is not None:  # beside a name, GitHub could take either: neither is guessed
+        return unestablished("the branch is named by node id (name it by repositoryNameWithOwner and branchName only)")
     if not isinstance(name, str) or not name:
         return unestablished("the branch is named by node id only (name it by repositoryNameWithOwner and branchName)")
     refs = ref_changes(branch_refs(name), FAST_FORWARD)

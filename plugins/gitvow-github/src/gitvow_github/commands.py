@@ -222,12 +222,14 @@ def classify_gh_api(args: Sequence[str], reader: GraphQLReader) -> ToolCall:
     if repo is not None and ("{owner}" in repo or "{repo}" in repo or ":owner" in repo):
         repo = None  # gh fills these from the current checkout, which the gate does not know
     return ToolCall(result.operations, repo=repo, adapter=ADAPTER, summary=summary, unknown_code=result.unknown_code,
-                    mode_code=result.mode_code, note=result.note, targets=result.targets)
+                    mode_code=result.mode_code, note=result.note, targets=result.targets, change=result.change)
 
 
 
-def _with_change(result: Classification, path: str, body: bytes) -> Classification:
-    """The REST call's ``ref.force``/``ref.delete``, read as on the wire (:mod:`gitvow_github.changes`)."""
+def _with_change(result: Classification, path: str, body: bytes | None) -> Classification:
+    """The REST call's change and its ``ref.force``/``ref.delete``, read as on the wire
+    (:mod:`gitvow_github.changes`), so the gate judges the branch and path rules the command
+    line shows (the default branch and what the fields cannot say are the proxy's)."""
     operation_id = result.details.get("operation_id")
     if not isinstance(operation_id, str) or result.is_unknown or result.operations == (READ,):
         return result
@@ -236,18 +238,25 @@ def _with_change(result: Classification, path: str, body: bytes) -> Classificati
     from gitvow.change import with_operations
     from gitvow_github.changes import rest_change
 
-    change = rest_change(operation_id, path, body, "")
-    return result if change is None else replace(result, operations=with_operations(result.operations, change))
+    change = rest_change(operation_id, path, body if body is not None else b"{}", "")
+    if change is None:
+        return result
+    # A body the command line does not show (``--input``, a file) is the proxy's to read: the
+    # operations the path alone says (a deletion) still count, the change is not judged here.
+    return replace(result, operations=with_operations(result.operations, change),
+                   change=change if body is not None else None)
 
 
-def _rest_body(raw: list[str], typed: list[str], has_input: bool) -> bytes:
-    """The JSON body ``gh api`` sends for flat ``-f``/``-F`` fields; not JSON when it cannot
-    be told here (``--input``, a file, nested keys): then read as an unreadable body is."""
+def _rest_body(raw: list[str], typed: list[str], has_input: bool) -> bytes | None:
+    """The JSON body ``gh api`` sends for flat ``-f``/``-F`` fields; None when it cannot be
+    told here (``--input``, a file, nested keys)."""
+    if has_input:
+        return None
     fields: dict[str, object] = {}
     for field, is_typed in [*((f, False) for f in raw), *((f, True) for f in typed)]:
         key, sep, value = field.partition("=")
-        if has_input or not sep or "[" in key or (is_typed and value.startswith("@")):
-            return b"\0"
+        if not sep or "[" in key or (is_typed and value.startswith("@")):
+            return None
         fields[key] = _typed(value) if is_typed else value
     return json.dumps(fields).encode()
 

@@ -29,11 +29,17 @@ def fast(argv: list[str]) -> int | None:
     if len(rest) != 1 or rest[0].startswith("-") or agent == "":
         return None
     # A hook process lives for one tool call and exits: the cyclic garbage collector, which
-    # the imports ahead would set off several times, only costs it time.
+    # the imports ahead would set off several times, only costs it time (it is back on for a
+    # caller that serves hooks in-process).
     import gc
 
+    collecting = gc.isenabled()
     gc.disable()
-    return serve(agent, rest[0])
+    try:
+        return serve(agent, rest[0])
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def run(args: argparse.Namespace) -> int:
