@@ -95,6 +95,13 @@ class Change:
     #: ``{repo_quoted}`` (percent-encoded, ``/`` included) stand for the repository once
     #: established (a GraphQL write may name it by node id only).
     default_branch_at: str = ""
+    #: Directories of the new trees read without their old side (a pushed commit whose parent's
+    #: trees are not known: the first push on top of a clone), each with the names it holds
+    #: now (lower-cased). Something could have been deleted there unseen:
+    #: :meth:`gitvow.change_rules.ChangeRules.could_hide` says whether a path rule could name it.
+    read_alone: tuple[tuple[str, frozenset[str]], ...] = ()
+    #: The parent commits whose trees would make ``paths`` exact (asked of the forge then).
+    old_commits: tuple[str, ...] = ()
 
     @property
     def files(self) -> int:

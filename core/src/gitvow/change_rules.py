@@ -85,6 +85,28 @@ def _inside(directory: list[str], pattern: list[str]) -> bool:
     return True
 
 
+def _could_hide(directory: str, names: frozenset[str], pattern: str) -> bool:
+    """Whether ``pattern`` could name something deleted from ``directory`` (which holds
+    ``names`` now, lower-cased): the directory lies under the pattern's literal leading
+    segments (a glob or the named path itself below it), or it is on their way and the next
+    literal segment is missing from it (deleted, or never there: it cannot be told apart)."""
+    anywhere, text = _matcher(pattern)
+    if anywhere:
+        return True
+    literal: list[str] = []
+    for segment in text.lower().split("/"):
+        if is_pattern(segment):
+            break
+        literal.append(segment)
+    parts = [part.lower() for part in directory.strip("/").split("/") if part]
+    for i, segment in enumerate(parts):
+        if i >= len(literal):
+            return True
+        if segment != literal[i]:
+            return False
+    return len(parts) == len(literal) or literal[len(parts)] not in names
+
+
 def _one(value: str, pattern: str) -> bool:
     if not is_pattern(pattern):
         return value.lower() == pattern.lower()
@@ -124,6 +146,16 @@ class ChangeRules:
         if not found:
             return None
         return REFUSE if REFUSE in found else STAGE
+
+    def could_hide(self, change: Change) -> bool:
+        """Whether a path rule could name something deleted unseen in a directory of
+        ``change.read_alone`` (the new trees read without their parent's). Decided from the
+        new trees alone, so a push that touches no rule costs no forge lookup: an anchored
+        pattern is reached only through the directories it names, and a subtree the push does
+        not carry is unchanged, so nothing under it was deleted. A pattern that names a file at
+        any depth could name something in any deleted directory: every directory read alone."""
+        return any(_could_hide(directory, names, pattern)
+                   for directory, names in change.read_alone for pattern, _ in self.paths)
 
     def needs_default_branch(self, change: Change, agent: str | None) -> bool:
         """Whether judging ``change`` needs the forge's default branch: only when some branch it

@@ -16,6 +16,7 @@ from gitvow.verdict import Verdict
 TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from gitvow.adapter import Adapter
+    from gitvow.change import Change
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,18 @@ class Gates:
         """The repository's default branch as the forge says, or None if it could not be read.
         Asked by the ``change`` stage only when a ref update passes every listed branch rule.
         May raise :class:`gitvow.targets.Pending` for the enforcement point to ask the forge."""
+        return None
+
+    #: Whether :meth:`exact_change` asks the forge for the trees a push's diff lacks. When it
+    #: does, a change it cannot make exact is refused where a path rule could be touched.
+    knows_old_trees: bool = False
+
+    def exact_change(self, ctx: Context) -> Change | None:
+        """The request's change diffed against the trees of ``change.old_commits`` as the forge
+        holds them, or None if they could not be read. Asked by the ``change`` stage only when
+        a path rule could name something deleted unseen
+        (:meth:`gitvow.change_rules.ChangeRules.could_hide`). May raise
+        :class:`gitvow.targets.Pending` for the enforcement point to ask the forge."""
         return None
 
     def body(self, ctx: Context) -> Verdict | None:

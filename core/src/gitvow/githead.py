@@ -52,6 +52,18 @@ def parse_api_head(body: bytes) -> str | None:
     return branch if isinstance(branch, str) and branch else None
 
 
+#: The trees of a commit the forge holds, fetched with git's own upload-pack (``filter
+#: blob:none``, ``deepen 1``): what a push's first commit is diffed against when this process
+#: has not seen its parent (the enforcement point's resolver fetches and remembers them).
+TREES_KIND = "git.trees"
+
+
+def trees_target(commit: str, git_path: str) -> Target:
+    """The lookup of ``commit``'s trees from the repository at ``git_path`` (``/team/app.git``).
+    Content-addressed: the same commit id on one host is the same trees whichever repository."""
+    return Target(TREES_KIND, commit.lower(), at=f"{git_path.rstrip('/')}/git-upload-pack")
+
+
 _ENDS = ("/info/refs", "/git-upload-pack", "/git-receive-pack")
 
 
@@ -107,6 +119,16 @@ def resolve_heads(targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Re
 
 
 __all__ = [
-    "API_HEAD_KIND", "HEAD_KIND", "HEAD_KINDS", "api_head_target", "git_path", "head_target", "is_git_path",
-    "parse_api_head", "parse_head", "resolve_heads",
+    "API_HEAD_KIND",
+    "HEAD_KIND",
+    "HEAD_KINDS",
+    "TREES_KIND",
+    "api_head_target",
+    "git_path",
+    "head_target",
+    "is_git_path",
+    "parse_api_head",
+    "parse_head",
+    "resolve_heads",
+    "trees_target",
 ]

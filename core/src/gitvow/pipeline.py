@@ -326,13 +326,22 @@ class Engine:
             return None
         rules = self.policy.change_rules
         agent = ctx.caller.name
+        operation = ctx.operations[0] if ctx.operations else UNKNOWN
+        if change.read_alone and gates.knows_old_trees and rules.could_hide(change):
+            # the first push on top of a clone: a path rule could name a deletion the new trees
+            # alone do not show, so the parent's trees are asked of the forge
+            exact = gates.exact_change(ctx)
+            if exact is None or (exact.read_alone and rules.could_hide(exact)):
+                return Verdict.deny(CHANGE_UNESTABLISHED, "the paths this push changes could not be established: "
+                                    "the forge did not give the parent commit's trees", operation=operation)
+            change = exact
         default: str | None = None
         if gates.knows_default_branch and rules.needs_default_branch(change, agent):
             default = gates.default_branch(ctx)
             if not default:
                 return Verdict.deny(CHANGE_UNESTABLISHED, "the repository's default branch could not be read from "
-                                    "the forge", operation=ctx.operations[0] if ctx.operations else UNKNOWN)
-        return judge(change, rules, agent, default, operation=ctx.operations[0] if ctx.operations else UNKNOWN)
+                                    "the forge", operation=operation)
+        return judge(change, rules, agent, default, operation=operation)
 
     def _unstageable(self, classification: Classification, grant: Grant) -> Verdict | None:
         """The first operation of a request that a human's approval would not cover (denied,

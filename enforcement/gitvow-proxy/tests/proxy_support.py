@@ -106,9 +106,14 @@ def _run_git_backend(upstream: Upstream, seen: Seen) -> tuple[int, dict[str, str
         "CONTENT_LENGTH": str(len(seen.body)),
         "REMOTE_USER": "gitvow-test",
         "REMOTE_ADDR": "127.0.0.1",
-        "GIT_CONFIG_COUNT": "1",
+        # as GitHub, GitLab and Gitea serve it: partial clones (filters) and any commit wanted
+        "GIT_CONFIG_COUNT": "3",
         "GIT_CONFIG_KEY_0": "http.receivepack",
         "GIT_CONFIG_VALUE_0": "true",
+        "GIT_CONFIG_KEY_1": "uploadpack.allowFilter",
+        "GIT_CONFIG_VALUE_1": "true",
+        "GIT_CONFIG_KEY_2": "uploadpack.allowAnySHA1InWant",
+        "GIT_CONFIG_VALUE_2": "true",
     }
     if "content-encoding" in seen.headers:
         env["HTTP_CONTENT_ENCODING"] = seen.headers["content-encoding"]

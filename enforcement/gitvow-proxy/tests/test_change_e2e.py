@@ -118,6 +118,12 @@ def proxy(forge: Upstream, ca_file: Path, broken_plugin_path: Path,
         [branches]
         protected = ["release/*"]
 
+        # the CI workflows only (no pattern of a name at any depth, which any deletion could
+        # name): a first push that stays out of .github asks the forge nothing
+        [paths]
+        defaults = false
+        rules = {{ ".github/workflows/**" = "stage" }}
+
         [agents.coder]
         mode = "issues_and_prs"
         secret_env = "GITVOW_TEST_CODER"
@@ -283,3 +289,54 @@ def test_a_workflow_deleted_beside_new_code_is_a_protected_change(agent: Agent) 
     agent.forge.clear()
     agent.refused(agent.push("origin", f"HEAD:refs/heads/{branch}"), "path_protected")
     assert agent.head(branch) == landed
+
+
+def _tree_lookups(agent: Agent) -> list[bytes]:
+    """The upload-pack fetches of a commit's trees that reached the forge (the proxy's own)."""
+    return [s.body for s in agent.forge.seen if s.method == "POST" and s.path.endswith("/git-upload-pack")
+            and b"filter blob:none" in s.body]
+
+
+def test_the_first_push_deleting_a_workflow_beside_new_code_is_held_from_the_forges_trees(agent: Agent) -> None:
+    """On a fresh clone, one commit deletes ``.github/workflows/ci.yml`` and adds ``src/x.py``:
+    the proxy has never seen the parent's trees, so it fetches them from the forge
+    (upload-pack, ``filter blob:none``, ``deepen 1``), diffs exactly and holds the push; once
+    approved it lands."""
+    branch = f"agent/{agent.name}-first-del"
+    # a parent no push through this proxy carried (someone else's commit, fetched fresh)
+    other = agent.work.parent / "other"
+    git("clone", "-q", str(agent.bare), str(other), cwd=agent.work.parent)
+    (other / "NOTES.md").write_text("someone else's commit\n")
+    git("add", "NOTES.md", cwd=other)
+    git("-c", "user.name=o", "-c", "user.email=o@example.test", "commit", "-q", "-m", "other", cwd=other)
+    git("push", "-q", "origin", f"HEAD:refs/heads/base-{agent.name}", cwd=other)
+    git("fetch", "-q", "origin", f"base-{agent.name}", cwd=agent.work, env=agent.env)
+    git("checkout", "-q", "FETCH_HEAD", cwd=agent.work, env=agent.env)
+    parent = git("rev-parse", "HEAD", cwd=agent.work, env=agent.env).stdout.strip()
+    git("rm", "-q", ".github/workflows/ci.yml", cwd=agent.work, env=agent.env)
+    pushed = agent.commit({"src/x.py": "print('x')\n"}, "drop the workflow, add code")
+    before = {a["id"] for a in json.loads(operator(agent.proxy, "approvals", "list", "--json").stdout)}
+    agent.forge.clear()
+    held = agent.push("origin", f"HEAD:refs/heads/{branch}")
+    # held for the deletion itself: the new trees alone show only src/x.py (.github is gone from
+    # the root), which no rule names; the exact diff against the fetched trees names ci.yml
+    agent.refused(held, "path_protected")
+    lookups = _tree_lookups(agent)  # the parent's trees, asked once (then cached)
+    assert len(lookups) == 1 and f"want {parent}".encode() in lookups[0], lookups
+    listed = json.loads(operator(agent.proxy, "approvals", "list", "--json").stdout)
+    mine = [a for a in listed if a["status"] == "pending" and a["id"] not in before
+            and f"{agent.name}.git/git-receive-pack" in a["request"]]
+    assert len(mine) == 1, listed
+    assert operator(agent.proxy, "approvals", "approve", mine[0]["id"], "--by", "alice").returncode == 0
+    waited = operator(agent.proxy, "approvals", "wait", mine[0]["id"], "--timeout", "30")
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    assert agent.head(branch) == pushed
+
+
+def test_a_first_push_that_touches_no_protected_directory_asks_the_forge_nothing(agent: Agent) -> None:
+    new = agent.commit({"src/y.py": "print('y')\n"})
+    agent.forge.clear()
+    result = agent.push("origin", f"HEAD:refs/heads/agent/{agent.name}-plain")
+    assert result.returncode == 0, result.stderr
+    assert agent.head(f"agent/{agent.name}-plain") == new
+    assert [s.path for s in agent.forge.seen if "upload-pack" in s.path] == []

@@ -18,9 +18,10 @@ from typing import TypeVar
 from urllib.parse import quote
 
 from gitvow.adapters.mcp import credential_name
+from gitvow.change import Change
 from gitvow.evaluator import REPO_UNRESOLVED
 from gitvow.gates import Context, Gates, Throttle
-from gitvow.githead import api_head_target, git_path, head_target, is_git_path
+from gitvow.githead import api_head_target, git_path, head_target, is_git_path, trees_target
 from gitvow.policy.load import Policy
 from gitvow.repos import RepoPatterns, matches_any
 from gitvow.request import Classification, IssueDraft, Request
@@ -255,6 +256,29 @@ class ProxyGates(Gates):
             raise Pending(scope, missing)
         answer = found.get(target)
         return answer.type if answer is not None else None
+
+    knows_old_trees = True
+
+    def exact_change(self, ctx: Context) -> Change | None:
+        """The push's change diffed against its parents' trees, fetched from the forge with
+        git's own upload-pack (:data:`gitvow.githead.TREES_KIND`, cached like every lookup;
+        the trees land in the adapter's store of known trees), then the push read again. None,
+        so refused, when they could not be fetched."""
+        change = ctx.classification.change
+        if change is None or not change.old_commits or not is_git_path(ctx.request.path):
+            return None
+        where = git_path(ctx.request.path)
+        targets = [trees_target(commit, where) for commit in change.old_commits]
+        if len(targets) > MAX_TARGETS:
+            return None
+        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
+        found, missing = self.resolutions.lookup(scope, targets)
+        if missing:
+            self._decision.memo = None
+            raise Pending(scope, missing)
+        if len(found) != len(targets):
+            return None
+        return ctx.adapter.classify(ctx.request).change
 
     def _changed_repo(self, ctx: Context) -> str | None:
         """The repository whose default branch decides a write. Named by an opaque id

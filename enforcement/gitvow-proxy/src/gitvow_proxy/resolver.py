@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gitvow.adapter import Adapter
-from gitvow.githead import HEAD_KINDS, resolve_heads
+from gitvow.githead import HEAD_KINDS, TREES_KIND, resolve_heads
 from gitvow.request import Request, Resolution, Target
 from gitvow.targets import Fetch, Pending, ResolutionCache
 
@@ -37,15 +37,19 @@ def tls_context(extra_ca: str | None) -> ssl.SSLContext:
 
 
 def forge_fetch(request: Request, adapter: Adapter, token: str | None, context: ssl.SSLContext | None,
-                *, timeout: float = TIMEOUT) -> Fetch:
-    """A :data:`~gitvow.targets.Fetch` to the host of ``request`` carrying the adapter's credential."""
+                *, timeout: float = TIMEOUT, headers: Mapping[str, str] | None = None,
+                limit: int = ANSWER_LIMIT) -> Fetch:
+    """A :data:`~gitvow.targets.Fetch` to the host of ``request`` carrying the adapter's credential.
+    ``headers`` replace the JSON ones (git's upload-pack speaks its own); an answer over
+    ``limit`` bytes is a failed lookup."""
+    sent: dict[str, str] = dict(headers) if headers is not None else {"Accept": "application/json"}
 
     def fetch(method: str, target: str, body: bytes) -> tuple[int, bytes]:
         path, _, query = target.partition("?")
         lookup = Request(method=method, host=request.host, path=path, query=query, body=body, port=request.port,
                          scheme=request.scheme)
-        headers: dict[str, str] = {"Accept": "application/json", "User-Agent": "gitvow-proxy"}
-        if body:
+        headers = {**sent, "User-Agent": "gitvow-proxy"}
+        if body and "Content-Type" not in headers:
             headers["Content-Type"] = "application/json"
         if token:
             headers.update(adapter.credential_headers(lookup, token))
@@ -57,10 +61,10 @@ def forge_fetch(request: Request, adapter: Adapter, token: str | None, context: 
         try:
             connection.request(method, target, body=body or None, headers=headers)
             response = connection.getresponse()
-            answer = response.read(ANSWER_LIMIT + 1)
+            answer = response.read(limit + 1)
         finally:
             connection.close()
-        if len(answer) > ANSWER_LIMIT:
+        if len(answer) > limit:
             raise OSError("the forge's answer is over the lookup limit")
         return response.status, answer
 
@@ -81,6 +85,8 @@ def resolve_pending(
     def ask(targets: Sequence[Target]) -> Mapping[Target, Resolution]:
         heads = [t for t in targets if t.kind in HEAD_KINDS]
         try:
+            if any(t.kind == TREES_KIND for t in targets):  # a push's parent trees: git's upload-pack
+                return _trees(targets, request, adapter, token, context)
             if heads:  # the default branch: git's own advertisement, the same on every forge
                 others = [t for t in targets if t.kind not in HEAD_KINDS]
                 return {**resolve_heads(heads, fetch), **(adapter.resolve(others, fetch) if others else {})}
@@ -92,3 +98,13 @@ def resolve_pending(
             raise
 
     cache.resolve(pending.scope, pending.targets, ask)
+
+
+def _trees(targets: Sequence[Target], request: Request, adapter: Adapter, token: str | None,
+           context: ssl.SSLContext | None) -> Mapping[Target, Resolution]:
+    """Parent commits' trees, fetched with upload-pack (``filter blob:none``, ``deepen 1``) by
+    the git smart-HTTP reader, which remembers them (:mod:`gitvow_gitsmart.oldtrees`)."""
+    from gitvow_gitsmart.oldtrees import TREES_LIMIT, UPLOAD_HEADERS, resolve_trees
+
+    fetch = forge_fetch(request, adapter, token, context, headers=UPLOAD_HEADERS, limit=TREES_LIMIT + 64 * 1024)
+    return resolve_trees([t for t in targets if t.kind == TREES_KIND], fetch)

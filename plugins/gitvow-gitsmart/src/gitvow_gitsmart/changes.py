@@ -148,6 +148,11 @@ class _Paths:
         self.diffed: set[tuple[str, str, str]] = set()
         #: Why some commit's changed paths could not be read (the push is refused then).
         self.unreadable = ""
+        #: Carried directories read without their old side, with the names they hold now.
+        self.read_alone: dict[str, frozenset[str]] = {}
+        #: Parent commits whose trees were not known where a tree was read alone.
+        self.old_commits: dict[str, None] = {}
+        self._parent = ""
 
     def raw_tree(self, oid: str) -> bytes | None:
         raw = self.pack.trees.get(oid)
@@ -172,6 +177,7 @@ class _Paths:
         if not parents:
             self.diff(tree, None, "")
         for parent in parents:
+            self._parent = parent
             old = self.root(parent)
             if old is None:
                 self.tree(tree, "")
@@ -232,6 +238,10 @@ class _Paths:
             return
         self.walked.add(key)
         raw = self.pack.trees[oid]
+        self.old_commits.setdefault(self._parent)
+        names = frozenset(name.lower() for _, name, _ in tree_entries(raw))
+        held = self.read_alone.get(prefix)  # read alone twice: a name is there only if in both
+        self.read_alone[prefix] = names if held is None else held & names
         new = False
         for mode, name, child in tree_entries(raw):
             path = f"{prefix}{name}"
@@ -266,6 +276,8 @@ def push_change(refs: tuple[RefUpdate, ...], pack: Pack, known: KnownTrees | Non
         largest=max(pack.blobs.values(), default=0),
         secrets=tuple(secrets),
         unestablished=walker.unreadable,
+        read_alone=tuple(walker.read_alone.items()),
+        old_commits=tuple(c for c in walker.old_commits if c),
     )
 
 
