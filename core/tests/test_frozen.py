@@ -70,6 +70,10 @@ def test_construction_matches_dataclasses(rounds: int) -> None:
         for args, kwargs in [*CALLS, *BAD_CALLS, ((-1,), {})]:
             assert _outcome(cls, args, kwargs) == _outcome(REAL, args, kwargs), (args, kwargs)
     assert cls.__init__.__code__.co_filename.endswith("frozen.py") == (rounds == 1)
+    values = {"extra": None, "meta": None}
+    assert cls(1, **values) == cls(1, **values) and cls(1, **values) != cls(2, **values)
+    assert cls(1, **values).__eq__(REAL(1, **values)) is NotImplemented
+    assert hash(cls(1, **values)) == hash(REAL(1, **values))
 
 
 def test_value_semantics_match_dataclasses() -> None:

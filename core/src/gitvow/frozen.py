@@ -110,7 +110,8 @@ else:
         return _Spec(annotations, declared)
 
     def _init(cls, spec):
-        """The generated ``__init__``: one ``exec``, as :mod:`dataclasses` generates it."""
+        """The generated ``__init__``, ``__eq__`` and ``__hash__``: one ``exec``, as
+        :mod:`dataclasses` generates them."""
         scope = {"__set": object.__setattr__, "__FACTORY": _FACTORY}
         params, body = [], []
         for name in spec.names:
@@ -128,11 +129,17 @@ else:
                 body.append(f"    __set(self, {name!r}, {name})\n")
         if "__post_init__" in cls.__dict__:
             body.append("    self.__post_init__()\n")
-        source = f"def __init__(self, {', '.join(params)}):\n{''.join(body) or '    pass\n'}"
+        mine = "".join(f"self.{name}," for name in spec.names)
+        theirs = "".join(f"other.{name}," for name in spec.names)
+        source = (f"def __init__(self, {', '.join(params)}):\n{''.join(body) or '    pass\n'}"
+                  "def __eq__(self, other):\n"
+                  f"    if other.__class__ is self.__class__:\n        return ({mine}) == ({theirs})\n"
+                  "    return NotImplemented\n"
+                  f"def __hash__(self):\n    return hash(({mine}))\n")
         exec(source, scope)
-        init = scope["__init__"]
-        init.__qualname__ = f"{cls.__qualname__}.__init__"
-        return init
+        for name in ("__init__", "__eq__", "__hash__"):
+            scope[name].__qualname__ = f"{cls.__qualname__}.{name}"
+        return scope["__init__"], scope["__eq__"], scope["__hash__"]
 
     #: Instances built by the general ``__init__`` before the class gets a generated one.
     _GENERATE_AFTER = 64
@@ -153,8 +160,10 @@ else:
             nonlocal built
             built += 1
             if built > _GENERATE_AFTER:
-                init = _init(cls, spec)
+                init, eq, hash_ = _init(cls, spec)  # eq and hash as fast as dataclasses' too
                 type.__setattr__(cls, "__init__", init)
+                type.__setattr__(cls, "__eq__", eq)
+                type.__setattr__(cls, "__hash__", hash_)
                 init(self, *args, **kwargs)
                 return
             if len(args) > len(names):

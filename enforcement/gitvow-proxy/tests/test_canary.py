@@ -23,6 +23,19 @@ def scanner(limit: int = 1 << 20) -> CanaryScanner:
     return CanaryScanner({TOKEN: "bot"}, limit=limit)
 
 
+# -- case ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spell", [str.upper, str.title, str.swapcase, lambda t: t[:HALF].upper() + t[HALF:]])
+def test_the_token_is_found_whatever_the_case_of_its_letters(spell: object) -> None:
+    assert callable(spell)
+    leaked = spell(TOKEN)
+    assert leaked != TOKEN
+    for body in (f"thanks! {leaked}".encode(), json.dumps({"body": leaked}).encode(),
+                 urlencode({"body": leaked}).encode()):
+        assert scanner().find(body) == "bot"
+    assert scanner().find(b"thanks! GVC_" + b"9" * 32) is None
+
+
 # -- MIME-style base64 ---------------------------------------------------------------------
 
 def _wrapped(prefix: bytes, *, newline: bytes = b"\n") -> bytes:
