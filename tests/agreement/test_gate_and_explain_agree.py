@@ -151,9 +151,16 @@ def _optioned(*options: str) -> bytes:
 
 PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
     # GitHub: gh, gh api, the GitHub MCP server
-    # (the head is the checkout's branch, which the gate does not read: one the fenced agent may write)
+    # (without --head the head is the checkout's branch, which the gate does not read: one the
+    # fenced agent may write; the proxy reads it from the request)
     ("shell gh pr create -R team/app --title t --body b", {},
      [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "body": "b", "head": "agent/x", "base": "main"})]),
+    ("shell gh pr create -R team/app --title t --body b --head x", {},
+     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "body": "b", "head": "x", "base": "main"})]),
+    ("shell gh pr create -R team/app --title t --body b -H team:agent/x", {},
+     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "body": "b", "head": "team:agent/x", "base": "main"})]),
+    ("shell gh pr create -R team/app --title t --body b --head=agent/x --head x", {},
+     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "body": "b", "head": "x", "base": "main"})]),
     ("shell gh pr merge 3 -R team/app", {}, [("PUT", f"{GH}/repos/team/app/pulls/3/merge", None)]),
     ("shell gh pr merge 3 -R team/locked", {}, [("PUT", f"{GH}/repos/team/locked/pulls/3/merge", None)]),
     ("shell gh pr review 3 -R team/app --approve", {},
@@ -190,7 +197,8 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
     ("shell gh issue create -R team/other --title t --body b; gh pr edit 3 -R team/app --title x", {},
      [("POST", f"{GH}/repos/team/other/issues", {"title": "t", "body": "b"}),
       ("PATCH", f"{GH}/repos/team/app/pulls/3", {"title": "x"})]),
-    # (branches the fenced agent may write: the gate does not read an MCP tool's branches yet)
+    ("mcp mcp__github__create_pull_request", {"owner": "team", "repo": "app", "title": "t", "head": "x", "base": "main"},
+     [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "head": "x", "base": "main"})]),
     ("mcp mcp__github__create_pull_request", {"owner": "team", "repo": "app", "title": "t", "head": "agent/x",
                                               "base": "main"},
      [("POST", f"{GH}/repos/team/app/pulls", {"title": "t", "head": "agent/x", "base": "main"})]),
@@ -204,8 +212,22 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("GET", f"{GH}/repos/team/app/issues/3", None)]),
     ("mcp mcp__github__delete_file", {"owner": "team", "repo": "app", "path": "a"},
      [("DELETE", f"{GH}/repos/team/app/contents/a", {"message": "m", "sha": "1"})]),
+    ("mcp mcp__github__create_branch", {"owner": "team", "repo": "app", "branch": "b"},
+     [("POST", f"{GH}/repos/team/app/git/refs", {"ref": "refs/heads/b", "sha": "1"})]),
     ("mcp mcp__github__create_branch", {"owner": "team", "repo": "app", "branch": "agent/b"},
      [("POST", f"{GH}/repos/team/app/git/refs", {"ref": "refs/heads/agent/b", "sha": "1"})]),
+    ("mcp mcp__github__create_branch", {"owner": "team", "repo": "app", "branch": "release/9"},
+     [("POST", f"{GH}/repos/team/app/git/refs", {"ref": "refs/heads/release/9", "sha": "1"})]),
+    ("mcp mcp__github__create_or_update_file", {"owner": "team", "repo": "app", "path": "src/a.py", "content": "x",
+                                                "message": "m", "branch": "agent/b"},
+     [("PUT", f"{GH}/repos/team/app/contents/src/a.py", {"message": "m", "content": "eA==", "branch": "agent/b"})]),
+    ("mcp mcp__github__create_or_update_file", {"owner": "team", "repo": "app", "path": "src/a.py", "content": "x",
+                                                "message": "m", "branch": "x"},
+     [("PUT", f"{GH}/repos/team/app/contents/src/a.py", {"message": "m", "content": "eA==", "branch": "x"})]),
+    ("mcp mcp__github__create_or_update_file", {"owner": "team", "repo": "app", "path": ".github/workflows/ci.yml",
+                                                "content": "x", "message": "m", "branch": "agent/b"},
+     [("PUT", f"{GH}/repos/team/app/contents/.github/workflows/ci.yml",
+       {"message": "m", "content": "eA==", "branch": "agent/b"})]),
     ("mcp mcp__github__create_pull_request_review", {"owner": "team", "repo": "app", "pullNumber": 3, "event": "APPROVE"},
      [("POST", f"{GH}/repos/team/app/pulls/3/reviews", {"event": "APPROVE"})]),
     # GitLab: glab, glab api, GitLab MCP servers (execute_graphql carries a document)
@@ -230,9 +252,12 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("PUT", f"{GL}/team%2Fapp/merge_requests/3/merge", None)]),
     ("mcp mcp__gitlab__create_issue_note", {"project_id": "team/locked", "issue_iid": 3, "body": "x"},
      [("POST", f"{GL}/team%2Flocked/issues/3/notes", {"body": "x"})]),
-    # (a branch the fenced agent may write: the gate does not read an MCP tool's branch yet)
+    ("mcp mcp__gitlab__create_branch", {"project_id": "team/app", "branch": "b", "ref": "main"},
+     [("POST", f"{GL}/team%2Fapp/repository/branches", {"branch": "b", "ref": "main"})]),
     ("mcp mcp__gitlab__create_branch", {"project_id": "team/app", "branch": "agent/b", "ref": "main"},
      [("POST", f"{GL}/team%2Fapp/repository/branches", {"branch": "agent/b", "ref": "main"})]),
+    ("mcp mcp__gitlab__create_branch", {"project_id": "team/app", "branch": "release/1", "ref": "main"},
+     [("POST", f"{GL}/team%2Fapp/repository/branches", {"branch": "release/1", "ref": "main"})]),
     ("mcp mcp__gitlab__fork_repository", {"project_id": "team/app"}, [("POST", f"{GL}/team%2Fapp/fork", None)]),
     ("mcp mcp__gitlab__get_issue", {"project_id": "team/app", "issue_iid": 3}, [("GET", f"{GL}/team%2Fapp/issues/3", None)]),
     # one document, two repositories
@@ -273,6 +298,8 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("POST", f"{GT}/team/locked/issues", {"title": "t"})]),
     ("mcp mcp__gitea__create_issue_comment", {"owner": "team", "repo": "app", "index": 3, "body": "x"},
      [("POST", f"{GT}/team/app/issues/3/comments", {"body": "x"})]),
+    ("mcp mcp__gitea__create_branch", {"owner": "team", "repo": "app", "branch": "b"},
+     [("POST", f"{GT}/team/app/branches", {"new_branch_name": "b"})]),
     ("mcp mcp__gitea__create_branch", {"owner": "team", "repo": "app", "branch": "agent/b"},
      [("POST", f"{GT}/team/app/branches", {"new_branch_name": "agent/b"})]),
     ("mcp mcp__gitea__create_file", {"owner": "team", "repo": "app", "filepath": "a"},

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from gitvow.change import BRANCH_PREFIX, DEFAULT_BRANCH_REF, Change, RefChange
+from gitvow.default_paths import DEFAULT_PROTECTED_PATHS
 from gitvow.frozen import dataclass, field, replace
 from gitvow.repos import compile_pattern, is_pattern
 from gitvow.verdict import Outcome, Verdict
@@ -43,28 +44,6 @@ STAGE = "stage"
 REFUSE = "refuse"
 APPROVAL_RELAY = "approval"
 
-#: The CI and ownership files whose change runs code with the repository's secrets or changes
-#: who must review: staged for a human by default. A pattern without ``/`` matches at any depth.
-DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
-    ".github/workflows/**",
-    ".github/actions/**",
-    ".github/dependabot.yml",
-    "CODEOWNERS",
-    ".gitlab-ci.yml",
-    ".gitlab/ci/**",
-    ".forgejo/workflows/**",
-    ".gitea/workflows/**",
-    ".woodpecker/**",
-    ".woodpecker.yml",
-    ".circleci/**",
-    ".buildkite/**",
-    ".drone.yml",
-    ".travis.yml",
-    "Jenkinsfile",
-    "azure-pipelines.yml",
-    "bitbucket-pipelines.yml",
-    ".pre-commit-config.yaml",
-)
 
 DEFAULT_MAX_FILES = 5000
 DEFAULT_MAX_ADDED_BYTES = 100 * 1024 * 1024

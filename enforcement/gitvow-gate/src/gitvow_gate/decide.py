@@ -4,6 +4,8 @@
    ``mcp_deny``/``mcp_allow``, and commands the gate cannot read (``eval``, ``$CMD``);
 2. forge operations recognised in the call, judged by the proxy's table for this agent
    (only with ``[agents.NAME]`` in the policy);
+   2b. ``[paths]`` over the files an edit or a shell line writes (only with ``[agents.NAME]``:
+   refuse denies with ``path_protected``, stage asks);
 3. providers (:mod:`~gitvow_gate.providers`, docs/gate.md "Providers"), for edits;
 4. the optional classifier command, for calls nothing above stopped.
 
@@ -15,6 +17,7 @@ anything: they are recorded and the call goes on.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
 from gitvow.frozen import dataclass
@@ -211,6 +214,37 @@ def _forge_stage(policy: GatePolicy, call: GateCall, agent: str, found: RuleFind
     return verdict.operations
 
 
+def _paths_stage(policy: GatePolicy, call: GateCall, agent: str, found: RuleFindings) -> GateDecision | None:
+    """``[paths]`` over the files an edit (or a shell line, as far as it shows them) writes, for
+    agents the policy names (:mod:`gitvow_gate.protected_paths`): refuse denies, stage asks."""
+    if not agent or agent not in policy.agents or call.kind not in ("edit", "shell"):
+        return None
+    from gitvow_gate import protected_paths
+
+    if call.kind == "edit":
+        from gitvow_gate.paths import repo_of
+
+        if not call.edits:
+            return None
+        repo = repo_of(call)
+        start = call.cwd or os.getcwd()
+        fulls = [(os.path.join(start, e.path), e.path.endswith("/")) for e in call.edits]
+    else:
+        if not found.commands or not protected_paths.may_write(found.commands, call.command):
+            return None
+        from gitvow_gate.gate_policy import find_repo_root
+
+        start = call.cwd or os.getcwd()
+        repo = find_repo_root(start) or os.path.abspath(start)
+        fulls = protected_paths.shell_writes(found.commands, call.command, start)
+        if not fulls:
+            return None
+    hit = protected_paths.judge_paths(policy.core, fulls, repo)
+    if hit is None:
+        return None
+    return GateDecision(DENY if hit.verdict == "refuse" else CONFIRM, hit.reason(), "paths", observed=found.observed)
+
+
 def _provider_stage(policy: GatePolicy, call: GateCall, observed: tuple[str, ...],
                     operations: tuple[str, ...]) -> GateDecision | tuple[Answer, ...]:
     """Providers' answers about an edit: any concern (or failure) asks the human."""
@@ -243,6 +277,10 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "", env: Mapping[str
     if isinstance(forged, GateDecision):
         return forged
     observed, operations = found.observed, forged
+    protected = _paths_stage(policy, call, agent, found)  # 2b. [paths], for agents the policy names
+    if protected is not None and (protected.outcome == DENY or found.pending is None):
+        return GateDecision(protected.outcome, protected.reason, protected.stage, observed=observed,
+                            operations=operations)
     if found.pending is not None:
         return GateDecision(found.pending.outcome, found.pending.reason, found.pending.stage, observed=observed,
                             operations=operations)

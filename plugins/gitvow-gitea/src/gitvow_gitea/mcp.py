@@ -16,6 +16,10 @@ from collections.abc import Mapping
 from gitvow.mcp import split_tool
 from gitvow.request import ToolCall
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitvow.change import Change
+
 _SERVERS = ("gitea", "forgejo", "codeberg")
 _READ_PREFIXES = ("list_", "get_", "search_")
 
@@ -73,4 +77,17 @@ def classify_gitea_tool(tool: str, arguments: Mapping[str, object]) -> ToolCall 
     if operation is None:
         operation = "read" if name.startswith(_READ_PREFIXES) else "unknown"
     operations = (operation, "ref.delete") if name in DELETIONS else (operation,)
-    return ToolCall(operations, repo=target, adapter="gitea", summary=f"Gitea MCP {name}")
+    return ToolCall(operations, repo=target, adapter="gitea", summary=f"Gitea MCP {name}",
+                    change=created_branch(name, arguments))
+
+
+def created_branch(name: str, arguments: Mapping[str, object]) -> Change | None:
+    """``create_branch``'s branch, judged by ``[branches]`` as the proxy judges the request it sends."""
+    branch = arguments.get("branch")
+    if name != "create_branch" or branch is None:
+        return None
+    from gitvow.api_change import branch_created, unestablished
+
+    if not isinstance(branch, str) or not branch.strip():
+        return unestablished("the branch is not a branch name")
+    return branch_created(branch.strip())

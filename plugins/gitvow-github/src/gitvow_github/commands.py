@@ -16,6 +16,10 @@ from gitvow.graphql import GraphQLReader
 from gitvow.request import Classification, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitvow.change import Change
+
 ADAPTER = "github"
 R = READ
 
@@ -108,7 +112,28 @@ def _classify_subcommand(argv: Sequence[str], group: str, sub: str, rest: Sequen
             return ToolCall((READ,), adapter=ADAPTER, summary=_summary(argv))
         return ToolCall((UNKNOWN,), adapter=ADAPTER, summary=f"{_summary(argv)}: not a recognised gh command")
     operations = _refined_operations(group, sub, table[sub], rest)
-    return ToolCall(operations, repo=_subcommand_repo(group, rest), adapter=ADAPTER, summary=_summary(argv))
+    change = _pull_head(rest) if group == "pr" and sub == "create" else None
+    return ToolCall(operations, repo=_subcommand_repo(group, rest), adapter=ADAPTER, summary=_summary(argv),
+                    change=change)
+
+
+def _pull_head(rest: Sequence[str]) -> Change | None:
+    """``gh pr create --head B`` / ``-H B``: the pull request's head, judged by ``[branches]`` as
+    the proxy judges the ``head`` of the request it sends. Every value given is judged (pflag
+    keeps the last). Without one the head is the checkout's branch, which only git knows: the
+    proxy reads it from the request."""
+    heads: list[str] = []
+    for i, arg in enumerate(rest):
+        if arg == "--":
+            break
+        taken = option_at(arg, rest[i + 1] if i + 1 < len(rest) else None, ("--head", "-H"))
+        if taken is not None and taken[0] is not None:
+            heads.append(taken[0].rpartition(":")[2])
+    if not heads:
+        return None
+    from gitvow.change import Change
+
+    return Change(heads=tuple(dict.fromkeys(heads)))
 
 
 def _refined_operations(group: str, sub: str, operation: str, rest: Sequence[str]) -> tuple[str, ...]:

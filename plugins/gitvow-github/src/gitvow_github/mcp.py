@@ -19,6 +19,11 @@ from gitvow.mcp import split_tool
 from gitvow.request import ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitvow.api_change import FileWrite
+    from gitvow.change import Change
+
 ADAPTER = "github"
 R = READ
 
@@ -149,4 +154,57 @@ def classify_mcp(tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
         operation = UNKNOWN
     owner, repo = arguments.get("owner"), arguments.get("repo")
     target = f"{owner}/{repo}" if isinstance(owner, str) and isinstance(repo, str) and owner and repo else None
-    return ToolCall((operation,), repo=target, adapter=ADAPTER, summary=f"GitHub MCP {name}")
+    return ToolCall((operation,), repo=target, adapter=ADAPTER, summary=f"GitHub MCP {name}",
+                    change=tool_change(name, arguments))
+
+
+def tool_change(name: str, arguments: Mapping[str, object]) -> Change | None:
+    """What a write tool changes, as the requests it sends show it to the proxy: the branch
+    ``create_branch`` creates, the head ``create_pull_request`` names, the branch and files
+    ``create_or_update_file``, ``push_files`` and ``delete_file`` write (``[branches]``,
+    ``[paths]``, ``[secrets]``). Arguments of the wrong type are unestablished: refused."""
+    if name not in _CHANGE_TOOLS:
+        return None
+    from gitvow import api_change as api
+    from gitvow.change import CREATED, DEFAULT_BRANCH_REF, FAST_FORWARD, RefChange
+
+    if name == "create_pull_request":
+        head = arguments.get("head")
+        return api.write_change(heads=(head.rpartition(":")[2],)) if isinstance(head, str) and head else None
+    branch = arguments.get("branch")
+    if branch is not None and not isinstance(branch, str):
+        return api.unestablished("the branch is not a string")
+    if name == "create_branch":
+        return api.write_change(api.ref_changes(api.branch_refs(branch), CREATED)) if branch else None
+    refs = (api.ref_changes(api.branch_refs(branch), FAST_FORWARD) if branch
+            else (RefChange(DEFAULT_BRANCH_REF, "", "", FAST_FORWARD),))
+    files = _files(name, arguments)
+    if files is None:
+        return api.unestablished("the files to write are not readable", refs)
+    return api.write_change(refs, files)
+
+
+_CHANGE_TOOLS = frozenset({"create_pull_request", "create_branch", "create_or_update_file", "push_files",
+                           "delete_file"})
+
+
+def _files(name: str, arguments: Mapping[str, object]) -> list[FileWrite] | None:
+    from gitvow.api_change import FileWrite
+
+    if name == "push_files":
+        entries = arguments.get("files")
+        if not isinstance(entries, list):
+            return None
+        out: list[FileWrite] = []
+        for entry in entries:
+            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+                return None
+            content = entry.get("content")
+            out.append(FileWrite(entry["path"], content.encode() if isinstance(content, str) else None))
+        return out
+    path, content = arguments.get("path"), arguments.get("content")
+    if not isinstance(path, str) or not path:
+        return None
+    if name == "delete_file":
+        return [FileWrite(path, None)]
+    return [FileWrite(path, content.encode() if isinstance(content, str) else None)]

@@ -20,6 +20,10 @@ from gitvow.request import Classification, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitlab.quick_actions import quick_actions
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitvow.change import Change
+
 _TOOLS: dict[str, tuple[str, ...]] = {
     "pr.create": ("create_merge_request",),
     "pr.merge": ("merge_merge_request", "accept_merge_request"),
@@ -127,7 +131,20 @@ def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLCla
         # Notes and descriptions carry quick actions (``create_note`` with body ``/merge``).
         commands = quick_actions(list(strings_in(dict(arguments))), _context(name, arguments))
         operations = tuple(dict.fromkeys((op, *commands.operations)))
-    return ToolCall(operations, repo=repo, adapter="gitlab", summary=f"MCP {name}")
+    return ToolCall(operations, repo=repo, adapter="gitlab", summary=f"MCP {name}",
+                    change=created_branch(name, arguments))
+
+
+def created_branch(name: str, arguments: Mapping[str, object]) -> Change | None:
+    """``create_branch``'s branch, judged by ``[branches]`` as the proxy judges the request it sends."""
+    branch = arguments.get("branch")
+    if name != "create_branch" or branch is None:
+        return None
+    from gitvow.api_change import branch_created, unestablished
+
+    if not isinstance(branch, str) or not branch.strip():
+        return unestablished("the branch is not a branch name")
+    return branch_created(branch.strip())
 
 
 def _context(name: str, arguments: Mapping[str, object]) -> str | None:

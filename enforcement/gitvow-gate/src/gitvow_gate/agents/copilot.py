@@ -43,7 +43,10 @@ class Copilot(AgentAdapter):
         if tool in SHELL_TOOLS:
             return [GateCall.shell(command_text(args.get("command") or args.get("cmd")), cwd)]
         if tool == "apply_patch":
-            body = raw if isinstance(raw, str) and MARKER in raw else text(args.get("input") or args.get("patch"))
+            # toolArgs is the patch itself, or (a JSON object, as text or not) holds it in input/patch
+            body = text(args.get("input") or args.get("patch"))
+            if not body and isinstance(raw, str) and MARKER in raw:
+                body = raw
             calls = patch_calls(body, cwd)
             return calls or [GateCall("edit", "Edit", cwd, tool_input=args)]
         if tool in EDIT_TOOLS:
