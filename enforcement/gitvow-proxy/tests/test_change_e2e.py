@@ -29,13 +29,14 @@ from proxy_support import (
     SECRETS,
     ProxyProcess,
     Upstream,
+    _run_git_backend,
     git,
     proxy_env,
     start_proxy,
     start_upstream,
 )
 
-from gitvow.testing import free_port
+from gitvow.testing import Reply, Seen, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -297,22 +298,27 @@ def _tree_lookups(agent: Agent) -> list[bytes]:
             and b"filter blob:none" in s.body]
 
 
+def _on_a_commit_the_proxy_never_read(agent: Agent, name: str) -> str:
+    """Check out someone else's new commit (pushed to the forge directly, fetched fresh): a
+    parent no push through this proxy carried, so its trees are known only to the forge."""
+    other = agent.work.parent / f"other-{name}"
+    git("clone", "-q", str(agent.bare), str(other), cwd=agent.work.parent)
+    (other / "NOTES.md").write_text(f"someone else's commit {name}\n")
+    git("add", "NOTES.md", cwd=other)
+    git("-c", "user.name=o", "-c", "user.email=o@example.test", "commit", "-q", "-m", "other", cwd=other)
+    git("push", "-q", "origin", f"HEAD:refs/heads/base-{agent.name}-{name}", cwd=other)
+    git("fetch", "-q", "origin", f"base-{agent.name}-{name}", cwd=agent.work, env=agent.env)
+    git("checkout", "-q", "FETCH_HEAD", cwd=agent.work, env=agent.env)
+    return git("rev-parse", "HEAD", cwd=agent.work, env=agent.env).stdout.strip()
+
+
 def test_the_first_push_deleting_a_workflow_beside_new_code_is_held_from_the_forges_trees(agent: Agent) -> None:
     """On a fresh clone, one commit deletes ``.github/workflows/ci.yml`` and adds ``src/x.py``:
     the proxy has never seen the parent's trees, so it fetches them from the forge
     (upload-pack, ``filter blob:none``, ``deepen 1``), diffs exactly and holds the push; once
     approved it lands."""
     branch = f"agent/{agent.name}-first-del"
-    # a parent no push through this proxy carried (someone else's commit, fetched fresh)
-    other = agent.work.parent / "other"
-    git("clone", "-q", str(agent.bare), str(other), cwd=agent.work.parent)
-    (other / "NOTES.md").write_text("someone else's commit\n")
-    git("add", "NOTES.md", cwd=other)
-    git("-c", "user.name=o", "-c", "user.email=o@example.test", "commit", "-q", "-m", "other", cwd=other)
-    git("push", "-q", "origin", f"HEAD:refs/heads/base-{agent.name}", cwd=other)
-    git("fetch", "-q", "origin", f"base-{agent.name}", cwd=agent.work, env=agent.env)
-    git("checkout", "-q", "FETCH_HEAD", cwd=agent.work, env=agent.env)
-    parent = git("rev-parse", "HEAD", cwd=agent.work, env=agent.env).stdout.strip()
+    parent = _on_a_commit_the_proxy_never_read(agent, "first")
     git("rm", "-q", ".github/workflows/ci.yml", cwd=agent.work, env=agent.env)
     pushed = agent.commit({"src/x.py": "print('x')\n"}, "drop the workflow, add code")
     before = {a["id"] for a in json.loads(operator(agent.proxy, "approvals", "list", "--json").stdout)}
@@ -340,3 +346,27 @@ def test_a_first_push_that_touches_no_protected_directory_asks_the_forge_nothing
     assert result.returncode == 0, result.stderr
     assert agent.head(f"agent/{agent.name}-plain") == new
     assert [s.path for s in agent.forge.seen if "upload-pack" in s.path] == []
+
+
+def test_a_forge_that_serves_no_filters_leaves_the_push_unestablished(agent: Agent) -> None:
+    """The same push where the forge refuses ``filter blob:none`` (as an old server would):
+    what the push changes cannot be established, so it is refused and never reaches the forge."""
+    branch = f"agent/{agent.name}-nofilter"
+    _on_a_commit_the_proxy_never_read(agent, "nofilter")
+    git("rm", "-q", ".github/workflows/ci.yml", cwd=agent.work, env=agent.env)
+    agent.commit({"src/z.py": "print('z')\n"}, "drop the workflow, add code")
+    path = f"/team/{agent.name}.git/git-upload-pack"
+
+    def no_filters(seen: Seen) -> Reply:
+        if b"filter blob:none" in seen.body:
+            return 200, {"Content-Type": "application/x-git-upload-pack-result"}, b"0019ERR filter not served0000"
+        return _run_git_backend(agent.forge, seen)  # the clone's own fetches: git as usual
+
+    agent.forge.routes[path] = no_filters
+    agent.forge.clear()
+    try:
+        agent.refused(agent.push("origin", f"HEAD:refs/heads/{branch}"), "change_unestablished")
+    finally:
+        del agent.forge.routes[path]
+    assert len(_tree_lookups(agent)) == 1
+    assert agent.head(branch) is None
