@@ -226,6 +226,21 @@ def _resolve(target: str, where: str) -> tuple[str, bool] | None:
     return full, target.endswith("/")
 
 
+def _git_dir(command: Command, where: str) -> str:
+    """Where ``git -C DIR …`` runs: each ``-C`` is relative to the one before (its paths are
+    relative to it). A ``-C`` the gate cannot resolve keeps the directory unknown: the
+    repository root, which a relative target under it still names conservatively."""
+    from gitvow_gate.forge import _GIT_VALUE_OPTIONS
+
+    args, i = command.args, 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] == "-C" and i + 1 < len(args):
+            resolved = _resolve(args[i + 1], where)
+            where = resolved[0] if resolved is not None else where
+        i += 2 if args[i] in _GIT_VALUE_OPTIONS else 1
+    return where
+
+
 def shell_writes(commands: Sequence[Command], line: str, cwd: str) -> list[tuple[str, bool]]:
     """What a shell line writes, as :func:`judge_paths` takes it; ``cd`` earlier in the line is followed."""
     where = os.path.abspath(cwd)
@@ -236,8 +251,9 @@ def shell_writes(commands: Sequence[Command], line: str, cwd: str) -> list[tuple
             resolved = _resolve(operands[0], where) if operands else None
             where = resolved[0] if resolved is not None and not resolved[1] else where
             continue
+        here = _git_dir(command, where) if command.program == "git" else where
         for target in _targets(command):
-            resolved = _resolve(target, where)
+            resolved = _resolve(target, here)
             if resolved is not None:
                 found.append(resolved)
     for target in redirections(line):
