@@ -51,7 +51,7 @@ def test_every_benchmark_section_says_how_to_reproduce_it() -> None:
     assert len(sections) >= 8
     for section in sections:
         title = section.splitlines()[0]
-        command = r"`(?:(?:python3? |pytest )[^`]*benchmarks/\w+\.py|bash scripts/\w+)"
+        command = r"`(?:taskset -c \d+ )?(?:(?:python3? |pytest )[^`]*benchmarks/\w+\.py|bash scripts/\w+)"
         assert re.search(command, section), f"{title}: no command reproduces it"
     named = set(re.findall(r"benchmarks/(\w+\.py)", text))
     shipped = {path.name for path in (ROOT / "benchmarks").glob("*.py") if not path.name.startswith("_")}
