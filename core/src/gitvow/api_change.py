@@ -181,6 +181,14 @@ def branch_deleted(branch: str) -> Change:
     return Change(refs=(RefChange(BRANCH_PREFIX + branch, "", "", DELETED),))
 
 
+def branch_argument(branch: object) -> Change:
+    """The branch an MCP tool's ``create_branch`` call names, as the proxy judges the request
+    the server then sends: a name, or a write whose branch cannot be established."""
+    if not isinstance(branch, str) or not branch.strip():
+        return unestablished("the branch is not a branch name")
+    return branch_created(branch.strip())
+
+
 TAG_PREFIX = "refs/tags/"
 
 

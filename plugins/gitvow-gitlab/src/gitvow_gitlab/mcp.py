@@ -140,11 +140,9 @@ def created_branch(name: str, arguments: Mapping[str, object]) -> Change | None:
     branch = arguments.get("branch")
     if name != "create_branch" or branch is None:
         return None
-    from gitvow.api_change import branch_created, unestablished
+    from gitvow.api_change import branch_argument  # not on the hook's path for other tools
 
-    if not isinstance(branch, str) or not branch.strip():
-        return unestablished("the branch is not a branch name")
-    return branch_created(branch.strip())
+    return branch_argument(branch)
 
 
 def _context(name: str, arguments: Mapping[str, object]) -> str | None:
