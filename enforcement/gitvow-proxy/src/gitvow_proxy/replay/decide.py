@@ -69,9 +69,11 @@ class ReplayGates(ProxyGates):
     ``skip_body`` (no body to look at) the body stage answers what was recorded there.
 
     Offline, the forge's default branch is not known (replay asks the forge nothing): a push
-    is judged by the listed branch rules only, as a proxy whose gates cannot read it would."""
+    is judged by the listed branch rules only, as a proxy whose gates cannot read it would.
+    Nor are a first push's parent trees: its paths are read from the pushed trees alone."""
 
     knows_default_branch = False
+    knows_old_trees = False
 
     def __init__(self, policy: Policy, store: ReplayStore, clock: Callable[[], float], *, skip_body: bool = False) -> None:
         agents = list(policy.model.agents)
