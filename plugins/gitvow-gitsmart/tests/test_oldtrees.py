@@ -140,3 +140,21 @@ def test_an_answer_without_a_pack_is_refused() -> None:
         answer_pack(b"0008NAK\n0000")
     with pytest.raises(PackError):
         answer_pack(b"000dERR nope\n0000")
+
+
+def test_an_empty_commit_on_a_clone_asks_for_the_parents_trees_and_then_changes_nothing(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The first push of an empty commit carries no tree (the forge has it): the parent's trees,
+    fetched, show that it changes nothing; before that, the root is read alone."""
+    bare = tmp_path / "forge.git"
+    git("clone", "-q", "--bare", str(repo), str(bare), cwd=tmp_path)
+    base = git("rev-parse", "HEAD", cwd=repo).decode().strip()
+    git("commit", "-q", "--allow-empty", "-m", "empty", cwd=repo)
+    new = git("rev-parse", "HEAD", cwd=repo).decode().strip()
+    update = (RefUpdate(base, new, "refs/heads/agent/x"),)
+    alone = push_change(update, read_pack(pack_of(repo, new, base)), KnownTrees())
+    assert alone.unestablished == "" and alone.old_commits == (base,) and DEFAULT_RULES.could_hide(alone)
+    resolve_trees([trees_target(base, "/team/app.git")], _upload_pack(bare, filters=True))
+    exact = push_change(update, read_pack(pack_of(repo, new, base)), KNOWN_TREES)
+    assert exact.unestablished == "" and exact.read_alone == () and exact.paths == ()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gitvow.change_rules import DEFAULT_RULES
 from gitvow.request import ZERO_OID, RefUpdate, Request
 from gitvow.secrets import scan
 from gitvow_gitsmart import classify_git
@@ -243,16 +244,20 @@ def test_every_commit_of_a_push_is_diffed_against_its_parent_in_the_pack(repo: P
 
 def test_a_commit_whose_tree_is_the_forges_and_not_its_parents_is_unestablished(repo: Path) -> None:
     """A return to an earlier state (the tree of an older commit, which the pack does not carry)
-    changes paths the pack cannot show: refused, not read as no change."""
+    changes paths the pack cannot show: refused, not read as no change, once the parent's trees
+    are known; before that, the forge is to be asked for them (the root counts as read alone)."""
     first = git("rev-parse", "HEAD", cwd=repo).decode().strip()
     second = commit(repo, {"CODEOWNERS": "* @team\n"})
     old_tree = git("rev-parse", f"{first}^{{tree}}", cwd=repo).decode().strip()
     back = git("commit-tree", old_tree, "-p", second, "-m", "back", cwd=repo).decode().strip()
     pushed = read_pack(pack([(COMMIT, git("cat-file", "commit", back, cwd=repo))]))  # all git would send
-    change = push_change((RefUpdate(second, back, "refs/heads/agent/x"),), pushed)
+    unknown = push_change((RefUpdate(second, back, "refs/heads/agent/x"),), pushed)
+    assert unknown.unestablished == "" and unknown.old_commits == (second,)
+    assert unknown.read_alone == (("", frozenset()),) and DEFAULT_RULES.could_hide(unknown)
+    known = _known_after(repo, second, first)
+    change = push_change((RefUpdate(second, back, "refs/heads/agent/x"),), pushed, known)
     assert "neither in the pack nor its parent's" in change.unestablished
     same = git("commit-tree", git("rev-parse", f"{second}^{{tree}}", cwd=repo).decode().strip(), "-p", second,
                "-m", "empty", cwd=repo).decode().strip()
-    known = _known_after(repo, second, first)
     empty = read_pack(pack([(COMMIT, git("cat-file", "commit", same, cwd=repo))]))
     assert push_change((RefUpdate(second, same, "refs/heads/agent/x"),), empty, known).unestablished == ""

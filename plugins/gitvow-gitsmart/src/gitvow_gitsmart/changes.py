@@ -169,10 +169,7 @@ class _Paths:
     def commit(self, oid: str) -> None:
         tree, parents = commit_links(self.pack.commits[oid])
         if tree not in self.pack.trees and self.raw_tree(tree) is None:
-            # A tree the forge has already (an empty commit, a return to an earlier state): no
-            # change if it is its parents' tree; what it changes otherwise cannot be read here.
-            if any(self.root(parent) != tree for parent in parents) or not parents:
-                self.unreadable = f"commit {oid[:12]} has a tree that is neither in the pack nor its parent's"
+            self.forge_tree(oid, tree, parents)
             return
         if not parents:
             self.diff(tree, None, "")
@@ -183,6 +180,23 @@ class _Paths:
                 self.tree(tree, "")
             else:
                 self.diff(tree, old, "")
+
+    def forge_tree(self, oid: str, tree: str, parents: list[str]) -> None:
+        """A commit whose root tree the forge has already (an empty commit, a return to an
+        earlier state): no change if it is its parents' tree. Where a parent's root is not
+        known, the forge can tell: the root counts as read alone with nothing known in it, so
+        any path rule asks the forge for the parent's trees, and the push read again then
+        either finds the tree (no change) or is refused. Otherwise it cannot be read here."""
+        roots = [self.root(parent) for parent in parents]
+        if parents and all(root == tree for root in roots):
+            return
+        if parents and all(root in (None, tree) for root in roots):
+            for parent, root in zip(parents, roots, strict=True):
+                if root is None:
+                    self.old_commits.setdefault(parent)
+            self.read_alone[""] = frozenset()  # nothing known to be there: every rule could be hidden
+            return
+        self.unreadable = f"commit {oid[:12]} has a tree that is neither in the pack nor its parent's"
 
     def changed(self, path: str, oid: str) -> None:
         self.paths.setdefault(path)
