@@ -181,7 +181,7 @@ class _Paths:
             else:
                 self.diff(tree, old, "")
 
-    def forge_tree(self, oid: str, tree: str, parents: list[str]) -> None:
+    def forge_tree(self, oid: str, tree: str, parents: tuple[str, ...]) -> None:
         """A commit whose root tree the forge has already (an empty commit, a return to an
         earlier state): no change if it is its parents' tree. Where a parent's root is not
         known, the forge can tell: the root counts as read alone with nothing known in it, so
