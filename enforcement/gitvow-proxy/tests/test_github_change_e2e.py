@@ -259,3 +259,26 @@ def test_a_workflow_change_is_held_shown_and_sent_once_when_approved(agent: Agen
     sent = agent.writes()
     assert len(sent) == 1 and sent[0].route.endswith(f"/contents/{path}"), [s.path for s in sent]
     assert json.loads(sent[0].body)["content"] == base64.b64encode(WORKFLOW.encode()).decode()
+
+
+def test_a_workflow_change_through_create_commit_on_branch_is_held_and_sent_once(agent: Agent) -> None:
+    """The same case through GraphQL's ``createCommitOnBranch``: held with its path, shown to
+    the operator, sent once when approved; the agent's repeated request gets the recorded answer."""
+    path = ".github/workflows/release.yml"
+    held = agent.commit_on_branch("agent/release", {path: WORKFLOW})
+    assert held.returncode != 0 and "X-Gitvow-Reason: path_protected" in held.stdout, held.stdout + held.stderr
+    assert agent.writes() == []
+    (ident,) = [line.split(":", 1)[1].strip() for line in held.stdout.splitlines()
+                if line.lower().startswith("x-gitvow-approval:")]
+    shown = operator(agent.proxy, "approvals", "show", ident)
+    assert shown.returncode == 0, shown.stderr
+    assert path in shown.stdout, shown.stdout
+    assert operator(agent.proxy, "approvals", "approve", ident, "--by", "alice").returncode == 0
+    waited = operator(agent.proxy, "approvals", "wait", ident, "--timeout", "30")
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    again = agent.commit_on_branch("agent/release", {path: WORKFLOW})
+    assert again.returncode == 0, again.stdout + again.stderr
+    sent = agent.writes()
+    assert [s.route for s in sent] == ["/api/graphql"], [s.path for s in sent]
+    variables = json.loads(sent[0].body)["variables"]["input"]
+    assert variables["fileChanges"]["additions"][0]["path"] == path
