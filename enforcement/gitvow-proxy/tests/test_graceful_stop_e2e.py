@@ -17,7 +17,8 @@ from proxy_support import Upstream, client, github_policy, proxy_env, start_prox
 from gitvow.testing import Reply, Seen
 from gitvow_proxy.testing import RedisServer
 
-pytestmark = pytest.mark.e2e
+# Fault and durability tests: several processes each; the default run leaves them to the heavy one.
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy]
 
 WRITES = 6
 SLOW = 2.0

@@ -30,7 +30,8 @@ from proxy_support import (
 
 from gitvow_proxy.testing import REDIS_SERVER, RedisServer
 
-pytestmark = pytest.mark.e2e
+# Fault and durability tests: several processes each; the default run leaves them to the heavy one.
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy]
 
 BUDGET = 12
 

@@ -17,7 +17,8 @@ from proxy_support import GITVOW, ProxyProcess, Upstream, client, comment, githu
 
 from gitvow_proxy.testing import REDIS_SERVER, RedisServer
 
-pytestmark = pytest.mark.e2e
+# Fault and durability tests: several processes each; the default run leaves them to the heavy one.
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy]
 
 PULL = {"title": "Add the thing", "body": "Adds it. Tested.", "head": "feature", "base": "main"}
 

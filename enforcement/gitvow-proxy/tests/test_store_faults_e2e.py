@@ -17,7 +17,8 @@ from proxy_support import ProxyProcess, Upstream, client, comment, github_policy
 from gitvow.testing import free_port
 from gitvow_proxy.testing import RedisServer
 
-pytestmark = pytest.mark.e2e
+# Fault and durability tests: several processes each; the default run leaves them to the heavy one.
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy]
 
 
 def _reads(c: httpx.Client, api: Upstream, seconds: float) -> tuple[int, float]:

@@ -33,7 +33,8 @@ from proxy_support import (
 from gitvow.testing import free_port
 from gitvow_proxy.testing import RedisServer
 
-pytestmark = pytest.mark.e2e
+# Fault and durability tests: several processes each; the default run leaves them to the heavy one.
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy]
 
 SLOW = "/api/v3/repos/team/slow/pulls"
 MERGE = "/api/v3/repos/team/slow/pulls/9/merge"
