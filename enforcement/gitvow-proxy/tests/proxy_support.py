@@ -452,13 +452,14 @@ def write_policy(path: Path, upstream: Upstream, ca_file: Path, workdir: Path, e
 
 
 def github_policy(path: Path, api: Upstream, ca_file: Path, state: str | Path, extra: str = "", *,
-                  proxy: str = "") -> Path:
+                  proxy: str = "", host: str = "") -> Path:
     """Write a policy for the ``github`` adapter before ``api``: its credential, ``state`` (a
     SQLite path or a ``redis://`` URL), the audit log beside ``path`` and agent ``coder``
-    (``issues_and_prs``); ``proxy`` adds lines to ``[proxy]``, ``extra`` adds tables."""
+    (``issues_and_prs``); ``proxy`` adds lines to ``[proxy]``, ``extra`` adds tables; ``host``
+    names the stand-in (``name:port``) where the agents reach it by a name, not its address."""
     path.write_text(textwrap.dedent(f"""
         [hosts]
-        "{api.netloc}" = "github"
+        "{host or api.netloc}" = "github"
 
         [credentials.github]
         token_env = "GITVOW_TEST_GIT_TOKEN"

@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import subprocess
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from proxy_support import (
     ProxyProcess,
     Upstream,
     from_agents,
+    github_policy,
     proxy_env,
     start_proxy,
     start_upstream,
@@ -89,21 +89,7 @@ def proxy(github: Upstream, ca_file: Path, broken_plugin_path: Path,
     workdir = tmp_path_factory.mktemp("github-change-proxy")
     resolve = workdir / "resolve.py"
     resolve.write_text(RESOLVE_ADDON)
-    policy = workdir / "policy.toml"
-    policy.write_text(textwrap.dedent(f"""
-        [hosts]
-        "{HOST}:{github.port}" = "github"
-
-        [credentials.github]
-        token_env = "GITVOW_TEST_GIT_TOKEN"
-
-        [proxy]
-        upstream_ca = "{ca_file}"
-        state = "{workdir / 'state.sqlite'}"
-
-        [audit]
-        path = "{workdir / 'audit.jsonl'}"
-
+    policy = github_policy(workdir / "policy.toml", github, ca_file, workdir / "state.sqlite", f"""
         [approvals]
         ttl = 3600
         poll_interval = 0.2
@@ -117,11 +103,7 @@ def proxy(github: Upstream, ca_file: Path, broken_plugin_path: Path,
 
         [operations."contents.write"]
         min_mode = "issues_and_prs"
-
-        [agents.coder]
-        mode = "issues_and_prs"
-        secret_env = "GITVOW_TEST_CODER"
-    """))
+    """, host=f"{HOST}:{github.port}")
     env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_RESOLVE": HOST, "GITVOW_TEST_ADMIN": ADMIN_SECRET}
     running = start_proxy(policy, workdir, env, extra=[f"scripts={resolve}"])
     yield running
