@@ -248,6 +248,30 @@ def test_canary_in_body_path_and_query() -> None:
     assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {"body": "gvc_ but not a token"}).action is Action.FORWARD
 
 
+def test_a_clean_scan_remembered_never_hides_a_canary() -> None:
+    """The body stage remembers texts it found clean: the same text is refused once a scanner
+    with a new token is in place (replay sets one), a text carrying a canary is refused each
+    time, and a compressed body is judged with its encoding, not as the same bytes sent plain."""
+    h = Harness()
+    token = h.store.canary("bot")
+    path, comment = "/repos/team/app/issues/1/comments", {"body": "a comment wwkkwwkkwwkk"}
+    for _ in range(2):
+        assert h.decide("bot", "GET", "/repos/team/app/issues?q=zzqqzzqqzzqq").action is Action.FORWARD
+        assert h.decide("bot", "POST", path, comment).action is Action.FORWARD
+        assert reason(h.decide("bot", "POST", path, {"body": token})) == "canary_egress"
+        assert reason(h.decide("bot", "GET", f"/repos/team/app/issues?q={token}")) == "canary_egress"
+    from gitvow_proxy.canary import CanaryScanner
+
+    h.gates.scanner = CanaryScanner({"zzqqzzqqzzqq": "bot", "wwkkwwkkwwkk": "bot"}, limit=1 << 20)
+    assert reason(h.decide("bot", "GET", "/repos/team/app/issues?q=zzqqzzqqzzqq")) == "canary_egress"
+    assert reason(h.decide("bot", "POST", path, comment)) == "canary_egress"
+    raw = json.dumps({"body": "clean"}).encode()
+    assert h.decide("bot", "POST", path, raw).action is Action.FORWARD
+    request = Request.from_url("POST", f"https://forge.test{path}", body=raw, headers={"Content-Encoding": "gzip"})
+    decided = h.engine.decide(request, Caller("bot", h.policy.grant_for("bot")), h.gates)  # type: ignore[arg-type]
+    assert reason(decided) == "canary_egress"  # not gzip: cannot be read, refused as before
+
+
 def test_canary_scan_limit_fails_closed() -> None:
     h = Harness({"canary": {"scan_limit": 1024}})
     d = h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {"body": "a" * 2048})

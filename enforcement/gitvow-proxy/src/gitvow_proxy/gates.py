@@ -41,6 +41,9 @@ _BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: request naming more stays unresolved, so an agent cannot make the proxy spend the forge's
 #: rate limit on its behalf.
 MAX_TARGETS = 100
+#: Longest text whose clean canary scan is remembered, and how many are (:meth:`ProxyGates._scanned`).
+_SCAN_MEMO_TEXT = 4096
+_SCAN_MEMO_SIZE = 1024
 
 
 def _matches(repo: str, patterns: list[str]) -> bool:
@@ -142,6 +145,8 @@ class ProxyGates(Gates):
         for token in settings.canary.tokens:
             tokens.setdefault(token, "(policy)")
         self.scanner = CanaryScanner(tokens, limit=settings.canary.scan_limit)
+        #: (text, content encoding) the scanner found clean (:meth:`_scanned`).
+        self._clean: tuple[CanaryScanner, set[tuple[bytes, str]]] = (self.scanner, set())
         proxy = settings.proxy
         self.resolutions = resolutions if resolutions is not None else ResolutionCache(
             size=proxy.resolve_cache_size, ttl=proxy.resolve_ttl)
@@ -408,13 +413,13 @@ class ProxyGates(Gates):
         if self.scanner:
             request = ctx.request
             try:
-                owner = self.scanner.find(f"{request.path}?{request.query}".encode())
+                owner = self._scanned(f"{request.path}?{request.query}".encode(), "")
                 if owner is None and request.body:  # nothing to scan: no header to read either
-                    owner = self.scanner.find(
-                        request.body,
-                        content_encoding=request.header("content-encoding"),
-                        git_push="git.push" in ctx.operations and request.method == "POST",
-                    )
+                    encoding = request.header("content-encoding")
+                    if "git.push" in ctx.operations and request.method == "POST":
+                        owner = self.scanner.find(request.body, content_encoding=encoding, git_push=True)
+                    else:
+                        owner = self._scanned(request.body, encoding)
             except ScanRefused as exc:
                 return Verdict.deny("canary_egress", f"the request could not be checked for secrets: {exc}",
                                     operation=ctx.operations[0], instead="send less at once")
@@ -422,6 +427,32 @@ class ProxyGates(Gates):
                 return Verdict.deny("canary_egress", "the request carries a secret that must never leave",
                                     operation=ctx.operations[0], instead="remove the secret from what you send")
         return None
+
+    def _scanned(self, text: bytes, content_encoding: str) -> str | None:
+        """``self.scanner.find(text, content_encoding=...)``, remembered for short texts.
+
+        Agents send the same paths and GraphQL documents over and over. The answer depends on
+        the bytes, the content encoding and the scanner's tokens, nothing else (no pack is
+        read: pushes are scanned apart). The memo belongs to one scanner (a new one, as
+        replay's gates set, starts an empty memo), so (text, encoding) is the whole key. Only
+        what passed is kept: a text refused or found is scanned again each time. Raises
+        ScanRefused."""
+        scanner = self.scanner
+        if len(text) > _SCAN_MEMO_TEXT:
+            return scanner.find(text, content_encoding=content_encoding)
+        for_scanner, clean = self._clean
+        if for_scanner is not scanner:
+            clean = set()
+            self._clean = (scanner, clean)
+        key = (text, content_encoding)
+        if key in clean:
+            return None
+        owner = scanner.find(text, content_encoding=content_encoding)
+        if owner is None:
+            if len(clean) >= _SCAN_MEMO_SIZE:
+                clean.clear()
+            clean.add(key)
+        return owner
 
     # -- write counters, budget, credentials ------------------------------------------------
 

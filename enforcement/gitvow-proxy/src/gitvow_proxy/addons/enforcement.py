@@ -43,6 +43,7 @@ from gitvow_proxy.flow_metadata import (
     StagedRefusal,
 )
 from gitvow_proxy.gates import UNAVAILABLE_RETRY, Taken
+from gitvow_proxy.header_fields import HeaderFields
 from gitvow_proxy.identity import Identity
 from gitvow_proxy.refusals import (
     HOST_NOT_SERVED,
@@ -69,7 +70,7 @@ WOULD_REFUSE = "would_refuse"
 
 
 def as_request(flow: http.HTTPFlow) -> Request:
-    """The pipeline's view of a mitmproxy request (headers are passed, not copied)."""
+    """The pipeline's view of a mitmproxy request (headers are viewed, not copied)."""
     req = flow.request
     path, _, query = req.path.partition("?")
     return Request(
@@ -77,9 +78,9 @@ def as_request(flow: http.HTTPFlow) -> Request:
         host=req.host.lower(),
         path=path,
         query=query,
-        # mitmproxy's Headers is a case-insensitive mapping: adapters look names up, so it is
-        # passed as it is rather than copied (decide runs before any header is rewritten).
-        headers=req.headers,
+        # The fields as sent, read as mitmproxy reads them but without its per-lookup cost;
+        # nothing is copied, and headers rewritten after the decision are not seen.
+        headers=HeaderFields(req.headers.fields),
         body=req.raw_content or b"",
         port=req.port,
         scheme=req.scheme,
@@ -105,18 +106,21 @@ def _flow_audited(flow: http.HTTPFlow, agent: str | None, verdict: str, reason: 
     return Audited(req.method, f"{req.host}:{req.port}", req.path, agent, verdict, reason, stage, took)
 
 
+#: The agent's credentials, never forwarded: its forge header and its proxy identity.
+_DROPPED = frozenset({b"authorization", b"proxy-authorization"})
+
+
 def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
     """Drop the agent's credentials (and its proxy identity) in one pass; add the adapter's."""
-    headers = decision.headers
-    drop = {b"authorization", b"proxy-authorization", *(name.lower().encode() for name in headers)}
-    fields = [(k, v) for k, v in flow.request.headers.fields if k.lower() not in drop]
-    fields += [(name.encode(), value.encode()) for name, value in headers.items()]
+    added = [(name.encode(), value.encode()) for name, value in decision.headers.items()]
+    drop = _DROPPED.union([name.lower() for name, _ in added]) if added else _DROPPED
+    fields = [field for field in flow.request.headers.fields if field[0].lower() not in drop]
+    fields += added
     flow.request.headers.fields = tuple(fields)
-    if headers:
+    if added:
         # The token, each header value, and each value's credential part ("Basic <this>").
-        values = [v.encode() for v in headers.values()]
-        parts = [v.split(b" ", 1)[1] for v in values if b" " in v]
-        flow.metadata[SECRETS_KEY] = (*runtime.needles, *values, *parts)
+        parts = [value.split(b" ", 1)[1] for _, value in added if b" " in value]
+        flow.metadata[SECRETS_KEY] = (*runtime.needles, *(value for _, value in added), *parts)
     flow.metadata[SENT_KEY] = (decision.adapter or "", time.time())
 
 
@@ -283,7 +287,7 @@ class PolicyEnforcement:
         if req.scheme != "https" and not settings.plain(req.host, req.port):
             code, why = INSECURE_UPSTREAM, (f"{req.host}:{req.port} is served over plain http, which would send the "
                                             "forge credential in clear; use https (or mark the host in [proxy] plain_hosts)")
-        elif "upgrade" in req.headers:
+        elif any(name.lower() == b"upgrade" for name, _ in req.headers.fields):  # ``in`` decodes each name twice
             code, why = UNSUPPORTED_PROTOCOL, "protocol upgrades (websockets, h2c) to a forge host are not inspected"
         if code is None:
             return False
