@@ -93,6 +93,11 @@ class StoreUnavailable(StoreError):
     are refused with ``state_unavailable`` until it is back."""
 
 
+class StoreBusy(StoreError):
+    """An admission that would have to wait (another writer holds the store): nothing was
+    taken; make it where waiting is allowed, off the event loop."""
+
+
 #: The reason code of a write refused because the state store cannot be reached.
 STATE_UNAVAILABLE = "state_unavailable"
 
