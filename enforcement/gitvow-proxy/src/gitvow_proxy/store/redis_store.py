@@ -272,13 +272,15 @@ class RedisStore(Store):
         }
         if ca_file is not None:
             options["ssl_ca_certs"] = ca_file
-        # One retry: a pooled connection Redis closed on a restart fails once, then reconnects.
-        # The loop's client retries only that (a timeout already spent the call's whole bound,
-        # and a retry would send the take a second time).
+        # One retry, of a connection error only: a pooled connection Redis closed on a restart
+        # fails once, then reconnects. A timeout is not retried: it already spent the call's
+        # bound (a hung Redis accepts the new connection too, so a retry would double the wait)
+        # and the command may still run when Redis resumes (a retry would send the take twice).
         self._url = url
         self._async_options = {**options, "retry": AsyncRetry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,))}
         try:
-            self._redis: redis.Redis = redis.Redis.from_url(url, **options, retry=Retry(NoBackoff(), 1))
+            self._redis: redis.Redis = redis.Redis.from_url(
+                url, **options, retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)))
             redis.asyncio.Redis.from_url(url, **self._async_options)  # the loop's client accepts them too (no I/O)
         except (ValueError, redis.RedisError) as exc:
             raise StoreError(f"cannot use the state store {self.where}: {exc}") from None
