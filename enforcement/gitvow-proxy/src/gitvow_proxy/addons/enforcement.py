@@ -303,8 +303,8 @@ class PolicyEnforcement:
         store, gates = runtime.gates.store, runtime.gates
         args = (deferred.seen, deferred.keys, deferred.now, deferred.window, deferred.amounts)
         try:
-            if getattr(store, "admits_on_loop", False):
-                admission = await store.admit_async(*args)  # type: ignore[attr-defined]
+            if store.admits_on_loop:
+                admission = await store.admit_async(*args)
             else:
                 admission = await asyncio.get_running_loop().run_in_executor(self._store_worker, store.admit, *args)
         except Exception as exc:  # decided again on the worker: the store's failure is judged there

@@ -144,9 +144,10 @@ class Store(ABC):
                           amounts: Sequence[int] | None = None) -> Admission:
         """:meth:`admit`, awaited on the event loop without blocking it: the same answer on the
         same data, the same errors (:class:`StoreUnavailable` within the store's timeout, the
-        loop serving other requests meanwhile). Only a store whose :attr:`admits_on_loop` is
-        True provides it; the others raise NotImplementedError (their :meth:`admit` runs on a
-        worker thread instead)."""
+        loop serving other requests meanwhile), or :class:`StoreBusy` at once where answering
+        would mean waiting (a SQLite file another writer holds: then :meth:`admit` runs on a
+        worker thread). Only a store whose :attr:`admits_on_loop` is True provides it; the
+        others raise NotImplementedError (their :meth:`admit` runs on a worker thread instead)."""
         raise NotImplementedError(f"{type(self).__name__} does not admit on the event loop; call admit on a worker thread")
 
     def all_flags(self) -> dict[str, frozenset[str]]:
