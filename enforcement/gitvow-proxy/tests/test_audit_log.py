@@ -69,6 +69,60 @@ def test_a_failed_write_raises_and_is_counted() -> None:
     log.close()
 
 
+ODD = ["plain", "quote\" back\\slash", "line\nbreak\ttab\x00nul\x1f", "é ü 漢字 🎉", "\ud800 lone surrogate", ""]
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_the_line_is_what_json_writes(tmp_path: Path, odd: str) -> None:
+    """The line is built by hand (json.dumps on a dict costs several times more): every field, in
+    order, exactly as json.dumps(record, separators=(",", ":")) wrote it, whatever the text holds."""
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(str(path))
+    fields = {"agent": odd or None, "host": odd, "method": odd, "path": f"/{odd}?token=x", "operations": (odd, "b"),
+              "repo": odd or None, "verdict": odd, "reason": odd or None, "stage": odd, "note": odd or None,
+              "approval": odd or None, "by": odd or None}
+    log.write(latency=0.0123456, **fields)  # type: ignore[arg-type]
+    log.write(agent=None, host="h", method="GET", path="/", verdict="allow", stage="policy", latency=2.5)
+    log.close()
+    first, second = path.read_bytes().decode("ascii").splitlines()
+    record = json.loads(first)
+    optional = {key: fields.pop(key) for key in ("note", "approval", "by")}
+    expected = {"time": record["time"], **fields, "path": f"/{odd}", "operations": [odd, "b"], "latency_ms": 12.346,
+                **{key: value for key, value in optional.items() if value}}
+    assert first == json.dumps(expected, separators=(",", ":"))
+    assert list(record) == list(expected)
+    assert json.loads(second)["latency_ms"] == 2500.0 and json.loads(second)["agent"] is None
+
+
+def test_a_value_that_is_not_text_is_written_as_json_writes_it(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(str(path))
+    log.write(agent="bot", host="h", method="GET", path="/", repo=7, verdict="allow", stage="policy")  # type: ignore[arg-type]
+    log.close()
+    assert json.loads(path.read_text())["repo"] == 7
+
+
+def test_each_line_is_on_disk_as_soon_as_it_is_written(tmp_path: Path) -> None:
+    """No buffer in the process: a proxy killed right after a decision has its line."""
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(str(path))
+    _line(log, 1)
+    assert _paths(path) == ["/1"]  # read while the log is still open
+    log.close()
+
+
+def test_standard_error_gets_the_lines_and_reopen_leaves_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    log = AuditLog("-")
+    _line(log, 1)
+    log.reopen()
+    _line(log, 2)
+    log.close()
+    assert [json.loads(line)["path"] for line in capsys.readouterr().err.splitlines()] == ["/1", "/2"]
+    assert list(tmp_path.iterdir()) == []  # no file named "-"
+
+
 def test_paths_that_cannot_be_the_log(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")

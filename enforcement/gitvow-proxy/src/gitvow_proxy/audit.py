@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import sys
 import threading
 import time
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -79,48 +81,62 @@ class AuditLog:
         self._target = str(Path(path).expanduser()) if self._owned else path
         self._second, self._stamp = -1, ""
         self._identity: tuple[int, int] | None = None
-        self._stream: IO[str] | None = sys.stderr
+        #: The open file's descriptor (``O_APPEND``): each line is one ``os.write``, no buffer to
+        #: flush and nothing held back in the process when it is stopped.
+        self._fd: int | None = None
+        self._stream: IO[str] | None = None if self._owned else sys.stderr
         if self._owned:
-            self._stream = None
             self._open()
 
     def _open(self) -> None:
         target = Path(self.path).expanduser()
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            stream = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
+            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
-            self._stream = None
+            self._fd = None
             raise AuditUnavailable(f"cannot open the audit log: {exc.strerror or exc}", source=str(target),
                                    key="audit.path") from None
-        st = os.fstat(stream.fileno())
-        self._stream, self._identity = stream, (st.st_dev, st.st_ino)
+        st = os.fstat(fd)
+        self._fd, self._identity = fd, (st.st_dev, st.st_ino)
 
-    def _current(self) -> IO[str]:
-        """The stream to write to, reopened when the path no longer names the open file."""
-        if not self._owned:
-            assert self._stream is not None
-            return self._stream
+    def _current(self) -> int:
+        """The descriptor to write to, reopened when the path no longer names the open file
+        (one ``stat`` per line: a line written after a deletion or a rotation must land at the path)."""
         try:
             st = os.stat(self._target)
             moved = (st.st_dev, st.st_ino) != self._identity
         except OSError:
             moved = True
-        if moved or self._stream is None:
+        if moved or self._fd is None:
             self._close_stream()
             self._open()
-        assert self._stream is not None
-        return self._stream
+        assert self._fd is not None
+        return self._fd
 
     def _close_stream(self) -> None:
-        if self._owned and self._stream is not None:
+        if self._fd is not None:
             with contextlib.suppress(OSError):
-                self._stream.close()
-            self._stream = None
+                os.close(self._fd)
+            self._fd = None
+
+    def _append(self, line: str) -> None:
+        """Write one whole line (a short write is continued, as a full disk may cause)."""
+        if not self._owned:
+            assert self._stream is not None
+            self._stream.write(line)
+            self._stream.flush()
+            return
+        data = line.encode()
+        fd = self._current()
+        while data:
+            written = os.write(fd, data)
+            data = data[written:]
 
     def reopen(self) -> None:
         """Close and open the configured path again (SIGHUP, as logrotate expects)."""
+        if not self._owned:
+            return
         with self._lock:
             self._close_stream()
             try:
@@ -149,29 +165,24 @@ class AuditLog:
         second = int(now)
         if second != self._second:  # formatting the date costs more than the rest of the line
             self._second, self._stamp = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        record: dict[str, Any] = {
-            "time": f"{self._stamp}.{int((now - second) * 1000):03d}Z",
-            "agent": agent,
-            "host": host,
-            "method": method,
-            "path": path.split("?", 1)[0],
-            "operations": list(operations),
-            "repo": repo,
-            "verdict": verdict,
-            "reason": reason,
-            "stage": stage,
-            "latency_ms": round(latency * 1000, 3),
-        }
-        if note:
-            record["note"] = note
-        if approval:
-            record["approval"] = approval
-        if by:
-            record["by"] = by
-        line = json.dumps(record, separators=(",", ":")) + "\n"
+        stamp = f"{self._stamp}.{int((now - second) * 1000):03d}Z"
+        path = path.split("?", 1)[0]
+        latency_ms = round(latency * 1000, 3)
+        # The line is put together here rather than by json.dumps on a dict (several times the
+        # cost); each value is encoded by json's own string encoder, so it is byte for byte what
+        # json.dumps(record, separators=(",", ":")) writes (test_audit_log checks it).
+        try:
+            line = (f'{{"time":"{stamp}","agent":{_text(agent)},"host":{_quote(host)},"method":{_quote(method)},'
+                    f'"path":{_quote(path)},"operations":[{",".join(map(_quote, operations))}],'
+                    f'"repo":{_text(repo)},"verdict":{_quote(verdict)},"reason":{_text(reason)},'
+                    f'"stage":{_quote(stage)},"latency_ms":{_number(latency_ms)}'
+                    f'{_optional("note", note)}{_optional("approval", approval)}{_optional("by", by)}}}\n')
+        except TypeError:  # a value that is not a string: json.dumps writes it as it always did
+            line = json.dumps(_record(stamp, agent, host, method, path, operations, repo, verdict, reason, stage,
+                                      latency_ms, note=note, approval=approval, by=by), separators=(",", ":")) + "\n"
         with self._lock:
             try:
-                self._current().write(line)
+                self._append(line)
             except OSError as exc:
                 self.errors += 1
                 self._close_stream()  # the next line tries the path afresh
@@ -181,13 +192,49 @@ class AuditLog:
                 self.errors += 1
                 raise
         if self.otlp is not None:
-            self.otlp.emit(record)
+            self.otlp.emit(_record(stamp, agent, host, method, path, operations, repo, verdict, reason, stage,
+                                   latency_ms, note=note, approval=approval, by=by))
 
     def close(self) -> None:
         if self.otlp is not None:
             self.otlp.close()
         with self._lock:
             self._close_stream()
+
+
+#: A JSON string, as json.dumps (``ensure_ascii``) writes it.
+_quote = encode_basestring_ascii
+
+
+def _text(value: str | None) -> str:
+    return "null" if value is None else encode_basestring_ascii(value)
+
+
+def _number(value: float) -> str:
+    """A number as json.dumps writes it (``NaN`` and ``Infinity`` are not Python's spelling)."""
+    return repr(value) if math.isfinite(value) else json.dumps(value)
+
+
+def _record(stamp: str, agent: str | None, host: str, method: str, path: str, operations: tuple[str, ...],
+            repo: str | None, verdict: str, reason: str | None, stage: str, latency_ms: float, *,
+            note: str | None, approval: str | None, by: str | None) -> dict[str, Any]:
+    """The audit line as a dict (for the OpenTelemetry exporter), keys in the line's order."""
+    record: dict[str, Any] = {
+        "time": stamp, "agent": agent, "host": host, "method": method, "path": path, "operations": list(operations),
+        "repo": repo, "verdict": verdict, "reason": reason, "stage": stage, "latency_ms": latency_ms,
+    }
+    if note:
+        record["note"] = note
+    if approval:
+        record["approval"] = approval
+    if by:
+        record["by"] = by
+    return record
+
+
+def _optional(key: str, value: str | None) -> str:
+    """A key written only when it has a value (an empty one is left out, as before)."""
+    return f',"{key}":{encode_basestring_ascii(value)}' if value else ""
 
 
 def audit_approval(log: AuditLog, approval: Approval, verdict: str, *, by: str | None = None,

@@ -82,10 +82,13 @@ class CanaryScanner:
         if len(body) > self.limit:
             raise ScanRefused(f"the body is larger than the canary scan limit ({self.limit} bytes)")
         budget = [self.limit - len(body)]
-        if content_encoding.strip().lower() == "gzip":
+        encoding = content_encoding.strip().lower() if content_encoding else ""
+        if encoding == "gzip":
             body = _inflate(body, budget, gzip=True)
-        elif content_encoding.strip().lower() not in ("", "identity"):
+        elif encoding not in ("", "identity"):
             raise ScanRefused(f"cannot scan a body with content-encoding {content_encoding!r}")
+        if not git_push and b"%" not in body and b"\\" not in body and b"\n" not in body and b"\r" not in body:
+            return self._search(body)  # nothing to decode, no line break: the body is the only view
         for text in self._views(body, budget, git_push):
             owner = self._search(text)
             if owner is not None:

@@ -15,25 +15,38 @@ import time
 from mitmproxy import http, tcp, udp
 
 from gitvow_proxy.audit import AUDIT_UNAVAILABLE, AuditUnavailable
+from gitvow_proxy.cluster_view import refusal_of
 from gitvow_proxy.flow_metadata import AUDIT_KEY, SENT_KEY, Audited
 from gitvow_proxy.record import clean_audited, redactor_of
 from gitvow_proxy.refusals import plain_refusal
 from gitvow_proxy.shared import Shared
+from gitvow_proxy.status import REFUSALS, series_of
 
 log = logging.getLogger("gitvow_proxy")
 
 
+#: The chart series of each (verdict, reason, stage) seen: the same few come back on every request.
+_SERIES: dict[tuple[str, str | None, str], str | None] = {}
+
+
+def _series(verdict: str, reason: str | None, stage: str) -> str | None:
+    key = (verdict, reason, stage)
+    try:
+        return _SERIES[key]
+    except KeyError:
+        if len(_SERIES) >= 1024:  # reason codes are the code's own, but bound it all the same
+            _SERIES.clear()
+        series = _SERIES[key] = series_of({"verdict": verdict, "reason": reason, "stage": stage})
+        return series
+
+
 def _tally(shared: Shared, entry: Audited) -> None:
     """Count the decision for the cluster's view (flushed to the store off the request path)."""
-    from gitvow_proxy.cluster_view import refusal_of
-    from gitvow_proxy.status import REFUSALS, series_of
-
-    series = series_of({"verdict": entry.verdict, "reason": entry.reason, "stage": entry.stage})
     refusal = None
     if entry.verdict in REFUSALS:
         refusal = refusal_of(entry.verdict, entry.reason, entry.agent, entry.method, entry.host, entry.path,
                              entry.operations, entry.repo)
-    shared.tally.record(series, refusal)
+    shared.tally.record(_series(entry.verdict, entry.reason, entry.stage), refusal)
 
 
 def _refuse_unaudited(flow: http.HTTPFlow | tcp.TCPFlow | udp.UDPFlow) -> None:

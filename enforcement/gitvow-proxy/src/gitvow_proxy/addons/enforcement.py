@@ -42,7 +42,7 @@ from gitvow_proxy.flow_metadata import (
     Audited,
     StagedRefusal,
 )
-from gitvow_proxy.gates import UNAVAILABLE_RETRY, Taken
+from gitvow_proxy.gates import UNAVAILABLE_RETRY, DeferredAdmission, StoreNeeded, Taken
 from gitvow_proxy.header_fields import HeaderFields
 from gitvow_proxy.identity import Identity
 from gitvow_proxy.refusals import (
@@ -131,6 +131,16 @@ def _judge(runtime: Runtime, request: Request, adapter: Adapter, classification:
     gates = runtime.gates
     decision = gates.judge(lambda: runtime.engine.decide_classified(request, adapter, classification, caller, gates))
     return decision, gates.take_note()
+
+
+def _judge_on_loop(runtime: Runtime, request: Request, adapter: Adapter, classification: Classification,
+                   caller: Caller) -> tuple[Decision, str | None, DeferredAdmission | None]:
+    """:func:`_judge` without reaching the store (raises :class:`StoreNeeded` when it must):
+    a budgeted write's admission is returned to be awaited."""
+    gates = runtime.gates
+    decision, deferred = gates.judge_deferred(
+        lambda: runtime.engine.decide_classified(request, adapter, classification, caller, gates))
+    return decision, gates.take_note(), deferred
 
 
 def _refund(runtime: Runtime, taken: Taken) -> None:
@@ -272,10 +282,39 @@ class PolicyEnforcement:
 
     async def _judged(self, off_loop: bool, runtime: Runtime, request: Request, adapter: Adapter,
                       classification: Classification, caller: Caller) -> tuple[Decision, str | None]:
+        """A read is decided here, on the loop. A write is decided here too when the store is
+        not needed before its admission (a budgeted write on the flags read last); only that
+        admission is awaited, on the loop when the store admits without blocking it
+        (:attr:`Store.admits_on_loop`), else on the store's worker. Any other write, and one
+        whose admission did not take (the flags changed, no room, the store failed), is decided
+        on the worker, where the store may be waited for."""
         if not off_loop:
             return _judge(runtime, request, adapter, classification, caller)
+        try:
+            decision, note, deferred = _judge_on_loop(runtime, request, adapter, classification, caller)
+        except StoreNeeded:
+            deferred = None
+        else:
+            if deferred is None:
+                return decision, note
+            if await self._admitted(runtime, deferred):
+                return decision, note
         return await asyncio.get_running_loop().run_in_executor(
             self._store_worker, _judge, runtime, request, adapter, classification, caller)
+
+    async def _admitted(self, runtime: Runtime, deferred: DeferredAdmission) -> bool:
+        """Whether a write decided on the loop took its budget (see :meth:`ProxyGates.settle`)."""
+        store, gates = runtime.gates.store, runtime.gates
+        args = (deferred.seen, deferred.keys, deferred.now, deferred.window, deferred.amounts)
+        try:
+            if store.admits_on_loop:
+                admission = await store.admit_async(*args)
+            else:
+                admission = await asyncio.get_running_loop().run_in_executor(self._store_worker, store.admit, *args)
+        except Exception as exc:  # decided again on the worker: the store's failure is judged there
+            log.debug("gitvow: an admission failed (%s: %s); deciding the write again", type(exc).__name__, exc)
+            return False
+        return gates.settle(deferred, admission)
 
     def _transport_refused(self, runtime: Runtime, flow: http.HTTPFlow, agent: str | None, started: float) -> bool:
         """Refuse what would carry the credential in clear, or what no adapter can read."""

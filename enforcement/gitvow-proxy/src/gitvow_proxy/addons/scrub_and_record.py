@@ -34,20 +34,29 @@ def scrub(flow: http.HTTPFlow) -> None:
     response = flow.response
     needles = [s for s in secrets if s]
     fields = response.headers.fields
-    if any(n in value for _, value in fields for n in needles):
+    # One look over every header at once (a secret never holds a line break, so a match across two
+    # fields is only a false alarm: the per-value pass below then finds nothing to replace).
+    joined = b"\n".join([part for field in fields for part in field])
+    if _holds(joined, needles):
         response.headers.fields = tuple(
-            (name, REDACTED if any(n in value for n in needles) else value) for name, value in fields
+            (name, REDACTED if _holds(value, needles) else value) for name, value in fields
         )
     try:
-        content = response.content if "content-encoding" in response.headers else response.raw_content
+        # response.content decodes by the content-encoding header; with none it is the raw body
+        # (a cheaper test than mitmproxy's case-insensitive header lookup).
+        content = response.content if b"content-encoding" in joined.lower() else response.raw_content
     except ValueError:  # an encoding mitmproxy cannot decode: refuse to pass what we cannot check
         flow.response = plain_refusal(502, "gitvow could not check the upstream response", INTERNAL_ERROR)
         return
-    if content and any(n in content for n in needles):
+    if content and _holds(content, needles):
         for n in needles:
             content = content.replace(n, REDACTED)
         response.content = content
         log.warning("gitvow: redacted an injected credential from a response of %s", flow.request.host)
+
+
+def _holds(data: bytes, needles: list[bytes]) -> bool:
+    return any(needle in data for needle in needles)
 
 
 class ScrubAndRecord:

@@ -93,6 +93,11 @@ class StoreUnavailable(StoreError):
     are refused with ``state_unavailable`` until it is back."""
 
 
+class StoreBusy(StoreError):
+    """An admission that would have to wait (another writer holds the store): nothing was
+    taken; make it where waiting is allowed, off the event loop."""
+
+
 #: The reason code of a write refused because the state store cannot be reached.
 STATE_UNAVAILABLE = "state_unavailable"
 
@@ -107,6 +112,10 @@ class Store(ABC):
 
     #: Calls that failed on the store's side (a shared store's server unreachable), for metrics.
     errors: int = 0
+    #: :meth:`admit_async` never blocks the event loop: a network client driven by the loop.
+    #: False (the default): :meth:`admit` blocks (a file lock, a socket), so the proxy calls it
+    #: on a worker thread and never calls :meth:`admit_async`.
+    admits_on_loop: bool = False
 
     @abstractmethod
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
@@ -130,6 +139,16 @@ class Store(ABC):
         if flags_differ(current, seen):
             return Admission(None, current)
         return Admission(self.take(keys, now, window, amounts))
+
+    async def admit_async(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
+                          amounts: Sequence[int] | None = None) -> Admission:
+        """:meth:`admit`, awaited on the event loop without blocking it: the same answer on the
+        same data, the same errors (:class:`StoreUnavailable` within the store's timeout, the
+        loop serving other requests meanwhile), or :class:`StoreBusy` at once where answering
+        would mean waiting (a SQLite file another writer holds: then :meth:`admit` runs on a
+        worker thread). Only a store whose :attr:`admits_on_loop` is True provides it; the
+        others raise NotImplementedError (their :meth:`admit` runs on a worker thread instead)."""
+        raise NotImplementedError(f"{type(self).__name__} does not admit on the event loop; call admit on a worker thread")
 
     def all_flags(self) -> dict[str, frozenset[str]]:
         """Every kind's flagged repositories (:data:`FLAG_KINDS`), in one round trip where the store allows."""

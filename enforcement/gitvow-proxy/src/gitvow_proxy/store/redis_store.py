@@ -9,22 +9,31 @@ While Redis cannot be reached every call raises :class:`StoreUnavailable`, which
 turn into a ``state_unavailable`` refusal of the write; the store tries again at most once per
 ``retry_interval`` (so a dead server costs one timeout per interval, not one per request) and
 logs each change of reachability once.
+
+Budget admission also runs on the event loop (:meth:`RedisStore.admit_async`, through
+``redis.asyncio``): the same script, arguments, answers, errors and bookkeeping as
+:meth:`RedisStore.admit`, without a worker thread's hop per write.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict
+import weakref
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import redis
+import redis.asyncio
+from redis.asyncio.connection import AbstractConnection
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -149,8 +158,92 @@ def check_url(url: str) -> None:
         raise StoreError(f"the state store URL {redacted(url)} names no host")
 
 
+@dataclass(frozen=True, slots=True)
+class _TakeCall:
+    """One admission as the script :data:`_TAKE` takes it, built once for the thread's client
+    and the loop's alike: the keys, the arguments, and the flag kinds compared."""
+
+    names: list[str]
+    args: list[Any]
+    kinds: tuple[str, ...]
+
+    def read(self, result: Any) -> Admission:
+        """The script's answer as an :class:`Admission`."""
+        if result is None:
+            return Admission(None)
+        if isinstance(result, list):  # the flags changed: nothing was taken
+            return Admission(None, {kind: frozenset(m for m in str(members).split("\n") if m)
+                                    for kind, members in zip(self.kinds, result, strict=True)})
+        return Admission(max(float(result), 1.0))
+
+
+#: Closing tasks of loop clients closed from a callback on their own loop (kept until done:
+#: the loop holds only a weak reference to a task).
+_CLOSING: set[asyncio.Task[None]] = set()
+
+
+class _LoopClient:
+    """The ``redis.asyncio`` client of one event loop (its connections live on that loop).
+
+    An async generator (:meth:`_keep`) holds it open and closes it in its ``finally``: the
+    loop's own shutdown (``asyncio.run`` and mitmproxy call ``shutdown_asyncgens`` before
+    closing the loop) then releases the connections on the loop, with no task left pending and
+    no unclosed socket, even when the store is closed only after its loop has gone.
+    """
+
+    def __init__(self, url: str, options: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._connections: weakref.WeakSet[AbstractConnection] = weakref.WeakSet()
+        self.redis = redis.asyncio.Redis.from_url(url, **options, redis_connect_func=self._connected)
+        self.take = self.redis.register_script(_TAKE)
+        self._keeper: AsyncGenerator[None] | None = self._keep()
+        self._started = False
+
+    async def _connected(self, connection: AbstractConnection) -> None:
+        """Every connection made, known so that closing reaches each (redis-py's own ``connect`` step then runs)."""
+        self._connections.add(connection)
+        await connection.on_connect()
+
+    async def _keep(self) -> AsyncGenerator[None]:
+        try:
+            yield
+        finally:
+            # Every socket closed first, in this one step (nothing awaited without ``nowait``),
+            # so a loop stopping right after still leaves none open; then the pool is released.
+            for connection in list(self._connections):
+                await connection.disconnect(nowait=True)
+            await self.redis.aclose()
+
+    async def ready(self) -> None:
+        """Register the keeper with the loop (its first step runs without suspending)."""
+        if not self._started and self._keeper is not None:
+            self._started = True
+            await anext(self._keeper)
+
+    def close(self, timeout: float) -> None:
+        """Release the connections on their loop, from wherever this is called."""
+        keeper, self._keeper = self._keeper, None
+        if keeper is None or not self._started or self.loop.is_closed():
+            return  # nothing connected, or the loop's shutdown closed the keeper (and the client)
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:  # a callback on the loop (mitmproxy's ``done``): the sockets closed now
+            task = asyncio.Task(keeper.aclose(), loop=self.loop, eager_start=True)
+            _CLOSING.add(task)
+            task.add_done_callback(_CLOSING.discard)
+        elif self.loop.is_running():  # the loop runs in another thread
+            asyncio.run_coroutine_threadsafe(keeper.aclose(), self.loop).result(timeout + 1.0)
+        elif running is None:
+            self.loop.run_until_complete(keeper.aclose())
+
+
 class RedisStore(Store):
     """Budget windows (sorted sets), counters (a hash), flags (sets), canaries (a hash) in Redis."""
+
+    #: :meth:`admit_async` runs on ``redis.asyncio``, driven by the event loop.
+    admits_on_loop = True
 
     def __init__(
         self,
@@ -168,20 +261,30 @@ class RedisStore(Store):
         #: the caller passes, as the other stores do (tests that set the time).
         self.server_clock = server_clock
         self.retry_interval = retry_interval
+        #: Seconds a call may wait for Redis (socket and connect timeouts; the bound of a whole
+        #: :meth:`admit_async`), after which the store is unreachable.
+        self.timeout = timeout
         options: dict[str, Any] = {
             "password": password,
             "socket_timeout": timeout,
             "socket_connect_timeout": timeout,
-            # One retry: a pooled connection Redis closed on a restart fails once, then reconnects.
-            "retry": Retry(NoBackoff(), 1),
             "decode_responses": True,
         }
         if ca_file is not None:
             options["ssl_ca_certs"] = ca_file
+        # One retry, of a connection error only: a pooled connection Redis closed on a restart
+        # fails once, then reconnects. A timeout is not retried: it already spent the call's
+        # bound (a hung Redis accepts the new connection too, so a retry would double the wait)
+        # and the command may still run when Redis resumes (a retry would send the take twice).
+        self._url = url
+        self._async_options = {**options, "retry": AsyncRetry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,))}
         try:
-            self._redis: redis.Redis = redis.Redis.from_url(url, **options)
+            self._redis: redis.Redis = redis.Redis.from_url(
+                url, **options, retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)))
+            redis.asyncio.Redis.from_url(url, **self._async_options)  # the loop's client accepts them too (no I/O)
         except (ValueError, redis.RedisError) as exc:
             raise StoreError(f"cannot use the state store {self.where}: {exc}") from None
+        self._aclient: _LoopClient | None = None
         self._take = self._redis.register_script(_TAKE)
         self._issue = self._redis.register_script(_CANARY)
         self._usage = self._redis.register_script(_USAGE)
@@ -197,34 +300,78 @@ class RedisStore(Store):
         return self._down_since is None
 
     def _call(self, fn: Callable[[], T]) -> T:
+        started = self._gate()
+        try:
+            result = fn()
+        except redis.RedisError as exc:
+            raise self._failed(exc, started) from None
+        self._reached()
+        return result
+
+    async def _acall(self, fn: Callable[[_LoopClient], Awaitable[T]]) -> T:
+        """:meth:`_call` on the event loop: the same bookkeeping, the whole call bounded by
+        :attr:`timeout` (a hung server: StoreUnavailable then, the loop serving others meanwhile)."""
+        started = self._gate()
+        client = self._loop_client()
+        await client.ready()
+        try:
+            async with asyncio.timeout(self.timeout):
+                result = await fn(client)
+        except (redis.RedisError, TimeoutError) as exc:
+            raise self._failed(exc, started) from None
+        self._reached()
+        return result
+
+    def _gate(self) -> float:
+        """When a call starts; StoreUnavailable at once, without trying, while the server is
+        down and its retry interval has not passed (a dead server costs one timeout per interval)."""
         now = time.monotonic()
         with self._lock:
             if self._down_since is not None and now < self._next_try:
                 raise StoreUnavailable(f"the state store {self.where} is unreachable")
-        try:
-            result = fn()
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
+        return now
+
+    def _failed(self, exc: Exception, started: float) -> StoreError:
+        """Count a failed call and name it: StoreUnavailable for a server not reached (a
+        connection error, a timeout), logged once per outage; StoreError for an error answer."""
+        if not isinstance(exc, redis.ConnectionError | redis.TimeoutError | TimeoutError):
+            # answered, but with an error: the pipeline refuses (internal_error)
             with self._lock:
                 self.errors += 1
-                self._next_try = time.monotonic() + self.retry_interval
-                first = self._down_since is None
-                if first:
-                    self._down_since = now
+            return StoreError(f"the state store {self.where} answered: {type(exc).__name__}: {exc}")
+        with self._lock:
+            self.errors += 1
+            self._next_try = time.monotonic() + self.retry_interval
+            first = self._down_since is None
             if first:
-                log.error("gitvow: the state store %s is unreachable (%s: %s); writes are refused with "
-                          "state_unavailable until it is back", self.where, type(exc).__name__, exc)
-            raise StoreUnavailable(f"the state store {self.where} is unreachable") from None
-        except redis.RedisError as exc:  # answered, but with an error: the pipeline refuses (internal_error)
-            with self._lock:
-                self.errors += 1
-            raise StoreError(f"the state store {self.where} answered: {type(exc).__name__}: {exc}") from None
+                self._down_since = started
+        if first:
+            log.error("gitvow: the state store %s is unreachable (%s: %s); writes are refused with "
+                      "state_unavailable until it is back", self.where, type(exc).__name__,
+                      exc if str(exc) else f"no answer within {self.timeout}s")
+        return StoreUnavailable(f"the state store {self.where} is unreachable")
+
+    def _reached(self) -> None:
+        """A call answered: log the end of an outage once."""
         if self._down_since is not None:
             with self._lock:
                 since, self._down_since = self._down_since, None
             if since is not None:
                 log.warning("gitvow: the state store %s is reachable again after %.1fs", self.where,
                             time.monotonic() - since)
-        return result
+
+    def _loop_client(self) -> _LoopClient:
+        """The running loop's client, made on first use: the loop that first awaits the store
+        (mitmproxy's) owns it. Another loop may take over only once that one is closed."""
+        loop = asyncio.get_running_loop()
+        client = self._aclient
+        if client is not None and client.loop is not loop:
+            if not client.loop.is_closed():
+                raise StoreError(f"the state store {self.where} is driven by another running event loop")
+            client = None  # its loop is gone, and its shutdown closed the connections
+        if client is None:
+            client = self._aclient = _LoopClient(self._url, self._async_options, loop)
+        return client
 
     def ping(self) -> bool:
         """Whether Redis answers now (also how a background probe brings the store back)."""
@@ -243,9 +390,24 @@ class RedisStore(Store):
               amounts: Sequence[int] | None = None) -> Admission:
         return self._admit(seen, keys, now, window, amounts)
 
+    async def admit_async(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
+                          amounts: Sequence[int] | None = None) -> Admission:
+        call = self._take_call(seen, keys, now, window, amounts)
+        if isinstance(call, Admission):
+            return call
+        return call.read(await self._acall(lambda client: client.take(keys=call.names, args=call.args)))
+
     def _admit(self, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float, window: float,
                amounts: Sequence[int] | None) -> Admission:
         """One script on the server: the flags compared with ``seen`` (when given), then the take."""
+        call = self._take_call(seen, keys, now, window, amounts)
+        if isinstance(call, Admission):
+            return call
+        return call.read(self._call(lambda: self._take(keys=call.names, args=call.args)))
+
+    def _take_call(self, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float, window: float,
+                   amounts: Sequence[int] | None) -> _TakeCall | Admission:
+        """The script's keys and arguments; an Admission already when no window can ever fit."""
         units = budget_amounts(keys, amounts)
         if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
             return Admission(window)
@@ -256,13 +418,7 @@ class RedisStore(Store):
         for (_, limit), amount in zip(keys, units, strict=True):
             args += [limit, amount]
         names = [PREFIX + "flags:" + kind for kind in kinds] + [PREFIX + "ev:" + key for key, _ in keys]
-        result = self._call(lambda: self._take(keys=names, args=args))
-        if result is None:
-            return Admission(None)
-        if isinstance(result, list):  # the flags changed: nothing was taken
-            return Admission(None, {kind: frozenset(m for m in str(members).split("\n") if m)
-                                    for kind, members in zip(kinds, result, strict=True)})
-        return Admission(max(float(result), 1.0))
+        return _TakeCall(names, args, kinds)
 
     def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
         for key, amount in zip(keys, amounts, strict=True):
@@ -508,7 +664,12 @@ class RedisStore(Store):
         return int(self._call(lambda: self._redis.zcard(f"{PREFIX}approvals:{PENDING}")))
 
     def close(self) -> None:
+        """Release both clients; the loop's on its loop (see :class:`_LoopClient`), with or
+        without a running loop here."""
         self._redis.close()
+        client, self._aclient = self._aclient, None
+        if client is not None:
+            client.close(self.timeout)
 
 
 def _encode(approval: Approval) -> str:
