@@ -169,6 +169,8 @@ class PolicyEnforcement:
         #: Decisions that reach the state store run here, one at a time, never on the event loop.
         self._store_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitvow-store")
         self._tls: tuple[str | None, ssl.SSLContext] | None = None  # upstream CA → context for lookups
+        #: The callers built under one runtime (:meth:`_caller`).
+        self._callers: tuple[Runtime | None, dict[tuple[Identity, bool], Caller]] = (None, {})
 
     # -- connections --------------------------------------------------------------------------
 
@@ -394,13 +396,27 @@ class PolicyEnforcement:
     def _inputs(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Caller]:
         if flow.request.stream:
             raise GitvowError("the request body is streamed and cannot be inspected")
-        request = as_request(flow)
-        if identity.internal:
-            return request, Caller(identity.name, internal=True)
-        grant = runtime.grant_for(identity.name)
-        if grant is None:
-            raise GitvowError(f"agent {identity.name!r} has no grant")
-        return request, Caller(identity.name, grant, approved=APPROVAL_KEY in flow.metadata)
+        return as_request(flow), self._caller(runtime, identity, APPROVAL_KEY in flow.metadata)
+
+    def _caller(self, runtime: Runtime, identity: Identity, approved: bool) -> Caller:
+        """The caller of a request, one per (agent, approved) under each policy: a Caller is the
+        agent's name, its grant in ``runtime`` and the approval flag, and frozen, so it is built
+        once, not per request; a reload (another runtime) builds them anew."""
+        callers = self._callers
+        if callers[0] is not runtime:
+            callers = self._callers = (runtime, {})
+        key = (identity, approved)
+        caller = callers[1].get(key)
+        if caller is None:
+            if identity.internal:
+                caller = Caller(identity.name, internal=True)
+            else:
+                grant = runtime.grant_for(identity.name)
+                if grant is None:
+                    raise GitvowError(f"agent {identity.name!r} has no grant")
+                caller = Caller(identity.name, grant, approved=approved)
+            callers[1][key] = caller
+        return caller
 
     def _apply(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision,
                took: float, note: str | None) -> None:
