@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class HostRegistry:
     """host (or host:port) → adapter."""
 
-    __slots__ = ("_adapters", "_hosts", "_mcp")
+    __slots__ = ("_adapters", "_hosts", "_mcp", "_mcp_at")
 
     def __init__(
         self,
@@ -54,10 +54,22 @@ class HostRegistry:
         self._hosts = hosts
         # longest prefix first, so a narrower endpoint on the same host wins
         self._mcp = sorted(mcp, key=lambda a: len(a.endpoint.prefix), reverse=True)
+        #: The endpoints of each (host, port), longest prefix first: a request is compared with
+        #: those of its own host only (:meth:`McpEndpoint.serves` requires the host and port).
+        self._mcp_at: dict[tuple[str, int], tuple[McpAdapter, ...]] = {}
+        for endpoint in self._mcp:
+            at = (endpoint.endpoint.host, endpoint.endpoint.port)
+            self._mcp_at[at] = (*self._mcp_at.get(at, ()), endpoint)
+
+    def has_mcp_at(self, host: str, port: int) -> bool:
+        """Whether an MCP endpoint is served at ``host`` (lower-case) and ``port``: where none
+        is, :meth:`route` is :meth:`lookup` for every path (an endpoint serves only its own
+        host and port)."""
+        return (host, port) in self._mcp_at
 
     def route(self, request: Request) -> Adapter | None:
         """The adapter serving ``request``: an MCP endpoint whose prefix it is under, else the host's."""
-        for endpoint in self._mcp:
+        for endpoint in self._mcp_at.get((request.host, request.port), ()):
             if endpoint.endpoint.serves(request):
                 return endpoint
         return self.lookup(request.host, request.port)

@@ -234,6 +234,7 @@ addons = [Resolve()]
 #: ``$GITVOW_TEST_LOOP_GUARD/on-loop`` (with where it came from), any other to ``off-loop``;
 #: ``ready`` appears once the store is wrapped.
 LOOP_GUARD_ADDON = '''
+import inspect
 import os
 import threading
 import traceback
@@ -251,6 +252,10 @@ class Guarded:
     def __getattr__(self, name):
         value = getattr(self._store, name)
         if not callable(value):
+            return value
+        if inspect.iscoroutinefunction(value):  # awaited on the loop, which it must never hold up
+            with (OUT / "awaited").open("a") as out:
+                out.write(f"{name} {'loop' if threading.get_ident() == self._loop_thread else 'other'}\\n")
             return value
 
         def call(*args, **kwargs):

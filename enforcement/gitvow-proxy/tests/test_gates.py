@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from gitvow.issues import draft_from_json
 from gitvow.pipeline import Action, Decision, Engine
 from gitvow.policy.load import parse_policy
 from gitvow.request import Classification, Request
-from gitvow_proxy.gates import ProxyGates
+from gitvow_proxy.gates import ProxyGates, StoreNeeded
 from gitvow_proxy.store import PAUSED, Admission, MemoryStore
 
 ROUTES: list[tuple[str, str, str]] = [
@@ -81,16 +82,37 @@ class Harness:
                                 clock=lambda: self.now[0])
 
     def decide(self, agent: str, method: str, path: str, body: Any = b"", internal: bool = False,
-               judged: bool = False) -> Decision:
-        """The engine's decision; ``judged``: as the proxy makes it (:meth:`ProxyGates.judge`)."""
+               judged: bool = False, on_loop: bool = False) -> Decision:
+        """The engine's decision; ``judged``: as the proxy makes it (:meth:`ProxyGates.judge`);
+        ``on_loop``: as the proxy makes a write on its event loop (:meth:`on_the_loop`)."""
         raw = json.dumps(body).encode() if not isinstance(body, bytes) else body
         request = Request.from_url(method, f"https://forge.test{path}", body=raw)
         grant = self.policy.grant_for(agent)
         assert grant is not None or internal
         caller = Caller(agent, internal=True) if internal else Caller(agent, grant)  # type: ignore[arg-type]
+        if on_loop:
+            return self.on_the_loop(lambda: self.engine.decide(request, caller, self.gates))
         if judged:
             return self.gates.judge(lambda: self.engine.decide(request, caller, self.gates))
         return self.engine.decide(request, caller, self.gates)
+
+    def on_the_loop(self, decide: Callable[[], Decision]) -> Decision:
+        """The enforcement's path for a write (``PolicyEnforcement._judged``): decided without
+        the store, its admission made and settled; decided with :meth:`ProxyGates.judge` (the
+        worker's path) when the store was needed or the admission did not take."""
+        self.path = "worker"
+        try:
+            decision, deferred = self.gates.judge_deferred(decide)
+        except StoreNeeded:
+            return self.gates.judge(decide)
+        if deferred is None:
+            self.path = "loop"
+            return decision
+        admission = self.store.admit(deferred.seen, deferred.keys, deferred.now, deferred.window, deferred.amounts)
+        if self.gates.settle(deferred, admission):
+            self.path = "loop"
+            return decision
+        return self.gates.judge(decide)
 
 
 class CountingStore(MemoryStore):
@@ -167,6 +189,78 @@ def test_a_refusal_on_unconfirmed_flags_is_decided_again() -> None:
     store.set_flag(PAUSED, "team/app", True)
     assert reason(h.decide("low", "POST", "/repos/team/app/issues/1/comments", {}, judged=True)) == "repo_paused"
     assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 1, ("low", "issue.comment", "refused"): 2}
+
+
+def test_on_the_loop_a_budgeted_write_is_admitted_once_and_counted_once() -> None:
+    """Decided on the event loop, a budgeted write leaves its admission to the caller: the
+    store is reached once (the admission), the write counted allowed only once admitted and
+    its units remembered for a refund. The first write (no flags read yet) goes to the worker."""
+    h, store = counting({"budget": {"window_seconds": 60, "writes": 10}})
+    assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {}, on_loop=True).action is Action.FORWARD
+    assert h.path == "worker" and store.calls == ["all_flags", "take"]
+    store.calls.clear()
+    for i in range(2, 4):
+        request = Request.from_url("POST", f"https://forge.test/repos/team/app/issues/{i}/comments", body=b"{}")
+        caller = Caller("bot", h.policy.grant_for("bot"))  # type: ignore[arg-type]
+        decision, deferred = h.gates.judge_deferred(partial(h.engine.decide, request, caller, h.gates))
+        assert decision.action is Action.FORWARD and deferred is not None and store.calls == ["admit"] * (i - 2)
+        assert h.gates.take_taken(request) is None  # nothing taken, nothing counted, until admitted
+        assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): i - 1}
+        admission = store.admit(deferred.seen, deferred.keys, deferred.now, deferred.window, deferred.amounts)
+        assert h.gates.settle(deferred, admission)
+        taken = h.gates.take_taken(request)
+        assert taken is not None and taken.keys == ("budget:bot:writes",) and taken.amounts == (1,)
+    assert store.calls == ["admit", "admit"]
+    assert store.usage("budget:bot:writes", h.now[0], 60) == 3
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 3}
+
+
+def test_on_the_loop_a_pause_is_never_missed() -> None:
+    """The flags changed between the last read and the admission: nothing is taken, the new
+    flags are remembered and the write decided again on the worker, refused and counted once."""
+    h, store = counting({"budget": {"window_seconds": 60, "writes": 10}})
+    assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {}, on_loop=True).action is Action.FORWARD
+    store.set_flag(PAUSED, "team/app", True)
+    store.calls.clear()
+    assert reason(h.decide("bot", "POST", "/repos/team/app/issues/2/comments", {}, on_loop=True)) == "repo_paused"
+    assert h.path == "worker" and store.calls == ["admit", "all_flags"]
+    assert store.usage("budget:bot:writes", h.now[0], 60) == 1
+    # The paused repository's next write is refused on the loop's flags, then confirmed on the worker.
+    assert reason(h.decide("bot", "POST", "/repos/team/app/issues/3/comments", {}, on_loop=True)) == "repo_paused"
+    assert h.path == "worker"
+    assert h.decide("bot", "POST", "/repos/team/lib/issues/1/comments", {}, on_loop=True).action is Action.FORWARD
+    assert h.path == "loop"
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 2, ("bot", "issue.comment", "refused"): 2}
+
+
+def test_on_the_loop_a_write_without_room_is_throttled_by_the_worker() -> None:
+    """No room: the admission takes nothing and the worker's decision throttles the write with
+    the store's wait, counted throttled (never allowed)."""
+    h, store = counting({"budget": {"window_seconds": 60, "agents": {"bot": {"writes": 2}}}})
+    for i in range(2):
+        assert h.decide("bot", "POST", f"/repos/team/app/issues/{i}/comments", {}, on_loop=True).action is Action.FORWARD
+    store.calls.clear()
+    throttled = h.decide("bot", "POST", "/repos/team/app/issues/9/comments", {}, on_loop=True)
+    assert throttled.action is Action.THROTTLE and throttled.reason == "write_budget" and h.path == "worker"
+    assert store.calls == ["admit", "admit"]
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 2, ("bot", "issue.comment", "throttled"): 1}
+
+
+def test_on_the_loop_what_needs_the_store_goes_to_the_worker() -> None:
+    """A write with no budget to confirm the flags, and a refusal decided on flags no admission
+    confirms, are never decided on the loop; reads never reach the store at all."""
+    h, store = counting({})
+    assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {}, on_loop=True).action is Action.FORWARD
+    assert h.path == "worker" and store.calls == ["all_flags"]
+    h, store = counting({"budget": {"window_seconds": 60, "writes": 10}})
+    h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {}, on_loop=True)
+    store.calls.clear()
+    assert reason(h.decide("low", "POST", "/repos/team/app/issues/1/comments", {}, on_loop=True)) == "mode_denied"
+    assert h.path == "worker" and store.calls == ["all_flags"]
+    store.calls.clear()
+    assert h.decide("bot", "GET", "/repos/team/app", on_loop=True).action is Action.FORWARD
+    assert store.calls == []
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 1, ("low", "issue.comment", "refused"): 1}
 
 
 def reason(decision: Decision) -> str | None:
@@ -246,6 +340,30 @@ def test_canary_in_body_path_and_query() -> None:
     # another agent's canary is refused just the same
     assert reason(h.decide("merger", "POST", "/repos/team/app/issues/1/comments", {"body": token})) == "canary_egress"
     assert h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {"body": "gvc_ but not a token"}).action is Action.FORWARD
+
+
+def test_a_clean_scan_remembered_never_hides_a_canary() -> None:
+    """The body stage remembers texts it found clean: the same text is refused once a scanner
+    with a new token is in place (replay sets one), a text carrying a canary is refused each
+    time, and a compressed body is judged with its encoding, not as the same bytes sent plain."""
+    h = Harness()
+    token = h.store.canary("bot")
+    path, comment = "/repos/team/app/issues/1/comments", {"body": "a comment wwkkwwkkwwkk"}
+    for _ in range(2):
+        assert h.decide("bot", "GET", "/repos/team/app/issues?q=zzqqzzqqzzqq").action is Action.FORWARD
+        assert h.decide("bot", "POST", path, comment).action is Action.FORWARD
+        assert reason(h.decide("bot", "POST", path, {"body": token})) == "canary_egress"
+        assert reason(h.decide("bot", "GET", f"/repos/team/app/issues?q={token}")) == "canary_egress"
+    from gitvow_proxy.canary import CanaryScanner
+
+    h.gates.scanner = CanaryScanner({"zzqqzzqqzzqq": "bot", "wwkkwwkkwwkk": "bot"}, limit=1 << 20)
+    assert reason(h.decide("bot", "GET", "/repos/team/app/issues?q=zzqqzzqqzzqq")) == "canary_egress"
+    assert reason(h.decide("bot", "POST", path, comment)) == "canary_egress"
+    raw = json.dumps({"body": "clean"}).encode()
+    assert h.decide("bot", "POST", path, raw).action is Action.FORWARD
+    request = Request.from_url("POST", f"https://forge.test{path}", body=raw, headers={"Content-Encoding": "gzip"})
+    decided = h.engine.decide(request, Caller("bot", h.policy.grant_for("bot")), h.gates)  # type: ignore[arg-type]
+    assert reason(decided) == "canary_egress"  # not gzip: cannot be read, refused as before
 
 
 def test_canary_scan_limit_fails_closed() -> None:

@@ -24,6 +24,7 @@ from gitvow_proxy.store import (
     Admission,
     Flags,
     MemoryStore,
+    Store,
     StoreError,
     StoreUnavailable,
 )
@@ -314,10 +315,17 @@ def test_a_second_running_loop_is_refused(redis_server: RedisServer) -> None:
 
 
 def test_stores_that_block_do_not_admit_on_the_loop() -> None:
-    store = MemoryStore()
-    assert not store.admits_on_loop and redis_store.RedisStore.admits_on_loop
+    class Blocking(MemoryStore):
+        """A store that keeps the interface's default: its admit runs on a worker thread."""
+
+        admits_on_loop = False
+        admit_async = Store.admit_async  # type: ignore[assignment]
+
+    store = Blocking()
+    assert redis_store.RedisStore.admits_on_loop and MemoryStore.admits_on_loop
     with pytest.raises(NotImplementedError):
         asyncio.run(store.admit_async(NONE, [("k", 1)], time.time(), 60.0))
+    assert asyncio.run(MemoryStore().admit_async(NONE, [("k", 1)], time.time(), 60.0)) == Admission(None)
 
 
 def test_close_from_another_thread_releases_the_connections_at_once(redis_server: RedisServer) -> None:

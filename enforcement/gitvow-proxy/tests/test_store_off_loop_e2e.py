@@ -1,9 +1,10 @@
-"""No state-store call runs on mitmproxy's event loop: a real ``gitvow proxy`` whose store is
+"""No state-store call that may wait runs on mitmproxy's event loop: a real ``gitvow proxy`` whose store is
 wrapped (a test-only script, :data:`proxy_support.LOOP_GUARD_ADDON`) so that every call says
 which thread made it, driven through every path that reaches the store from a hook or an
 asyncio task: a write decided (budget taken), a write the forge refuses (budget given back), a
 request staged, its approval sent and its answer recorded, the notifications' bookkeeping, and
-a policy reload (the canaries the store issued). A hung store can then hold up only the
+a policy reload (the canaries the store issued). The one store call the loop makes is
+``admit_async``, which never waits (``Store.admits_on_loop``). A hung store can then hold up only the
 request that needs it (``test_store_faults_e2e`` stops a real ``redis-server`` to show it)."""
 
 from __future__ import annotations
@@ -89,10 +90,14 @@ def test_every_store_call_from_the_proxy_runs_off_the_event_loop(
         time.sleep(0.5)  # a few sender rounds more
         on_loop = (guard / "on-loop").read_text() if (guard / "on-loop").exists() else ""
         off_loop = set((guard / "off-loop").read_text().split())
+        awaited = set((guard / "awaited").read_text().splitlines()) if (guard / "awaited").exists() else set()
     finally:
         api.routes["/api/"] = api_reply
         assert proxy.stop() == 0, proxy.log_text()
     assert on_loop == "", f"store calls on the event loop:\n{on_loop}"
+    # The second write was admitted on the loop by the one call that never waits (the first,
+    # with no flags read yet, was decided on the worker: ``take`` below).
+    assert awaited == {"admit_async loop"}, awaited
     # Every path was taken (off the loop): the guard saw what it guards.
     for call in ("take", "give_back", "stage", "claim", "approval", "finish", "canaries", "annotate", "approvals"):
         assert call in off_loop, (call, sorted(off_loop))

@@ -151,3 +151,17 @@ def test_backtracking_is_bounded(adapter: GitHubAdapter) -> None:
     deep = "/repos/octo/app/branches/" + "a/" * 40 + "protection"
     got = adapter.classify(Request.from_url("PUT", "https://api.github.com" + deep))
     assert (got.operations, got.repo) == (("branch.protect",), "octo/app")
+
+
+def test_remembered_classifications_are_keyed_by_method_and_exact_path(adapter: GitHubAdapter) -> None:
+    """REST classifications are remembered (:func:`gitvow_github.rest.classify_rest`): asked
+    again, in any order, each method and spelling gets its own answer, never another's."""
+    asks = [("GET", "/repos/octo/app/pulls/1/merge", ("read",)), ("PUT", "/repos/octo/app/pulls/1/merge", ("pr.merge",)),
+            ("put", "/repos/octo/app/pulls/1/merge", ("pr.merge",)), ("PUT", "/repos/octo/app/pulls/1/merge/x", ("unknown",)),
+            ("DELETE", "/repos/octo/app/pulls/1/merge", ("unknown",)), ("PUT", "/repos/octo/app/pulls/1/MERGE", ("pr.merge",)),
+            ("POST", "/repos/octo/app/pulls", ("pr.create",)), ("POST", "/repos/octo/other/pulls", ("pr.create",))]
+    for _ in range(2):
+        for method, path, operations in asks:
+            got = adapter.classify(Request(method, "api.github.com", path))
+            assert got.operations == operations, (method, path)
+            assert got.repo == "/".join(path.split("/")[2:4])

@@ -30,7 +30,7 @@ from gitvow.verdict import Verdict
 from gitvow.vocabulary import UNKNOWN, writes
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
 from gitvow_proxy.settings import IssueShape, ProxyPolicy
-from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, STATE_UNAVAILABLE, Flags, Store, StoreUnavailable
+from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, STATE_UNAVAILABLE, Admission, Flags, Store, StoreUnavailable
 
 D = TypeVar("D")
 
@@ -41,6 +41,9 @@ _BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: request naming more stays unresolved, so an agent cannot make the proxy spend the forge's
 #: rate limit on its behalf.
 MAX_TARGETS = 100
+#: Longest text whose clean canary scan is remembered, and how many are (:meth:`ProxyGates._scanned`).
+_SCAN_MEMO_TEXT = 4096
+_SCAN_MEMO_SIZE = 1024
 
 
 def _matches(repo: str, patterns: list[str]) -> bool:
@@ -89,6 +92,32 @@ class Taken:
     amounts: tuple[int, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class DeferredAdmission:
+    """A budgeted write decided on the event loop, its admission not yet made: the store
+    round trip :meth:`ProxyGates.judge_deferred` left for the enforcement point to await
+    (:meth:`Store.admit_async`, or :meth:`Store.admit` on the store's worker), then
+    :meth:`ProxyGates.settle`. Until it is settled the write is neither counted nor sent."""
+
+    request: Request
+    seen: Flags
+    keys: tuple[tuple[str, int], ...]
+    amounts: tuple[int, ...]
+    now: float
+    window: float
+    #: The allowed write to count once admitted (None: not counted, an internal caller's).
+    counted: Context | None
+
+
+class StoreNeeded(Pending):
+    """A decision on the event loop reached the state store (flags never read, or a refusal
+    decided on flags its admission did not confirm): it is decided again on the store's
+    worker thread, where the store may be waited for. Nothing was counted or taken."""
+
+    def __init__(self) -> None:
+        super().__init__("the state store", ())
+
+
 class _DecisionState(threading.local):
     """One thread's decision in progress: flags read once, an allowed write not yet counted, the note."""
 
@@ -101,6 +130,13 @@ class _DecisionState(threading.local):
     #: The flags this decision used without reading them (the last read's): the budget's
     #: admission confirms them; None when read afresh or confirmed.
     unconfirmed: Flags | None = None
+    #: Inside :meth:`ProxyGates.judge_deferred`: the store is never reached; the admission is
+    #: left in ``deferred`` (or ``needs_store`` set when the decision cannot do without it).
+    defer: bool = False
+    deferred: DeferredAdmission | None = None
+    needs_store: bool = False
+    #: The allowed write the budget stage is admitting, for a deferred admission to count.
+    counting: Context | None = None
 
 
 class ProxyGates(Gates):
@@ -142,6 +178,8 @@ class ProxyGates(Gates):
         for token in settings.canary.tokens:
             tokens.setdefault(token, "(policy)")
         self.scanner = CanaryScanner(tokens, limit=settings.canary.scan_limit)
+        #: (text, content encoding) the scanner found clean (:meth:`_scanned`).
+        self._clean: tuple[CanaryScanner, set[tuple[bytes, str]]] = (self.scanner, set())
         proxy = settings.proxy
         self.resolutions = resolutions if resolutions is not None else ResolutionCache(
             size=proxy.resolve_cache_size, ttl=proxy.resolve_ttl)
@@ -187,6 +225,8 @@ class ProxyGates(Gates):
         if decision.optimistic and last is not None and self._budget_keys(ctx)[0]:
             decision.unconfirmed = last
             return last
+        if decision.defer:
+            raise StoreNeeded()
         found = self.store.all_flags()
         self._last_flags = found
         return found
@@ -211,6 +251,42 @@ class ProxyGates(Gates):
             return decision
         state.memo, state.pending, state.unconfirmed, state.note = None, None, None, None
         return decide()
+
+    def judge_deferred(self, decide: Callable[[], D]) -> tuple[D, DeferredAdmission | None]:
+        """``decide()`` as :meth:`judge` makes it, without reaching the store, for the event
+        loop: a budgeted write is decided on the flags read last and its admission returned
+        for the caller to await and :meth:`settle`. Raises :class:`StoreNeeded` when the
+        decision cannot be made so (the flags never read, a write decided on flags no
+        admission will confirm): the caller then decides it with :meth:`judge` off the loop."""
+        state = self._decision
+        state.memo, state.unconfirmed, state.deferred, state.needs_store = None, None, None, False
+        state.optimistic = state.defer = True
+        try:
+            decision = decide()
+            deferred, needs_store, unconfirmed = state.deferred, state.needs_store, state.unconfirmed
+        finally:
+            state.optimistic = state.defer = False
+            state.memo, state.pending, state.unconfirmed, state.deferred = None, None, None, None
+        if needs_store or (unconfirmed is not None and deferred is None):
+            state.note = None
+            raise StoreNeeded()
+        return decision, deferred
+
+    def settle(self, deferred: DeferredAdmission, admission: Admission) -> bool:
+        """What a deferred admission answered: True when the budget was taken (the write is
+        counted allowed and may be sent); False when nothing was taken (the flags changed, now
+        remembered, or no room), and the write must be decided again with :meth:`judge`."""
+        if admission.flags is not None:
+            self._last_flags = admission.flags
+            return False
+        if admission.wait is not None:
+            return False  # decided again: the budget stage throttles it with the store's wait, and counts it
+        with self._taken_lock:
+            self._taken[id(deferred.request)] = Taken(tuple(key for key, _ in deferred.keys), deferred.now,
+                                                      deferred.amounts)
+        if deferred.counted is not None:
+            self._count(deferred.counted, "allowed")
+        return True
 
     def resolve(self, ctx: Context) -> Classification:
         classification = ctx.classification
@@ -408,13 +484,13 @@ class ProxyGates(Gates):
         if self.scanner:
             request = ctx.request
             try:
-                owner = self.scanner.find(f"{request.path}?{request.query}".encode())
+                owner = self._scanned(f"{request.path}?{request.query}".encode(), "")
                 if owner is None and request.body:  # nothing to scan: no header to read either
-                    owner = self.scanner.find(
-                        request.body,
-                        content_encoding=request.header("content-encoding"),
-                        git_push="git.push" in ctx.operations and request.method == "POST",
-                    )
+                    encoding = request.header("content-encoding")
+                    if "git.push" in ctx.operations and request.method == "POST":
+                        owner = self.scanner.find(request.body, content_encoding=encoding, git_push=True)
+                    else:
+                        owner = self._scanned(request.body, encoding)
             except ScanRefused as exc:
                 return Verdict.deny("canary_egress", f"the request could not be checked for secrets: {exc}",
                                     operation=ctx.operations[0], instead="send less at once")
@@ -422,6 +498,32 @@ class ProxyGates(Gates):
                 return Verdict.deny("canary_egress", "the request carries a secret that must never leave",
                                     operation=ctx.operations[0], instead="remove the secret from what you send")
         return None
+
+    def _scanned(self, text: bytes, content_encoding: str) -> str | None:
+        """``self.scanner.find(text, content_encoding=...)``, remembered for short texts.
+
+        Agents send the same paths and GraphQL documents over and over. The answer depends on
+        the bytes, the content encoding and the scanner's tokens, nothing else (no pack is
+        read: pushes are scanned apart). The memo belongs to one scanner (a new one, as
+        replay's gates set, starts an empty memo), so (text, encoding) is the whole key. Only
+        what passed is kept: a text refused or found is scanned again each time. Raises
+        ScanRefused."""
+        scanner = self.scanner
+        if len(text) > _SCAN_MEMO_TEXT:
+            return scanner.find(text, content_encoding=content_encoding)
+        for_scanner, clean = self._clean
+        if for_scanner is not scanner:
+            clean = set()
+            self._clean = (scanner, clean)
+        key = (text, content_encoding)
+        if key in clean:
+            return None
+        owner = scanner.find(text, content_encoding=content_encoding)
+        if owner is None:
+            if len(clean) >= _SCAN_MEMO_SIZE:
+                clean.clear()
+            clean.add(key)
+        return owner
 
     # -- write counters, budget, credentials ------------------------------------------------
 
@@ -450,8 +552,12 @@ class ProxyGates(Gates):
 
     def budget(self, ctx: Context) -> Throttle | None:
         pending, self._decision.pending = self._decision.pending, None
+        self._decision.counting = pending
         throttle = self._admit(ctx)
-        if pending is not None and self._decision.unconfirmed is None:
+        state = self._decision
+        if state.defer and (state.deferred is not None or state.needs_store):
+            return throttle  # counted when the admission is settled, or when decided again
+        if pending is not None and state.unconfirmed is None:
             self._count(pending, "allowed" if throttle is None else "throttled")
         return throttle
 
@@ -480,6 +586,9 @@ class ProxyGates(Gates):
             return None
         budget = self.settings.budget
         seen = self._decision.unconfirmed
+        if self._decision.defer:
+            self._defer(ctx, seen, keys, amounts)
+            return None
         try:
             now = self.clock()
             if seen is None:
@@ -497,6 +606,16 @@ class ProxyGates(Gates):
                 self._taken[id(ctx.request)] = Taken(tuple(key for key, _ in keys), now, tuple(amounts))
             return None
         return Throttle(math.ceil(wait), f"the write budget of {budget.window_seconds}s is used up")
+
+    def _defer(self, ctx: Context, seen: Flags | None, keys: list[tuple[str, int]], amounts: list[int]) -> None:
+        """In :meth:`judge_deferred`: leave the admission for the caller (no store round trip)."""
+        state = self._decision
+        if seen is None:  # flags read afresh (none to confirm): only the store's worker may take
+            state.needs_store = True
+            return
+        state.deferred = DeferredAdmission(ctx.request, seen, tuple(keys), tuple(amounts), self.clock(),
+                                           float(self.settings.budget.window_seconds), state.counting)
+        state.counting = None
 
     def credential(self, ctx: Context) -> str | None:
         # an MCP endpoint ([mcp.NAME]) carries its forge's token

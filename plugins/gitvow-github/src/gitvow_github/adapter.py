@@ -152,9 +152,10 @@ class GitHubAdapter(Adapter):
 
         Always an ``authorization`` header, so whatever the agent sent is replaced.
         """
-        from gitvow_gitsmart import is_git_path
+        from gitvow_gitsmart.classify import is_git_path  # the module: no package __getattr__ per call
 
-        if route(request.host, request.path).surface is Surface.WEB and is_git_path(request.path):
+        # The cheap test first: most requests are not git's, and then where they go is moot.
+        if is_git_path(request.path) and route(request.host, request.path).surface is Surface.WEB:
             from gitvow.auth import basic_authorization
 
             return basic_authorization(token, user="x-access-token")

@@ -42,7 +42,8 @@ from gitvow_proxy.flow_metadata import (
     Audited,
     StagedRefusal,
 )
-from gitvow_proxy.gates import UNAVAILABLE_RETRY, Taken
+from gitvow_proxy.gates import UNAVAILABLE_RETRY, DeferredAdmission, StoreNeeded, Taken
+from gitvow_proxy.header_fields import HeaderFields
 from gitvow_proxy.identity import Identity
 from gitvow_proxy.refusals import (
     HOST_NOT_SERVED,
@@ -69,7 +70,7 @@ WOULD_REFUSE = "would_refuse"
 
 
 def as_request(flow: http.HTTPFlow) -> Request:
-    """The pipeline's view of a mitmproxy request (headers are passed, not copied)."""
+    """The pipeline's view of a mitmproxy request (headers are viewed, not copied)."""
     req = flow.request
     path, _, query = req.path.partition("?")
     return Request(
@@ -77,9 +78,9 @@ def as_request(flow: http.HTTPFlow) -> Request:
         host=req.host.lower(),
         path=path,
         query=query,
-        # mitmproxy's Headers is a case-insensitive mapping: adapters look names up, so it is
-        # passed as it is rather than copied (decide runs before any header is rewritten).
-        headers=req.headers,
+        # The fields as sent, read as mitmproxy reads them but without its per-lookup cost;
+        # nothing is copied, and headers rewritten after the decision are not seen.
+        headers=HeaderFields(req.headers.fields),
         body=req.raw_content or b"",
         port=req.port,
         scheme=req.scheme,
@@ -105,18 +106,21 @@ def _flow_audited(flow: http.HTTPFlow, agent: str | None, verdict: str, reason: 
     return Audited(req.method, f"{req.host}:{req.port}", req.path, agent, verdict, reason, stage, took)
 
 
+#: The agent's credentials, never forwarded: its forge header and its proxy identity.
+_DROPPED = frozenset({b"authorization", b"proxy-authorization"})
+
+
 def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
     """Drop the agent's credentials (and its proxy identity) in one pass; add the adapter's."""
-    headers = decision.headers
-    drop = {b"authorization", b"proxy-authorization", *(name.lower().encode() for name in headers)}
-    fields = [(k, v) for k, v in flow.request.headers.fields if k.lower() not in drop]
-    fields += [(name.encode(), value.encode()) for name, value in headers.items()]
+    added = [(name.encode(), value.encode()) for name, value in decision.headers.items()]
+    drop = _DROPPED.union([name.lower() for name, _ in added]) if added else _DROPPED
+    fields = [field for field in flow.request.headers.fields if field[0].lower() not in drop]
+    fields += added
     flow.request.headers.fields = tuple(fields)
-    if headers:
+    if added:
         # The token, each header value, and each value's credential part ("Basic <this>").
-        values = [v.encode() for v in headers.values()]
-        parts = [v.split(b" ", 1)[1] for v in values if b" " in v]
-        flow.metadata[SECRETS_KEY] = (*runtime.needles, *values, *parts)
+        parts = [value.split(b" ", 1)[1] for _, value in added if b" " in value]
+        flow.metadata[SECRETS_KEY] = (*runtime.needles, *(value for _, value in added), *parts)
     flow.metadata[SENT_KEY] = (decision.adapter or "", time.time())
 
 
@@ -127,6 +131,16 @@ def _judge(runtime: Runtime, request: Request, adapter: Adapter, classification:
     gates = runtime.gates
     decision = gates.judge(lambda: runtime.engine.decide_classified(request, adapter, classification, caller, gates))
     return decision, gates.take_note()
+
+
+def _judge_on_loop(runtime: Runtime, request: Request, adapter: Adapter, classification: Classification,
+                   caller: Caller) -> tuple[Decision, str | None, DeferredAdmission | None]:
+    """:func:`_judge` without reaching the store (raises :class:`StoreNeeded` when it must):
+    a budgeted write's admission is returned to be awaited."""
+    gates = runtime.gates
+    decision, deferred = gates.judge_deferred(
+        lambda: runtime.engine.decide_classified(request, adapter, classification, caller, gates))
+    return decision, gates.take_note(), deferred
 
 
 def _refund(runtime: Runtime, taken: Taken) -> None:
@@ -268,10 +282,39 @@ class PolicyEnforcement:
 
     async def _judged(self, off_loop: bool, runtime: Runtime, request: Request, adapter: Adapter,
                       classification: Classification, caller: Caller) -> tuple[Decision, str | None]:
+        """A read is decided here, on the loop. A write is decided here too when the store is
+        not needed before its admission (a budgeted write on the flags read last); only that
+        admission is awaited, on the loop when the store admits without blocking it
+        (:attr:`Store.admits_on_loop`), else on the store's worker. Any other write, and one
+        whose admission did not take (the flags changed, no room, the store failed), is decided
+        on the worker, where the store may be waited for."""
         if not off_loop:
             return _judge(runtime, request, adapter, classification, caller)
+        try:
+            decision, note, deferred = _judge_on_loop(runtime, request, adapter, classification, caller)
+        except StoreNeeded:
+            deferred = None
+        else:
+            if deferred is None:
+                return decision, note
+            if await self._admitted(runtime, deferred):
+                return decision, note
         return await asyncio.get_running_loop().run_in_executor(
             self._store_worker, _judge, runtime, request, adapter, classification, caller)
+
+    async def _admitted(self, runtime: Runtime, deferred: DeferredAdmission) -> bool:
+        """Whether a write decided on the loop took its budget (see :meth:`ProxyGates.settle`)."""
+        store, gates = runtime.gates.store, runtime.gates
+        args = (deferred.seen, deferred.keys, deferred.now, deferred.window, deferred.amounts)
+        try:
+            if store.admits_on_loop:
+                admission = await store.admit_async(*args)
+            else:
+                admission = await asyncio.get_running_loop().run_in_executor(self._store_worker, store.admit, *args)
+        except Exception as exc:  # decided again on the worker: the store's failure is judged there
+            log.debug("gitvow: an admission failed (%s: %s); deciding the write again", type(exc).__name__, exc)
+            return False
+        return gates.settle(deferred, admission)
 
     def _transport_refused(self, runtime: Runtime, flow: http.HTTPFlow, agent: str | None, started: float) -> bool:
         """Refuse what would carry the credential in clear, or what no adapter can read."""
@@ -283,7 +326,7 @@ class PolicyEnforcement:
         if req.scheme != "https" and not settings.plain(req.host, req.port):
             code, why = INSECURE_UPSTREAM, (f"{req.host}:{req.port} is served over plain http, which would send the "
                                             "forge credential in clear; use https (or mark the host in [proxy] plain_hosts)")
-        elif "upgrade" in req.headers:
+        elif any(name.lower() == b"upgrade" for name, _ in req.headers.fields):  # ``in`` decodes each name twice
             code, why = UNSUPPORTED_PROTOCOL, "protocol upgrades (websockets, h2c) to a forge host are not inspected"
         if code is None:
             return False

@@ -21,6 +21,17 @@ from gitvow_proxy.shared import Shared
 NO_POLICY = "gitvow has no valid policy loaded"
 
 
+def proxy_authorization(headers: http.Headers) -> str:
+    """``headers.get("proxy-authorization")`` ("" when absent), read in one pass over the raw
+    fields: mitmproxy's lookup lower-cases and decodes every field through two calls each, and
+    this runs for every request. Several fields are folded with ", " as mitmproxy folds them
+    (so a request carrying two proves nothing, as before)."""
+    values = [value for name, value in headers.fields if name.lower() == b"proxy-authorization"]
+    if not values:
+        return ""
+    return ", ".join(value.decode("utf-8", "surrogateescape") for value in values)
+
+
 def _authentication_required(flow: http.HTTPFlow) -> None:
     """Answer 407 (with the challenge clients need to send credentials) and audit it."""
     flow.response = plain_refusal(407, "gitvow: proxy authentication required", PROXY_AUTH,
@@ -45,7 +56,7 @@ class ProxyIdentity:
     def _identify(self, runtime: Runtime, flow: http.HTTPFlow) -> Identity | None:
         """The caller, from this request's Proxy-Authorization or its connection's CONNECT."""
         conn = flow.client_conn.id
-        header = flow.request.headers.get("proxy-authorization") or self._auth.get(conn, "")
+        header = proxy_authorization(flow.request.headers) or self._auth.get(conn, "")
         if not header:
             return None
         known = self._known.get(conn)
@@ -73,7 +84,7 @@ class ProxyIdentity:
         return identity
 
     def http_connect(self, flow: http.HTTPFlow) -> None:
-        header = flow.request.headers.get("proxy-authorization")
+        header = proxy_authorization(flow.request.headers)
         if self._prove(flow) is not None and header:
             self._auth[flow.client_conn.id] = header
 

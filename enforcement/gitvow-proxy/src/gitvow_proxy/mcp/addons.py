@@ -67,10 +67,14 @@ def endpoint_of(shared: Shared, flow: http.HTTPFlow) -> McpAdapter | None:
     runtime = shared.runtime
     if runtime is None:
         return None
+    hosts = runtime.engine.hosts
     req = flow.request
-    path = req.path.partition("?")[0]
-    adapter = runtime.engine.hosts.route(Request(req.method, req.host.lower(), path, port=req.port, scheme=req.scheme))
-    endpoint = adapter if isinstance(adapter, McpAdapter) else None
+    host, port = req.host.lower(), req.port
+    endpoint = None
+    if hosts.has_mcp_at(host, port):  # elsewhere no adapter is an endpoint: nothing to build or route
+        path = req.path.partition("?")[0]
+        adapter = hosts.route(Request(req.method, host, path, port=port, scheme=req.scheme))
+        endpoint = adapter if isinstance(adapter, McpAdapter) else None
     flow.metadata[ENDPOINT_KEY] = endpoint if endpoint is not None else False
     return endpoint
 

@@ -18,6 +18,7 @@ from gitvow_proxy.store.interface import (
     ApprovalError,
     Flags,
     Store,
+    StoreBusy,
     StoreError,
     StoreUnavailable,
     new_canary,
@@ -46,5 +47,5 @@ def open_store(spec: str, *, password: str | None = None, ca_file: str | None = 
 __all__ = [
     "AUTO_MERGE_OFF", "FLAG_KINDS", "PAUSED", "STATE_UNAVAILABLE", "TOLD_EXPIRED", "Admission", "ApprovalError", "Flags",
     "MemoryStore",
-    "SQLiteStore", "Store", "StoreError", "StoreUnavailable", "is_shared", "new_canary", "open_store",
+    "SQLiteStore", "Store", "StoreBusy", "StoreError", "StoreUnavailable", "is_shared", "new_canary", "open_store",
 ]

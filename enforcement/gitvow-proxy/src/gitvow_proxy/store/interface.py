@@ -93,6 +93,11 @@ class StoreUnavailable(StoreError):
     are refused with ``state_unavailable`` until it is back."""
 
 
+class StoreBusy(StoreError):
+    """An admission that would have to wait (another writer holds the store): nothing was
+    taken; make it where waiting is allowed, off the event loop."""
+
+
 #: The reason code of a write refused because the state store cannot be reached.
 STATE_UNAVAILABLE = "state_unavailable"
 
@@ -139,9 +144,10 @@ class Store(ABC):
                           amounts: Sequence[int] | None = None) -> Admission:
         """:meth:`admit`, awaited on the event loop without blocking it: the same answer on the
         same data, the same errors (:class:`StoreUnavailable` within the store's timeout, the
-        loop serving other requests meanwhile). Only a store whose :attr:`admits_on_loop` is
-        True provides it; the others raise NotImplementedError (their :meth:`admit` runs on a
-        worker thread instead)."""
+        loop serving other requests meanwhile), or :class:`StoreBusy` at once where answering
+        would mean waiting (a SQLite file another writer holds: then :meth:`admit` runs on a
+        worker thread). Only a store whose :attr:`admits_on_loop` is True provides it; the
+        others raise NotImplementedError (their :meth:`admit` runs on a worker thread instead)."""
         raise NotImplementedError(f"{type(self).__name__} does not admit on the event loop; call admit on a worker thread")
 
     def all_flags(self) -> dict[str, frozenset[str]]:

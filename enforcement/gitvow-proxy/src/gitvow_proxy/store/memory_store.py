@@ -40,6 +40,13 @@ class MemoryStore(Store):
         with self._lock:
             return self._take(keys, units, now, window)
 
+    #: Memory under a lock held for microseconds: nothing to wait for.
+    admits_on_loop = True
+
+    async def admit_async(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
+                          amounts: Sequence[int] | None = None) -> Admission:
+        return self.admit(seen, keys, now, window, amounts)
+
     def admit(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
               amounts: Sequence[int] | None = None) -> Admission:
         units = budget_amounts(keys, amounts)

@@ -13,6 +13,7 @@ whose cost does not grow with the window: the units in use are kept per window
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -26,6 +27,7 @@ from gitvow_proxy.store.interface import (
     ApprovalError,
     Flags,
     Store,
+    StoreBusy,
     StoreError,
     budget_amounts,
     check_decidable,
@@ -33,6 +35,8 @@ from gitvow_proxy.store.interface import (
     new_canary,
     tell_expired,
 )
+
+log = logging.getLogger("gitvow_proxy")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (key TEXT NOT NULL, at REAL NOT NULL);
@@ -119,6 +123,62 @@ def _private(path: Path) -> None:
             os.chmod(companion, 0o600)
 
 
+#: Admissions on the event loop's connection between two checkpoints of the WAL (SQLite's own
+#: automatic checkpoint is every 1,000 pages; an admission writes two to four).
+CHECKPOINT_EVERY = 200
+
+
+def _admission(db: sqlite3.Connection, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float,
+               window: float, amounts: Sequence[int] | None) -> Admission:
+    """One ``BEGIN IMMEDIATE`` transaction: the flags compared with ``seen`` (when given),
+    then every window trimmed, counted and, only if all have room, appended to."""
+    units = budget_amounts(keys, amounts)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if seen is not None:
+            current = _all_flags(db)
+            if flags_differ(current, seen):
+                db.execute("COMMIT")
+                return Admission(None, current)
+        wait = _fit(db, keys, units, now, window)
+        if wait is None:
+            db.executemany("INSERT INTO events (key, at) VALUES (?, ?)",
+                           [(key, now) for (key, _), amount in zip(keys, units, strict=True) for _ in range(amount)])
+        db.execute("COMMIT")
+        return Admission(wait)
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def _all_flags(db: sqlite3.Connection) -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {kind: set() for kind in FLAG_KINDS}
+    for kind, repo in db.execute("SELECT kind, repo FROM flags"):
+        found.setdefault(str(kind), set()).add(str(repo))
+    return {kind: frozenset(repos) for kind, repos in found.items()}
+
+
+def _fit(db: sqlite3.Connection, keys: Sequence[tuple[str, int]], units: list[int], now: float,
+         window: float) -> float | None:
+    """None when every window has room for its amount, else the seconds until the fullest
+    does (in the transaction; the units in use are read from ``windows``, never counted)."""
+    if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
+        return window
+    wait: float | None = None
+    for (key, limit), amount in zip(keys, units, strict=True):
+        db.execute("DELETE FROM events WHERE key = ? AND at <= ?", (key, now - window))
+        row = db.execute("SELECT n FROM windows WHERE key = ?", (key,)).fetchone()
+        used = int(row[0]) if row is not None else 0
+        if used + amount > limit:
+            # The unit whose leaving makes room: the (used + amount - limit)-th oldest.
+            blocking = db.execute("SELECT at FROM events WHERE key = ? ORDER BY at LIMIT 1 OFFSET ?",
+                                  (key, used + amount - 1 - limit)).fetchone()
+            left = window if blocking is None else max(0.0, float(blocking[0]) + window - now)
+            wait = max(wait or 0.0, left, 1.0)
+    return wait
+
+
 class SQLiteStore(Store):
     """One SQLite file (WAL), safe to share between the proxy and ``gitvow env``."""
 
@@ -127,14 +187,22 @@ class SQLiteStore(Store):
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             _private(self.path)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10)
+            self._db = self._connect(timeout=10.0)
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             self._keep_windows()
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the state store {self.path}: {exc}") from None
         self._lock = threading.Lock()
+        #: The event loop's own connection (:meth:`admit_async`), opened on first use.
+        self._loop_db: sqlite3.Connection | None = None
+        self._loop_lock = threading.Lock()
+        self._since_checkpoint = 0
+
+    def _connect(self, timeout: float) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
+        db.execute("PRAGMA synchronous=NORMAL")  # per connection: with WAL, commits append and never sync
+        return db
 
     def _keep_windows(self) -> None:
         """The ``windows`` counts and their triggers, made once (a file from before them is counted)."""
@@ -161,47 +229,51 @@ class SQLiteStore(Store):
 
     def _admit(self, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float, window: float,
                amounts: Sequence[int] | None) -> Admission:
-        """One ``BEGIN IMMEDIATE`` transaction: the flags compared with ``seen`` (when given),
-        then every window trimmed, counted and, only if all have room, appended to."""
-        units = budget_amounts(keys, amounts)
         with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                if seen is not None:
-                    current = self._all_flags()
-                    if flags_differ(current, seen):
-                        db.execute("COMMIT")
-                        return Admission(None, current)
-                wait = self._fit(keys, units, now, window)
-                if wait is None:
-                    db.executemany("INSERT INTO events (key, at) VALUES (?, ?)",
-                                   [(key, now) for (key, _), amount in zip(keys, units, strict=True)
-                                    for _ in range(amount)])
-                db.execute("COMMIT")
-                return Admission(wait)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+            return _admission(self._db, seen, keys, now, window, amounts)
 
-    def _fit(self, keys: Sequence[tuple[str, int]], units: list[int], now: float, window: float) -> float | None:
-        """None when every window has room for its amount, else the seconds until the fullest
-        does (in the transaction; the units in use are read from ``windows``, never counted)."""
-        if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
-            return window
-        db = self._db
-        wait: float | None = None
-        for (key, limit), amount in zip(keys, units, strict=True):
-            db.execute("DELETE FROM events WHERE key = ? AND at <= ?", (key, now - window))
-            row = db.execute("SELECT n FROM windows WHERE key = ?", (key,)).fetchone()
-            used = int(row[0]) if row is not None else 0
-            if used + amount > limit:
-                # The unit whose leaving makes room: the (used + amount - limit)-th oldest.
-                blocking = db.execute("SELECT at FROM events WHERE key = ? ORDER BY at LIMIT 1 OFFSET ?",
-                                      (key, used + amount - 1 - limit)).fetchone()
-                left = window if blocking is None else max(0.0, float(blocking[0]) + window - now)
-                wait = max(wait or 0.0, left, 1.0)
-        return wait
+    #: A connection of the event loop's never waits: see :meth:`admit_async`.
+    admits_on_loop = True
+
+    async def admit_async(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
+                          amounts: Sequence[int] | None = None) -> Admission:
+        """:meth:`admit` without waiting, for the event loop: on a connection of its own that
+        never waits for a lock (busy timeout 0) and never checkpoints (so never syncs the
+        disk: committing appends to the WAL, in the operating system's hands like a line of
+        the audit log). When another writer holds the file (a command, the store's own
+        worker) it raises :class:`StoreBusy` at once, nothing taken, and the caller admits
+        with :meth:`admit` off the loop. Every :data:`CHECKPOINT_EVERY` admissions a
+        checkpoint runs on a thread of its own, so the WAL stays small."""
+        if not self._loop_lock.acquire(blocking=False):
+            raise StoreBusy(f"the state store {self.path} is in use by another admission")
+        try:
+            db = self._loop_db
+            if db is None:
+                db = self._loop_db = self._connect(timeout=0.0)
+                db.execute("PRAGMA wal_autocheckpoint=0")
+            try:
+                admission = _admission(db, seen, keys, now, window, amounts)
+            except sqlite3.OperationalError as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                if "locked" in str(exc) or "busy" in str(exc):
+                    raise StoreBusy(f"the state store {self.path} is locked by another writer") from None
+                raise StoreError(f"the state store {self.path} failed: {exc}") from None
+            self._since_checkpoint += 1
+            if self._since_checkpoint >= CHECKPOINT_EVERY:
+                self._since_checkpoint = 0
+                threading.Thread(target=self._checkpoint, name="gitvow-checkpoint", daemon=True).start()
+            return admission
+        finally:
+            self._loop_lock.release()
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL into the database (PASSIVE: never waits for, nor holds up, a writer)."""
+        try:
+            with self._lock:
+                self._db.execute("PRAGMA wal_checkpoint(RESTART)")
+        except sqlite3.Error as exc:  # the next one tries again; SQLite's own checkpoints go on meanwhile
+            log.warning("gitvow: a checkpoint of the state store %s failed: %s", self.path, exc)
 
     def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
         with self._lock:
@@ -229,10 +301,7 @@ class SQLiteStore(Store):
             return self._all_flags()
 
     def _all_flags(self) -> dict[str, frozenset[str]]:
-        found: dict[str, set[str]] = {kind: set() for kind in FLAG_KINDS}
-        for kind, repo in self._db.execute("SELECT kind, repo FROM flags"):
-            found.setdefault(str(kind), set()).add(str(repo))
-        return {kind: frozenset(repos) for kind, repos in found.items()}
+        return _all_flags(self._db)
 
     def set_flag(self, kind: str, repo: str, on: bool) -> None:
         with self._lock:
@@ -345,6 +414,10 @@ class SQLiteStore(Store):
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        with self._loop_lock:
+            if self._loop_db is not None:
+                self._loop_db.close()
+                self._loop_db = None
 
 
 class _Transaction:
