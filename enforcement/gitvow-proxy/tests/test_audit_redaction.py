@@ -158,3 +158,16 @@ def test_a_body_that_cannot_be_decoded_is_refused() -> None:
     flow.response.raw_content = b"not gzip at all " + TOKEN.encode()
     scrub(flow)
     assert flow.response.status_code == 502 and TOKEN.encode() not in flow.response.raw_content
+
+
+def test_every_injected_secret_is_looked_for_not_only_the_shortest() -> None:
+    """The scrub looks for the secrets no other contains (``token X`` holds ``X``); a secret
+    that holds none of the others (a second credential) is still looked for on its own."""
+    secrets = (TOKEN.encode(), f"token {TOKEN}".encode(), TOKEN.encode(), b"", b"glpat-second-credential")
+    for body in (b"echo glpat-second-credential", f"echo token {TOKEN}".encode(), f"echo {TOKEN}".encode()):
+        flow = _flow(tutils.tresp(content=body, headers=http.Headers([(b"X-Echo", body)])))
+        flow.metadata[SECRETS_KEY] = secrets
+        scrub(flow)
+        out = flow.response.content + b"".join(v for _, v in flow.response.headers.fields)
+        assert not any(s in out for s in secrets if s), out
+        assert out.count(REDACTED) == 2  # in the header and in the body

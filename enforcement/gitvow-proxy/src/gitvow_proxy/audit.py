@@ -80,6 +80,8 @@ class AuditLog:
         #: The path as opened (``~`` expanded once): checked against the open file before each line.
         self._target = str(Path(path).expanduser()) if self._owned else path
         self._second, self._stamp = -1, ""
+        #: The encoded fields between the time and the latency, by their values (bounded).
+        self._middles: dict[tuple[Any, ...], str] = {}
         self._identity: tuple[int, int] | None = None
         #: The open file's descriptor (``O_APPEND``): each line is one ``os.write``, no buffer to
         #: flush and nothing held back in the process when it is stopped.
@@ -172,10 +174,16 @@ class AuditLog:
         # cost); each value is encoded by json's own string encoder, so it is byte for byte what
         # json.dumps(record, separators=(",", ":")) writes (test_audit_log checks it).
         try:
-            line = (f'{{"time":"{stamp}","agent":{_text(agent)},"host":{_quote(host)},"method":{_quote(method)},'
-                    f'"path":{_quote(path)},"operations":[{",".join(map(_quote, operations))}],'
-                    f'"repo":{_text(repo)},"verdict":{_quote(verdict)},"reason":{_text(reason)},'
-                    f'"stage":{_quote(stage)},"latency_ms":{_number(latency_ms)}'
+            key = (agent, host, method, path, operations, repo, verdict, reason, stage)
+            middle = self._middles.get(key)
+            if middle is None:  # the same agent, host, path, repository and verdict come back
+                if len(self._middles) >= _MIDDLES:
+                    self._middles.clear()
+                middle = self._middles[key] = (
+                    f'"agent":{_text(agent)},"host":{_quote(host)},"method":{_quote(method)},"path":{_quote(path)},'
+                    f'"operations":[{",".join(map(_quote, operations))}],"repo":{_text(repo)},'
+                    f'"verdict":{_quote(verdict)},"reason":{_text(reason)},"stage":{_quote(stage)},"latency_ms":')
+            line = (f'{{"time":"{stamp}",{middle}{_number(latency_ms)}'
                     f'{_optional("note", note)}{_optional("approval", approval)}{_optional("by", by)}}}\n')
         except TypeError:  # a value that is not a string: json.dumps writes it as it always did
             line = json.dumps(_record(stamp, agent, host, method, path, operations, repo, verdict, reason, stage,
@@ -202,6 +210,8 @@ class AuditLog:
             self._close_stream()
 
 
+#: How many distinct lines' middles an audit log keeps encoded.
+_MIDDLES = 1024
 #: A JSON string, as json.dumps (``ensure_ascii``) writes it.
 _quote = encode_basestring_ascii
 

@@ -12,6 +12,7 @@ canaries or cookies, to a mitmproxy flow file with what its audit line says
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from mitmproxy import ctx, exceptions, http
@@ -32,31 +33,57 @@ def scrub(flow: http.HTTPFlow) -> None:
     if not secrets or flow.response is None:
         return
     response = flow.response
-    needles = [s for s in secrets if s]
+    watch = _watched(secrets)
     fields = response.headers.fields
     # One look over every header at once (a secret never holds a line break, so a match across two
     # fields is only a false alarm: the per-value pass below then finds nothing to replace).
     joined = b"\n".join([part for field in fields for part in field])
-    if _holds(joined, needles):
+    if _holds(joined, watch):
+        needles = [s for s in secrets if s]
         response.headers.fields = tuple(
             (name, REDACTED if _holds(value, needles) else value) for name, value in fields
         )
     try:
         # response.content decodes by the content-encoding header; with none it is the raw body
         # (a cheaper test than mitmproxy's case-insensitive header lookup).
-        content = response.content if b"content-encoding" in joined.lower() else response.raw_content
+        content = response.content if joined.lower().find(b"content-encoding") >= 0 else response.raw_content
     except ValueError:  # an encoding mitmproxy cannot decode: refuse to pass what we cannot check
         flow.response = plain_refusal(502, "gitvow could not check the upstream response", INTERNAL_ERROR)
         return
-    if content and _holds(content, needles):
-        for n in needles:
-            content = content.replace(n, REDACTED)
+    if content and _holds(content, watch):
+        for n in secrets:
+            if n:
+                content = content.replace(n, REDACTED)
         response.content = content
         log.warning("gitvow: redacted an injected credential from a response of %s", flow.request.host)
 
 
-def _holds(data: bytes, needles: list[bytes]) -> bool:
-    return any(needle in data for needle in needles)
+#: The secrets to look for, by the flow's secrets: the same few tuples come back on every request.
+_WATCHED: dict[tuple[bytes, ...], tuple[bytes, ...]] = {}
+
+
+def _watched(secrets: tuple[bytes, ...]) -> tuple[bytes, ...]:
+    """The secrets no other one contains (``token X`` holds ``X``): a response holds one of the
+    secrets exactly when it holds one of these, so these are all there is to look for."""
+    try:
+        return _WATCHED[secrets]
+    except KeyError:
+        pass
+    except TypeError:  # not a tuple: nothing to remember it by
+        secrets = tuple(secrets)
+    given = set(filter(None, secrets))
+    watch = tuple(s for s in given if not any(other != s and other in s for other in given))
+    if len(_WATCHED) >= 64:
+        _WATCHED.clear()
+    _WATCHED[secrets] = watch
+    return watch
+
+
+def _holds(data: bytes, needles: Sequence[bytes]) -> bool:
+    """Whether any of ``needles`` is in ``data`` (``find``, not ``in``: see canary._plain)."""
+    if len(needles) == 1:
+        return data.find(needles[0]) >= 0
+    return any(data.find(needle) >= 0 for needle in needles)
 
 
 class ScrubAndRecord:
