@@ -87,6 +87,12 @@ def as_request(flow: http.HTTPFlow) -> Request:
     )
 
 
+def _has_field(fields: tuple[tuple[bytes, bytes], ...], name: bytes) -> bool:
+    """Whether a header ``name`` (lower-case) is among ``fields``: mitmproxy's ``in`` decodes
+    and lower-cases each name through two calls."""
+    return name in [field.lower() for field, _ in fields]  # an inlined comprehension: no generator to resume
+
+
 def _audited(request: Request, agent: str | None, verdict: str, reason: str | None, stage: str, took: float,
              decision: Decision | None = None, *, note: str | None = None, runtime: Runtime | None = None,
              injected: tuple[str, ...] = ()) -> Audited:
@@ -328,7 +334,7 @@ class PolicyEnforcement:
         if req.scheme != "https" and not settings.plain(req.host, req.port):
             code, why = INSECURE_UPSTREAM, (f"{req.host}:{req.port} is served over plain http, which would send the "
                                             "forge credential in clear; use https (or mark the host in [proxy] plain_hosts)")
-        elif any(name.lower() == b"upgrade" for name, _ in req.headers.fields):  # ``in`` decodes each name twice
+        elif _has_field(req.headers.fields, b"upgrade"):
             code, why = UNSUPPORTED_PROTOCOL, "protocol upgrades (websockets, h2c) to a forge host are not inspected"
         if code is None:
             return False
