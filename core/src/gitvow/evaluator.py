@@ -65,6 +65,10 @@ class Grant:
         return min(modes)
 
 
+#: The allow verdict of each operation, built once (:func:`evaluate_operation`).
+_ALLOWED: dict[str, Verdict] = {}
+
+
 def evaluate_operation(
     operation: str,
     grant: Grant,
@@ -98,7 +102,10 @@ def evaluate_operation(
                             "agent's mode differs by repository", operation=operation,
                             instead="name the repository by owner/name, or ask a human")
     if mode >= row.min_mode or (row.capability is not None and row.capability in grant.capabilities):
-        return Verdict.allow(operation)
+        allowed = _ALLOWED.get(operation)
+        if allowed is None:  # one per operation of the table (only those are ever allowed): frozen, shared
+            allowed = _ALLOWED[operation] = Verdict.allow(operation)
+        return allowed
     needs = row.min_mode.label + (f" or capability {row.capability}" if row.capability else "")
     return Verdict.deny(mode_code, f"{operation} needs mode {needs}; agent has {mode.label}", operation=operation)
 

@@ -132,6 +132,10 @@ class _Stages:
     staged_at: str = ""
 
 
+#: Every stage passed and nothing was staged (the loop's common answer, built once).
+_PASSED = _Stages()
+
+
 class AdapterSet:
     """Adapters and relay templates handed to the engine without plugin discovery (the agent
     gate's plugin index): the same three attributes :class:`gitvow.plugins.Plugins` has."""
@@ -300,19 +304,21 @@ class Engine:
                 raise  # the change stage needs the default branch: nothing was counted yet
             except Exception as exc:
                 verdict = self._stage_failed(stage, exc, ctx)
-            if verdict is not None and stage == "change" and self.is_staged(verdict):
+            if verdict is None or verdict.outcome is Outcome.ALLOW:
+                continue  # the common case, told apart before anything else is asked of it
+            if stage == "change" and self.is_staged(verdict):
                 if not ctx.caller.approved and staged is None:
                     staged, staged_at = verdict, stage  # a protected path: a human approves it once 5b-6 pass
                 continue
-            if verdict is not None and stage == "policy" and self.is_staged(verdict):
+            if stage == "policy" and self.is_staged(verdict):
                 blocking = self._unstageable(ctx.classification, ctx.caller.grant)
                 if blocking is None:
                     staged, staged_at = verdict, stage
                     continue
                 verdict = blocking
-            if verdict is not None and verdict.outcome is not Outcome.ALLOW:
+            if verdict.outcome is not Outcome.ALLOW:
                 return _Stages(verdict, stage, staged, staged_at)
-        return _Stages(staged=staged, staged_at=staged_at)
+        return _PASSED if staged is None else _Stages(staged=staged, staged_at=staged_at)
 
     def _policy_stage(self, ctx: Context) -> Verdict:
         return evaluate(ctx.classification, ctx.caller.grant, table=self.policy.table)

@@ -19,7 +19,7 @@ from mitmproxy import connection, http
 from mitmproxy.test import taddons, tflow
 
 from gitvow_proxy.addons.proxy_identity import ProxyIdentity, proxy_authorization
-from gitvow_proxy.flow_metadata import IDENTITY_KEY
+from gitvow_proxy.flow_metadata import APPROVAL_KEY, IDENTITY_KEY
 from gitvow_proxy.identity import Identities
 from gitvow_proxy.shared import Shared
 
@@ -48,8 +48,8 @@ def _write_policy(path: Path, workdir: Path) -> None:
 
 
 class Harness:
-    def __init__(self, addon: ProxyIdentity, shared: Shared, reloader: Any) -> None:
-        self.addon, self.shared, self.reloader = addon, shared, reloader
+    def __init__(self, addon: ProxyIdentity, shared: Shared, reloader: Any, policy: Path) -> None:
+        self.addon, self.shared, self.reloader, self.policy = addon, shared, reloader, policy
 
     def flow(self, client: connection.Client, header: str | None) -> http.HTTPFlow:
         flow = tflow.tflow(client_conn=client)
@@ -86,7 +86,7 @@ def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness
     with taddons.context(reload, addon) as tctx:  # type: ignore[no-untyped-call]
         tctx.configure(reload, gitvow_policy=str(policy), confdir=str(tmp_path / "conf"))
         assert shared.runtime is not None
-        yield Harness(addon, shared, reload)
+        yield Harness(addon, shared, reload, policy)
     shared.tally.stop()
 
 
@@ -149,3 +149,28 @@ def test_proxy_authorization_reads_like_mitmproxy() -> None:
                    [(b"Authorization", b"Basic abc")], [(b"proxy-authorization", b"caf\xc3\xa9 \xff")]):
         headers = http.Headers(fields)
         assert proxy_authorization(headers) == (headers.get("proxy-authorization") or "")
+
+
+def test_the_caller_follows_the_policy_in_force(harness: Harness) -> None:
+    """The enforcement addon builds one Caller per agent and policy: a reload that changes the
+    agent's mode is judged with the new grant, and an approved replay is a caller of its own."""
+    from gitvow.modes import Mode
+    from gitvow_proxy.addons import PolicyEnforcement
+    from gitvow_proxy.identity import Identity
+
+    enforcement = PolicyEnforcement(harness.shared)
+    flow = harness.flow(tflow.tclient_conn(), _basic("bot", "bot-secret"))
+
+    def caller() -> Any:
+        runtime = harness.shared.runtime
+        assert runtime is not None
+        return enforcement._inputs(runtime, flow, Identity("bot"))[1]
+
+    first = caller()
+    assert first.grant.mode is Mode.ISSUES_AND_PRS and not first.approved and caller() is first
+    flow.metadata[APPROVAL_KEY] = ("an-approval", "bot")
+    assert caller().approved
+    del flow.metadata[APPROVAL_KEY]
+    harness.policy.write_text(harness.policy.read_text().replace('mode = "issues_and_prs"', 'mode = "advisory"'))
+    harness.reload()
+    assert caller().grant.mode is Mode.ADVISORY

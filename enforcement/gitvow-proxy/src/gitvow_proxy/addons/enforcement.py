@@ -87,6 +87,12 @@ def as_request(flow: http.HTTPFlow) -> Request:
     )
 
 
+def _has_field(fields: tuple[tuple[bytes, bytes], ...], name: bytes) -> bool:
+    """Whether a header ``name`` (lower-case) is among ``fields``: mitmproxy's ``in`` decodes
+    and lower-cases each name through two calls."""
+    return name in [field.lower() for field, _ in fields]  # an inlined comprehension: no generator to resume
+
+
 def _audited(request: Request, agent: str | None, verdict: str, reason: str | None, stage: str, took: float,
              decision: Decision | None = None, *, note: str | None = None, runtime: Runtime | None = None,
              injected: tuple[str, ...] = ()) -> Audited:
@@ -169,6 +175,8 @@ class PolicyEnforcement:
         #: Decisions that reach the state store run here, one at a time, never on the event loop.
         self._store_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitvow-store")
         self._tls: tuple[str | None, ssl.SSLContext] | None = None  # upstream CA → context for lookups
+        #: The callers built under one runtime (:meth:`_caller`).
+        self._callers: tuple[Runtime | None, dict[tuple[Identity, bool], Caller]] = (None, {})
 
     # -- connections --------------------------------------------------------------------------
 
@@ -326,7 +334,7 @@ class PolicyEnforcement:
         if req.scheme != "https" and not settings.plain(req.host, req.port):
             code, why = INSECURE_UPSTREAM, (f"{req.host}:{req.port} is served over plain http, which would send the "
                                             "forge credential in clear; use https (or mark the host in [proxy] plain_hosts)")
-        elif any(name.lower() == b"upgrade" for name, _ in req.headers.fields):  # ``in`` decodes each name twice
+        elif _has_field(req.headers.fields, b"upgrade"):
             code, why = UNSUPPORTED_PROTOCOL, "protocol upgrades (websockets, h2c) to a forge host are not inspected"
         if code is None:
             return False
@@ -394,13 +402,27 @@ class PolicyEnforcement:
     def _inputs(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Caller]:
         if flow.request.stream:
             raise GitvowError("the request body is streamed and cannot be inspected")
-        request = as_request(flow)
-        if identity.internal:
-            return request, Caller(identity.name, internal=True)
-        grant = runtime.grant_for(identity.name)
-        if grant is None:
-            raise GitvowError(f"agent {identity.name!r} has no grant")
-        return request, Caller(identity.name, grant, approved=APPROVAL_KEY in flow.metadata)
+        return as_request(flow), self._caller(runtime, identity, APPROVAL_KEY in flow.metadata)
+
+    def _caller(self, runtime: Runtime, identity: Identity, approved: bool) -> Caller:
+        """The caller of a request, one per (agent, approved) under each policy: a Caller is the
+        agent's name, its grant in ``runtime`` and the approval flag, and frozen, so it is built
+        once, not per request; a reload (another runtime) builds them anew."""
+        callers = self._callers
+        if callers[0] is not runtime:
+            callers = self._callers = (runtime, {})
+        key = (identity, approved)
+        caller = callers[1].get(key)
+        if caller is None:
+            if identity.internal:
+                caller = Caller(identity.name, internal=True)
+            else:
+                grant = runtime.grant_for(identity.name)
+                if grant is None:
+                    raise GitvowError(f"agent {identity.name!r} has no grant")
+                caller = Caller(identity.name, grant, approved=approved)
+            callers[1][key] = caller
+        return caller
 
     def _apply(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision,
                took: float, note: str | None) -> None:
