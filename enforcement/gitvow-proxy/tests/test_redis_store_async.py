@@ -365,11 +365,12 @@ def test_concurrent_admissions_each_read_their_own_answer(redis_server: RedisSer
     among them; an error answer on the way leaves the connection usable and in step."""
     import redis
 
-    store = redis_store.RedisStore(redis_server.url, server_clock=False)
+    store = redis_store.RedisStore(redis_server.url, server_clock=False, timeout=10.0)  # eleven connections made at once
     t = 1_000_000.0
     for i in range(8):
         store.take([(f"full{i}", 1)], t + i, 60.0)  # full; room again at t + i + 60
-    redis.Redis(port=redis_server.port).set("gitvow:ev:wrong", "not a sorted set")
+    with redis.Redis(port=redis_server.port) as observer:
+        observer.set("gitvow:ev:wrong", "not a sorted set")
     stale: Flags = {**NONE, PAUSED: frozenset({"team/gone"})}
 
     async def admit(seen: Flags, key: str) -> Admission | str:
@@ -391,10 +392,10 @@ def test_concurrent_admissions_each_read_their_own_answer(redis_server: RedisSer
         return first
 
     answers = asyncio.run(run())
-    store.close()
     full = [Admission(float(50 + i)) for i in range(8)]
     assert answers == [*full[:3], Admission(None), Admission(None, NONE), "StoreError", *full[3:]]
     assert store.usage("free", t + 10, 60.0) == 1 and store.usage("free2", t + 10, 60.0) == 0
+    store.close()
 
 
 def test_a_reply_that_came_too_late_is_never_read_as_the_next_answer(redis_server: RedisServer) -> None:
@@ -443,8 +444,8 @@ def test_a_server_that_lost_the_script_loads_it_and_admits_once(redis_server: Re
         return answers
 
     answers = asyncio.run(run())
-    store.close()
     assert answers == [Admission(None), Admission(None), Admission(59.0)]
     assert store.usage("k", 1_000_002.0, 60.0) == 2
+    store.close()
     assert observer.script_exists(store._take.sha) == [True]
     observer.close()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import secrets
@@ -232,11 +233,20 @@ class _LoopClient:
         try:
             yield
         finally:
-            # Every socket closed in this one step (nothing awaited without ``nowait``), so a
-            # loop stopping right after still leaves none open. The idle list is emptied
-            # last: it holds the only strong references to idle connections.
-            for connection in list(self._connections):
-                await connection.disconnect(nowait=True)
+            # Every plain socket closed in this one step (nothing awaited without ``nowait``),
+            # so a loop stopping right after still leaves none open; a TLS connection's close
+            # is awaited (its close_notify exchange takes a round trip: a loop closed before
+            # it ends leaves the socket open), bounded by the connection's connect timeout.
+            # The idle list is emptied last: it holds the only strong references to idle
+            # connections.
+            connections = list(self._connections)
+            for connection in connections:
+                if not isinstance(connection, redis.asyncio.SSLConnection):
+                    await connection.disconnect(nowait=True)
+            for connection in connections:
+                if isinstance(connection, redis.asyncio.SSLConnection):
+                    with contextlib.suppress(redis.RedisError, OSError):
+                        await connection.disconnect()
             self._idle.clear()
 
     async def ready(self) -> None:
