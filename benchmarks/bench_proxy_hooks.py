@@ -117,7 +117,7 @@ async def _measure(workdir: Path, requests: int, profile: bool) -> dict[str, flo
             results[workload] = (time.process_time() - started) / requests * 1e6
             if profiler is not None:
                 print(f"-- {workload}: gitvow's functions, cumulative")
-                pstats.Stats(profiler).sort_stats("cumulative").print_stats("gitvow", 30)
+                pstats.Stats(profiler).sort_stats(os.environ.get("BENCH_SORT", "cumulative")).print_stats(os.environ.get("BENCH_FILTER", "gitvow"), 30)
     shared.tally.stop()
     return results
 
