@@ -5,13 +5,16 @@ Run: ``python benchmarks/bench_redis_admit.py [--admissions 3000] [--rounds 4] [
 What a budgeted write costs the proxy's process to be admitted, driven from an event loop as
 mitmproxy drives it: ``thread`` hands each ``RedisStore.admit`` to a one-thread executor and
 awaits it (what the proxy did before issue 22's fast writes), ``loop`` awaits
-``RedisStore.admit_async`` on the loop itself (``redis.asyncio``, no thread). Each admission is
+``RedisStore.admit_async`` on the loop itself (``redis.asyncio`` connections it drives, no
+thread), ``client`` does what ``admit_async`` did before those were driven directly: the same
+admission through a ``redis.asyncio.Redis`` client and its ``Script`` (pool, retry wrapper,
+``EVALSHA``, response callbacks), with the store's bookkeeping around it. Each admission is
 what the proxy sends for a comment under ``[budget] writes``: the run-time flags it saw and two
 windows (the agent's writes, the operation's), one ``EVALSHA``. ``--concurrency`` admissions are
 in flight at once (1: one after another, the CPU of one admission; 8: a busy proxy). The
 figures: the process's CPU (every thread) per admission in µs, wall time per admission, and
 ``redis-server``'s own CPU per admission (another process, counted apart). Rounds alternate
-the two ways; the median is printed. A ``redis-server`` is started for the run
+the ways; the median is printed. A ``redis-server`` is started for the run
 (``gitvow_proxy.testing.RedisServer``). Nothing is asserted: ``test_bench_redis_admit_runs``
 only checks that the script works.
 """
@@ -59,7 +62,10 @@ async def _round(admit: Callable[[], Awaitable[Any]], admissions: int, concurren
 
 def run(admissions: int, rounds: int, concurrencies: list[int], workdir: Path) -> dict[str, dict[str, float]]:
     """``"WAY/cN"`` → median ``cpu_us``, ``wall_us`` and ``server_us`` per admission."""
-    from gitvow_proxy.store.redis_store import RedisStore
+    import redis.asyncio
+
+    from gitvow_proxy.store import Admission
+    from gitvow_proxy.store.redis_store import _TAKE, RedisStore
     from gitvow_proxy.testing import RedisServer
 
     server = RedisServer(workdir / "redis").start()
@@ -72,9 +78,18 @@ def run(admissions: int, rounds: int, concurrencies: list[int], workdir: Path) -
 
         async def main() -> None:
             loop = asyncio.get_running_loop()
+            client = redis.asyncio.Redis.from_url(server.url, **store._async_options)
+            script = client.register_script(_TAKE)
+
+            async def through_client() -> Admission:
+                call = store._take_call(seen, KEYS, time.time(), WINDOW, None)
+                assert not isinstance(call, Admission)
+                return call.read(await store._acall(lambda _: script(keys=call.names, args=call.args)))
+
             ways: dict[str, Callable[[], Awaitable[Any]]] = {
                 "thread": lambda: loop.run_in_executor(executor, store.admit, seen, KEYS, time.time(), WINDOW),
                 "loop": lambda: store.admit_async(seen, KEYS, time.time(), WINDOW),
+                "client": through_client,
             }
             for way in ways.values():  # warm: connections made, the script loaded, code paths hot
                 await _round(way, 50, max(concurrencies))
@@ -87,6 +102,7 @@ def run(admissions: int, rounds: int, concurrencies: list[int], workdir: Path) -
                         cpu, wall = await _round(ways[name], admissions, concurrency)
                         spent = _server_cpu(server.proc.pid) - before  # type: ignore[union-attr]
                         samples.setdefault(f"{name}/c{concurrency}", []).append((cpu, wall, spent))
+            await client.aclose()
 
         asyncio.run(main())
         executor.shutdown()
@@ -130,7 +146,7 @@ def test_bench_redis_admit_runs(tmp_path: Path) -> None:
         pytest.skip("redis-server is not installed (Debian package redis-server)")
     pytest.importorskip("redis")
     results = run(20, 1, [1, 2], tmp_path)
-    assert set(results) == {"thread/c1", "loop/c1", "thread/c2", "loop/c2"}
+    assert set(results) == {f"{way}/c{n}" for way in ("thread", "loop", "client") for n in (1, 2)}
     assert all(row["cpu_us"] > 0 and row["wall_us"] > 0 for row in results.values())
 
 

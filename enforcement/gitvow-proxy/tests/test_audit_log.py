@@ -94,6 +94,20 @@ def test_the_line_is_what_json_writes(tmp_path: Path, odd: str) -> None:
     assert json.loads(second)["latency_ms"] == 2500.0 and json.loads(second)["agent"] is None
 
 
+def test_the_latency_is_written_as_json_writes_the_rounded_float() -> None:
+    import random
+
+    from gitvow_proxy.audit import _milliseconds
+
+    rng = random.Random(22)
+    values = [0.0, -0.0, 0.0005, 0.0015, 0.0025, 1.0005, 2.5, 1e-7, 999.9995, 0.1235, 0.1245, 1e15, 3e17,
+              float("inf"), float("nan")]
+    values += [rng.random() * 10 ** rng.randint(-6, 8) for _ in range(20000)]
+    values += [rng.randint(0, 10**9) / 1000 + rng.choice((0.0, 0.0005, -0.0005)) for _ in range(20000)]
+    for value in values:
+        assert _milliseconds(value) == json.dumps(round(value, 3)), value
+
+
 def test_a_value_that_is_not_text_is_written_as_json_writes_it(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     log = AuditLog(str(path))

@@ -345,3 +345,106 @@ def test_close_from_another_thread_releases_the_connections_at_once(redis_server
         owner.call_soon_threadsafe(owner.stop)
         thread.join()
         owner.close()
+
+
+@pytest.mark.parametrize("args", [
+    ["EVALSHA", "0" * 40, 2, "gitvow:ev:a", "gitvow:ev:b", 0, "TIME", "3600.0", "1.000000:ab12", 25, 1, 10**9, 2],
+    ["SCRIPT", "LOAD", "return 'é'\r\n"],  # multi-byte UTF-8 and a CRLF inside a value
+    ["EVALSHA", "x", 1, "gitvow:flags:paused", 1, "", "team/ä\nteam/b", -3],  # empty strings, newlines, negatives
+    ["SET", "k", "v" * 7000],  # above redis-py's buffer cutoff (it sends that in pieces)
+])
+def test_commands_are_packed_as_redis_py_packs_them(args: list[str | int]) -> None:
+    from redis.asyncio.connection import Connection
+
+    assert redis_store.pack(args) == b"".join(Connection().pack_command(*args))
+
+
+def test_concurrent_admissions_each_read_their_own_answer(redis_server: RedisServer) -> None:
+    """Admissions in flight together on the loop each get the answer to their own script:
+    windows filled at different times answer different waits, with a take and a changed flag
+    among them; an error answer on the way leaves the connection usable and in step."""
+    import redis
+
+    store = redis_store.RedisStore(redis_server.url, server_clock=False)
+    t = 1_000_000.0
+    for i in range(8):
+        store.take([(f"full{i}", 1)], t + i, 60.0)  # full; room again at t + i + 60
+    redis.Redis(port=redis_server.port).set("gitvow:ev:wrong", "not a sorted set")
+    stale: Flags = {**NONE, PAUSED: frozenset({"team/gone"})}
+
+    async def admit(seen: Flags, key: str) -> Admission | str:
+        try:
+            return await store.admit_async(seen, [(key, 1)], t + 10, 60.0)
+        except StoreError as exc:
+            return type(exc).__name__
+
+    async def run() -> list[Admission | str]:
+        assert await admit(NONE, "warm") == Admission(None)  # an idle connection the next ones could share
+        calls = [admit(NONE, f"full{i}") for i in range(8)]
+        calls[3:3] = [admit(NONE, "free"), admit(stale, "free2"), admit(NONE, "wrong")]
+        first = await asyncio.gather(*calls)
+        connections = _clients(redis_server)
+        for i in range(8):  # one after another now: the connections are reused, each still in step
+            assert await admit(NONE, "wrong") == "StoreError"
+            assert await admit(NONE, f"full{i}") == Admission(float(50 + i))
+        assert _clients(redis_server) == connections
+        return first
+
+    answers = asyncio.run(run())
+    store.close()
+    full = [Admission(float(50 + i)) for i in range(8)]
+    assert answers == [*full[:3], Admission(None), Admission(None, NONE), "StoreError", *full[3:]]
+    assert store.usage("free", t + 10, 60.0) == 1 and store.usage("free2", t + 10, 60.0) == 0
+
+
+def test_a_reply_that_came_too_late_is_never_read_as_the_next_answer(redis_server: RedisServer) -> None:
+    """An admission that timed out (the server stopped mid-call) leaves its reply unread on its
+    connection; once the server resumes, the next admission must read its own answer, never
+    that one: the connection of a failed admission is closed, not reused."""
+    store = redis_store.RedisStore(redis_server.url, server_clock=False, timeout=0.5, retry_interval=0.0)
+    assert redis_server.proc is not None
+    t = 1_000_000.0
+    store.take([("full", 1)], t, 60.0)
+
+    async def run() -> tuple[Admission, Admission]:
+        assert await store.admit_async(NONE, [("warm", 5)], t, 60.0) == Admission(None)  # a connection made
+        redis_server.proc.send_signal(signal.SIGSTOP)  # type: ignore[union-attr]
+        try:
+            with pytest.raises(StoreUnavailable):
+                await store.admit_async(NONE, [("full", 1)], t + 1, 60.0)  # its answer would be "59"
+        finally:
+            redis_server.proc.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
+        # At once (no retry interval): the late reply is still on its way, so only not reusing
+        # that connection keeps it from being read as this admission's answer.
+        return (await store.admit_async(NONE, [("free", 5)], t + 2, 60.0),
+                await store.admit_async(NONE, [("full", 1)], t + 3, 60.0))
+
+    free, full = asyncio.run(run())
+    store.close()
+    assert free == Admission(None)
+    assert full == Admission(57.0)
+    assert store.available
+
+
+def test_a_server_that_lost_the_script_loads_it_and_admits_once(redis_server: RedisServer) -> None:
+    """``SCRIPT FLUSH`` (as a restart does): the next admission gets NOSCRIPT, which ran
+    nothing; the script is loaded and the admission sent again, so it is taken exactly once."""
+    import redis
+
+    store = redis_store.RedisStore(redis_server.url, server_clock=False)
+    observer = redis.Redis(port=redis_server.port)
+
+    async def run() -> list[Admission]:
+        answers = [await store.admit_async(NONE, [("k", 3)], 1_000_000.0, 60.0)]
+        observer.script_flush()
+        answers.append(await store.admit_async(NONE, [("k", 3)], 1_000_001.0, 60.0))
+        observer.script_flush()
+        answers.append(await store.admit_async(NONE, [("k", 1)], 1_000_002.0, 60.0))  # full: 59 s
+        return answers
+
+    answers = asyncio.run(run())
+    store.close()
+    assert answers == [Admission(None), Admission(None), Admission(59.0)]
+    assert store.usage("k", 1_000_002.0, 60.0) == 2
+    assert observer.script_exists(store._take.sha) == [True]
+    observer.close()

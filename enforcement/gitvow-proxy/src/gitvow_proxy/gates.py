@@ -379,7 +379,7 @@ class ProxyGates(Gates):
         every repository the request names, and a write whose repository is not established
         refused wherever one of them could have caught it (``repo_unresolved``)."""
         classification = ctx.classification
-        if needs_type(classification):
+        if classification.targets and needs_type(classification):  # most requests name no target
             # The operation depends on what the forge says the object is, and it did not say.
             return _unresolved(ctx.operations[0], "what this request does depends on it")
         written = _writes(ctx)

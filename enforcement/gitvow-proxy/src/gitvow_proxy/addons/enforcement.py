@@ -126,8 +126,9 @@ def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
     flow.request.headers.fields = tuple(fields)
     if added:
         # The token, each header value, and each value's credential part ("Basic <this>").
-        parts = [value.split(b" ", 1)[1] for _, value in added if b" " in value]
-        flow.metadata[SECRETS_KEY] = (*runtime.needles, *(value for _, value in added), *parts)
+        values = [value for _, value in added]
+        parts = [value.split(b" ", 1)[1] for value in values if b" " in value]
+        flow.metadata[SECRETS_KEY] = (*runtime.needles, *values, *parts)
     flow.metadata[SENT_KEY] = (decision.adapter or "", time.time())
 
 

@@ -10,9 +10,10 @@ turn into a ``state_unavailable`` refusal of the write; the store tries again at
 ``retry_interval`` (so a dead server costs one timeout per interval, not one per request) and
 logs each change of reachability once.
 
-Budget admission also runs on the event loop (:meth:`RedisStore.admit_async`, through
-``redis.asyncio``): the same script, arguments, answers, errors and bookkeeping as
-:meth:`RedisStore.admit`, without a worker thread's hop per write.
+Budget admission also runs on the event loop (:meth:`RedisStore.admit_async`, on
+``redis.asyncio`` connections driven directly: see :class:`_LoopClient`): the same script,
+arguments, answers, errors and bookkeeping as :meth:`RedisStore.admit`, without a worker
+thread's hop per write.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import redis.asyncio
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
+from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
 from gitvow_proxy.approvals import APPROVED, EXPIRED, FAILED, PENDING, REJECTED, RESTAGE, SENDING, SENT, Approval
@@ -177,13 +179,33 @@ class _TakeCall:
         return Admission(max(float(result), 1.0))
 
 
+def pack(args: Sequence[str | int]) -> bytes:
+    """One command in RESP, as redis-py's ``pack_command`` writes it (``str`` as UTF-8, ``int``
+    in decimal), in one buffer: the admission's arguments are a few short strings, so the
+    join costs a fraction of the library's per-argument encoder (a test compares the two)."""
+    parts = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        data = str(arg).encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(parts)
+
+
 #: Closing tasks of loop clients closed from a callback on their own loop (kept until done:
 #: the loop holds only a weak reference to a task).
 _CLOSING: set[asyncio.Task[None]] = set()
 
 
 class _LoopClient:
-    """The ``redis.asyncio`` client of one event loop (its connections live on that loop).
+    """The admissions' connections of one event loop (they live on that loop).
+
+    Each is a ``redis.asyncio`` connection, made with the pool's class and options that the
+    URL names (TLS, password, database), used one admission at a time: the packed ``EVALSHA``
+    sent, its one reply read, the connection put back. No pool lock, retry wrapper, script
+    object or response callback per admission (they cost more CPU than the round trip), and
+    no per-read timer: the store's ``asyncio.timeout`` bounds the whole admission. A
+    connection that failed or was cancelled in any way is closed, never reused (a reply left
+    unread would answer the next admission); one the server closed while idle (a restart) is
+    replaced before use, as redis-py's pool does.
 
     An async generator (:meth:`_keep`) holds it open and closes it in its ``finally``: the
     loop's own shutdown (``asyncio.run`` and mitmproxy call ``shutdown_asyncgens`` before
@@ -194,8 +216,10 @@ class _LoopClient:
     def __init__(self, url: str, options: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self._connections: weakref.WeakSet[AbstractConnection] = weakref.WeakSet()
-        self.redis = redis.asyncio.Redis.from_url(url, **options, redis_connect_func=self._connected)
-        self.take = self.redis.register_script(_TAKE)
+        pool = redis.asyncio.ConnectionPool.from_url(url, **options, redis_connect_func=self._connected)
+        self._connection_class = pool.connection_class
+        self._connection_options = {**pool.connection_kwargs, "socket_timeout": None}
+        self._idle: list[AbstractConnection] = []
         self._keeper: AsyncGenerator[None] | None = self._keep()
         self._started = False
 
@@ -208,17 +232,52 @@ class _LoopClient:
         try:
             yield
         finally:
-            # Every socket closed first, in this one step (nothing awaited without ``nowait``),
-            # so a loop stopping right after still leaves none open; then the pool is released.
+            # Every socket closed in this one step (nothing awaited without ``nowait``), so a
+            # loop stopping right after still leaves none open. The idle list is emptied
+            # last: it holds the only strong references to idle connections.
             for connection in list(self._connections):
                 await connection.disconnect(nowait=True)
-            await self.redis.aclose()
+            self._idle.clear()
 
     async def ready(self) -> None:
         """Register the keeper with the loop (its first step runs without suspending)."""
         if not self._started and self._keeper is not None:
             self._started = True
             await anext(self._keeper)
+
+    async def _acquire(self) -> AbstractConnection:
+        """An idle connection in step with the server, else a new one."""
+        while self._idle:
+            connection = self._idle.pop()
+            if connection.is_connected and not await connection.can_read():
+                return connection
+            await connection.disconnect(nowait=True)  # closed by the server meanwhile, or out of step
+        connection = self._connection_class(**self._connection_options)
+        await connection.connect_check_health(check_health=False)  # what ``send_packed_command`` would do
+        return connection
+
+    async def run(self, command: bytes, load: bytes) -> Any:
+        """The reply to ``command`` (a packed ``EVALSHA``), sent once. ``NOSCRIPT`` (a server
+        that lost its scripts: a restart, ``SCRIPT FLUSH``) ran nothing: the script is loaded
+        (``load``) and the command sent again, as redis-py's ``Script`` does."""
+        connection = await self._acquire()
+        try:
+            await connection.send_packed_command(command, check_health=False)
+            try:
+                reply = await connection.read_response()
+            except NoScriptError:
+                await connection.send_packed_command(load, check_health=False)
+                await connection.read_response()
+                await connection.send_packed_command(command, check_health=False)
+                reply = await connection.read_response()
+        except redis.ResponseError:
+            self._idle.append(connection)  # an error reply, read whole: the connection is in step
+            raise
+        except BaseException:
+            await connection.disconnect(nowait=True)  # a reply may be left unread: never reused
+            raise
+        self._idle.append(connection)
+        return reply
 
     def close(self, timeout: float) -> None:
         """Release the connections on their loop, from wherever this is called."""
@@ -286,6 +345,7 @@ class RedisStore(Store):
             raise StoreError(f"cannot use the state store {self.where}: {exc}") from None
         self._aclient: _LoopClient | None = None
         self._take = self._redis.register_script(_TAKE)
+        self._load_take = pack(["SCRIPT", "LOAD", _TAKE])
         self._issue = self._redis.register_script(_CANARY)
         self._usage = self._redis.register_script(_USAGE)
         self._epoch = self._redis.register_script(_EPOCH)
@@ -395,7 +455,8 @@ class RedisStore(Store):
         call = self._take_call(seen, keys, now, window, amounts)
         if isinstance(call, Admission):
             return call
-        return call.read(await self._acall(lambda client: client.take(keys=call.names, args=call.args)))
+        command = pack(["EVALSHA", self._take.sha, len(call.names), *call.names, *call.args])
+        return call.read(await self._acall(lambda client: client.run(command, self._load_take)))
 
     def _admit(self, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float, window: float,
                amounts: Sequence[int] | None) -> Admission:
