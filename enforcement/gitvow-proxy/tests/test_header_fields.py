@@ -15,6 +15,7 @@ FIELDS: list[list[tuple[bytes, bytes]]] = [
     [(b"content-encoding", b"gzip"), (b"CONTENT-ENCODING", b"br")],  # folded, as mitmproxy folds them
     [(b"X-Http-Method-Override", b"DELETE"), (b"Accept", b"*/*")],
     [(b"X-Caf\xc3\xa9", b"caf\xc3\xa9 \xff"), (b"Host", b"h")],  # not UTF-8: surrogate escapes, both ways
+    [(b"accept", b"caf\xc3"), (b"Accept", b"\xa9")],  # a character split over two folded fields stays split
 ]
 
 

@@ -12,6 +12,7 @@ a header or a secret: paths are logged without their query, since tokens travel 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import math
@@ -134,6 +135,8 @@ class AuditLog:
         fd = self._current()
         while data:
             written = os.write(fd, data)
+            if written <= 0:  # nothing taken: never spin, the line is not written
+                raise OSError(errno.EIO, "the audit log took none of the line")
             data = data[written:]
 
     def reopen(self) -> None:

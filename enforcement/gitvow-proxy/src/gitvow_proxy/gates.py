@@ -137,6 +137,8 @@ class _DecisionState(threading.local):
     needs_store: bool = False
     #: The allowed write the budget stage is admitting, for a deferred admission to count.
     counting: Context | None = None
+    #: The budget keys of the request and classification decided last (:meth:`ProxyGates._budget_keys`).
+    budget_memo: tuple[Request, Classification, tuple[list[tuple[str, int]], list[int]]] | None = None
 
 
 class ProxyGates(Gates):
@@ -377,7 +379,7 @@ class ProxyGates(Gates):
         every repository the request names, and a write whose repository is not established
         refused wherever one of them could have caught it (``repo_unresolved``)."""
         classification = ctx.classification
-        if needs_type(classification):
+        if classification.targets and needs_type(classification):  # most requests name no target
             # The operation depends on what the forge says the object is, and it did not say.
             return _unresolved(ctx.operations[0], "what this request does depends on it")
         written = _writes(ctx)
@@ -563,7 +565,16 @@ class ProxyGates(Gates):
 
     def _budget_keys(self, ctx: Context) -> tuple[list[tuple[str, int]], list[int]]:
         """The budget windows a write takes from, ``(key, limit)``, and how much from each
-        (none for reads, internal callers and agents without a budget)."""
+        (none for reads, internal callers and agents without a budget); worked out once per
+        decision (the flags and the budget stage both ask)."""
+        memo = self._decision.budget_memo
+        if memo is not None and memo[0] is ctx.request and memo[1] is ctx.classification:
+            return memo[2]
+        found = self._budget_keys_of(ctx)
+        self._decision.budget_memo = (ctx.request, ctx.classification, found)
+        return found
+
+    def _budget_keys_of(self, ctx: Context) -> tuple[list[tuple[str, int]], list[int]]:
         if ctx.caller.name is None or ctx.caller.internal or not counts_as_write(ctx):
             return [], []
         total, per_op = self.settings.budget.limits_for(ctx.caller.name)

@@ -31,16 +31,19 @@ class HeaderFields(Mapping[str, str]):
 
     def __init__(self, fields: tuple[tuple[bytes, bytes], ...]) -> None:
         self._fields = fields
-        self._table: dict[bytes, tuple[str, str]] | None = None  # lower-cased name → (name as sent first, value)
+        #: lower-cased name → (the name as first sent, the value; repeated fields folded), raw:
+        #: only what is looked up is decoded (", " is ASCII, so decoding the folded bytes is
+        #: decoding each value and folding them).
+        self._table: dict[bytes, tuple[bytes, bytes]] | None = None
 
-    def _folded(self) -> dict[bytes, tuple[str, str]]:
+    def _folded(self) -> dict[bytes, tuple[bytes, bytes]]:
         table = self._table
         if table is None:
             table = {}
             for name, value in self._fields:
                 key = name.lower()
                 seen = table.get(key)
-                table[key] = (_text(name), _text(value)) if seen is None else (seen[0], f"{seen[1]}, {_text(value)}")
+                table[key] = (name, value) if seen is None else (seen[0], seen[1] + b", " + value)
             self._table = table
         return table
 
@@ -49,7 +52,7 @@ class HeaderFields(Mapping[str, str]):
         return name.encode("utf-8", "surrogateescape").lower()
 
     def __getitem__(self, name: str) -> str:
-        return self._folded()[self._key(name)][1]
+        return _text(self._folded()[self._key(name)][1])
 
     @overload
     def get(self, name: str, /) -> str | None: ...
@@ -59,13 +62,13 @@ class HeaderFields(Mapping[str, str]):
 
     def get(self, name: str, /, default: object = None) -> object:
         found = self._folded().get(self._key(name))
-        return default if found is None else found[1]
+        return default if found is None else _text(found[1])
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._key(name) in self._folded()
 
     def __iter__(self) -> Iterator[str]:
-        return (name for name, _ in self._folded().values())
+        return (_text(name) for name, _ in self._folded().values())
 
     def __len__(self) -> int:
         return len(self._folded())

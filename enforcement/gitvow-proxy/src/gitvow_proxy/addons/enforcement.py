@@ -45,6 +45,7 @@ from gitvow_proxy.flow_metadata import (
 from gitvow_proxy.gates import UNAVAILABLE_RETRY, DeferredAdmission, StoreNeeded, Taken
 from gitvow_proxy.header_fields import HeaderFields
 from gitvow_proxy.identity import Identity
+from gitvow_proxy.read_memo import ReadMemo, read_key, rememberable
 from gitvow_proxy.refusals import (
     HOST_NOT_SERVED,
     INSECURE_UPSTREAM,
@@ -125,8 +126,9 @@ def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
     flow.request.headers.fields = tuple(fields)
     if added:
         # The token, each header value, and each value's credential part ("Basic <this>").
-        parts = [value.split(b" ", 1)[1] for _, value in added if b" " in value]
-        flow.metadata[SECRETS_KEY] = (*runtime.needles, *(value for _, value in added), *parts)
+        values = [value for _, value in added]
+        parts = [value.split(b" ", 1)[1] for value in values if b" " in value]
+        flow.metadata[SECRETS_KEY] = (*runtime.needles, *values, *parts)
     flow.metadata[SENT_KEY] = (decision.adapter or "", time.time())
 
 
@@ -175,6 +177,7 @@ class PolicyEnforcement:
         #: Decisions that reach the state store run here, one at a time, never on the event loop.
         self._store_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitvow-store")
         self._tls: tuple[str | None, ssl.SSLContext] | None = None  # upstream CA → context for lookups
+        self._memo: ReadMemo | None = None
         #: The callers built under one runtime (:meth:`_caller`).
         self._callers: tuple[Runtime | None, dict[tuple[Identity, bool], Caller]] = (None, {})
 
@@ -257,10 +260,11 @@ class PolicyEnforcement:
                                                                           str | None] | None:
         """The pipeline's decision (and the gates' note), or None when the request was answered already.
 
-        A request that writes reaches the state store (pauses, budget), so it is decided on
-        the store's worker thread and the event loop never waits on the store: reads, which
-        never touch it, keep their latency while the store hangs, and writes are refused with
-        ``state_unavailable`` within the store's time bound."""
+        A read decided before under the same policy, byte for byte the same request from the
+        same agent, is answered from :mod:`~gitvow_proxy.read_memo`. A request that writes
+        reaches the state store (pauses, budget) without the event loop ever waiting on it
+        (:meth:`_judged`): reads, which never touch it, keep their latency while the store
+        hangs, and writes are refused with ``state_unavailable`` within the store's time bound."""
         proven = flow.metadata.get(IDENTITY_KEY)
         runtime = self.shared.runtime
         if proven is None or runtime is None or proven[1] is not runtime:
@@ -271,22 +275,42 @@ class PolicyEnforcement:
         if self._trailers_refused(runtime, flow, identity.name, started):
             return None
         request, caller = self._inputs(runtime, flow, identity)
+        memo = self._read_memo(runtime)
+        key = read_key(flow, identity.name) if not caller.internal and not caller.approved else None
+        if key is not None:
+            remembered = memo.get(key)
+            if remembered is not None:
+                return runtime, request, identity, remembered, None
         adapter, classification = runtime.engine.classify(request)
         if adapter is None or classification is None:
             return runtime, request, identity, runtime.engine.decide(request, caller, runtime.gates), None
         off_loop = any(writes(op) for op in classification.operations)
+        decision, note = await self._decided_classified(runtime, flow, request, adapter, classification, caller, off_loop)
+        if key is not None and not off_loop and note is None and rememberable(decision.classification or classification,
+                                                                               decision):
+            memo.put(key, decision)
+        return runtime, request, identity, decision, note
+
+    def _read_memo(self, runtime: Runtime) -> ReadMemo:
+        """The remembered reads of the policy in force (a reload starts an empty one)."""
+        memo = self._memo
+        if memo is None or memo.owner is not runtime:
+            memo = self._memo = ReadMemo(runtime)
+        return memo
+
+    async def _decided_classified(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, adapter: Adapter,
+                                  classification: Classification, caller: Caller,
+                                  off_loop: bool) -> tuple[Decision, str | None]:
+        """The decision of a classified request, asking the forge (off the loop) what a gate needs."""
         for _ in range(LOOKUP_ROUNDS):
             try:
-                decision, note = await self._judged(off_loop, runtime, request, adapter, classification, caller)
-                break
+                return await self._judged(off_loop, runtime, request, adapter, classification, caller)
             except Pending as pending:
                 # A gate needs what only the forge knows: ask it off the event loop, then decide
                 # again (the answer, or the failure, is cached now). One answer may lead to the
                 # next question (GitLab's /projects/42 names a project; then its default branch).
                 await asyncio.to_thread(self._resolve, runtime, flow, pending)
-        else:
-            decision, note = await self._judged(off_loop, runtime, request, adapter, classification, caller)
-        return runtime, request, identity, decision, note
+        return await self._judged(off_loop, runtime, request, adapter, classification, caller)
 
     async def _judged(self, off_loop: bool, runtime: Runtime, request: Request, adapter: Adapter,
                       classification: Classification, caller: Caller) -> tuple[Decision, str | None]:

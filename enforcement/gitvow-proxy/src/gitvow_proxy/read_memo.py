@@ -1,0 +1,70 @@
+"""Decisions of reads, remembered: an agent's client repeats the same reads (a poll, a list,
+a GraphQL query), and deciding one again costs more than mitmproxy's whole forwarding of it.
+
+A read's decision is a function of the request as the pipeline sees it and of the policy in
+force, nothing else:
+
+- the request: method, scheme, host, port, the whole path with its query, every header field
+  as sent (name, value, order) and the body; the key holds each of them byte for byte, so a
+  respelled path, another header or one more byte is another key and is decided afresh;
+- the caller: the agent's name (its grant, scope and shadow mode come from the policy);
+- the policy in force: the :class:`~gitvow_proxy.runtime.Runtime` (policy, gates, canary
+  scanner, credentials) the memo belongs to. A reload builds a new runtime, and so a new,
+  empty memo;
+- nothing mutable: a decision is remembered only when it forwarded a classification that
+  performs no write, names no target (a target's resolution is cached forge state), carries no
+  change and was not relayed for approval; run-state flags, budgets and counters are read only
+  for writes, so no read's decision depends on them.
+
+Requests with a large body are not remembered (the key would hold the body). The memo is
+bounded: full, it starts over (cheaper per request than keeping an order of use).
+"""
+
+from __future__ import annotations
+
+from mitmproxy import http
+
+from gitvow.pipeline import Action, Decision
+from gitvow.request import Classification
+from gitvow.vocabulary import writes
+
+#: Largest body a remembered read may have (GraphQL queries are a few hundred bytes).
+MAX_BODY = 16 * 1024
+#: Remembered reads per policy load, before the memo starts over.
+MAX_ENTRIES = 4096
+
+Key = tuple[object, ...]
+
+
+def read_key(flow: http.HTTPFlow, agent: str) -> Key | None:
+    """Everything a read's decision depends on besides the policy, or None (not remembered)."""
+    req = flow.request
+    body = req.raw_content
+    if body is None or len(body) > MAX_BODY:
+        return None
+    return (agent, req.method, req.scheme, req.host, req.port, req.path, req.headers.fields, body)
+
+
+def rememberable(classification: Classification, decision: Decision) -> bool:
+    """Whether this decision may answer the same request again (see the module's docstring)."""
+    return (decision.action is Action.FORWARD and not decision.staged and not classification.targets
+            and classification.change is None and not any(writes(op) for op in classification.operations))
+
+
+class ReadMemo:
+    """The remembered reads of one runtime (policy load)."""
+
+    def __init__(self, owner: object) -> None:
+        self.owner = owner
+        self._decisions: dict[Key, Decision] = {}
+
+    def get(self, key: Key) -> Decision | None:
+        return self._decisions.get(key)
+
+    def put(self, key: Key, decision: Decision) -> None:
+        if len(self._decisions) >= MAX_ENTRIES:
+            self._decisions.clear()
+        self._decisions[key] = decision
+
+
+__all__ = ["MAX_BODY", "MAX_ENTRIES", "ReadMemo", "read_key", "rememberable"]
