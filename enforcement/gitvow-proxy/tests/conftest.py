@@ -100,6 +100,24 @@ def proxy(
 
 
 @pytest.fixture
+def tls_redis_server(tmp_path: Path, ca: trustme.CA, ca_file: Path) -> Iterator[RedisServer]:
+    """A real ``redis-server`` serving only ``rediss://``, its certificate from the test CA
+    (``ca_file``); skipped where redis-server was built without TLS."""
+    if not os.path.exists(REDIS_SERVER):
+        pytest.skip("redis-server is not installed (Debian package redis-server)")
+    cert = ca.issue_cert("127.0.0.1")
+    cert.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
+    cert.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
+    server = RedisServer(tmp_path / "redis", tls=(tmp_path / "cert.pem", tmp_path / "key.pem", ca_file))
+    try:
+        server.start()
+    except RuntimeError as exc:  # a redis-server built without TLS
+        pytest.skip(f"redis-server cannot serve TLS here: {exc}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     """A real ``redis-server`` of this test's own (scripts/test installs it where missing)."""
     if not os.path.exists(REDIS_SERVER):

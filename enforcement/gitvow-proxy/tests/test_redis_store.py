@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-import trustme
 
 from gitvow.errors import PolicyError
 from gitvow.policy.load import Policy, load_policy
@@ -109,25 +108,14 @@ def test_password_in_the_url_is_refused(tmp_path: Path) -> None:
         redis_store.RedisStore("http://127.0.0.1:6379/0")
 
 
-def test_rediss_with_a_private_ca(tmp_path: Path, ca: trustme.CA, ca_file: Path) -> None:
+def test_rediss_with_a_private_ca(tmp_path: Path, tls_redis_server: RedisServer, ca_file: Path) -> None:
     """``rediss://`` checks the server's certificate against ``[proxy] state_ca``."""
-    cert = ca.issue_cert("127.0.0.1")
-    cert.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
-    cert.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
-    server = RedisServer(tmp_path / "redis", tls=(tmp_path / "cert.pem", tmp_path / "key.pem", ca_file))
-    try:
-        server.start()
-    except RuntimeError as exc:  # a redis-server built without TLS
-        pytest.skip(f"redis-server cannot serve TLS here: {exc}")
-    try:
-        assert server.url.startswith("rediss://")
-        store = open_state(_policy(tmp_path, server.url, f'state_ca = "{ca_file}"\n'))
-        assert store.canary("bot").startswith("gvc_")
-        untrusted = open_state(_policy(tmp_path, server.url))  # the system CAs do not know the test CA
-        with pytest.raises(StoreUnavailable):
-            untrusted.canary("bot")
-    finally:
-        server.stop()
+    assert tls_redis_server.url.startswith("rediss://")
+    store = open_state(_policy(tmp_path, tls_redis_server.url, f'state_ca = "{ca_file}"\n'))
+    assert store.canary("bot").startswith("gvc_")
+    untrusted = open_state(_policy(tmp_path, tls_redis_server.url))  # the system CAs do not know the test CA
+    with pytest.raises(StoreUnavailable):
+        untrusted.canary("bot")
 
 
 def test_an_error_answer_is_not_an_outage(redis_server: RedisServer) -> None:

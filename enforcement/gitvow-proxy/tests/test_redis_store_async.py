@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trustme
 
 from gitvow_proxy.store import (
     AUTO_MERGE_OFF,
@@ -218,36 +217,25 @@ def test_errors_count_as_the_threaded_path_counts_them(redis_server: RedisServer
     awaited.close()
 
 
-def test_password_and_tls_as_the_threaded_client(tmp_path: Path, ca: trustme.CA, ca_file: Path) -> None:
+def test_password_and_tls_as_the_threaded_client(tls_redis_server: RedisServer, ca_file: Path) -> None:
     """``rediss://`` with ``ssl_ca_certs`` and a password: the loop's client connects as the
     thread's does, and refuses an unknown CA or a wrong password the same way."""
     import redis
 
-    cert = ca.issue_cert("127.0.0.1")
-    cert.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
-    cert.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
-    server = RedisServer(tmp_path / "redis", tls=(tmp_path / "cert.pem", tmp_path / "key.pem", ca_file))
-    try:
-        server.start()
-    except RuntimeError as exc:  # a redis-server built without TLS
-        pytest.skip(f"redis-server cannot serve TLS here: {exc}")
-    try:
-        redis.Redis(host="127.0.0.1", port=server.port, ssl=True, ssl_ca_certs=str(ca_file)).config_set("requirepass", "s3cret-redis")
+    redis.Redis(host="127.0.0.1", port=tls_redis_server.port, ssl=True, ssl_ca_certs=str(ca_file)).config_set("requirepass", "s3cret-redis")
 
-        def admit(**options: str) -> str:
-            store = redis_store.RedisStore(server.url, **options)
-            try:
-                return repr(asyncio.run(store.admit_async(NONE, [("k", 5)], time.time(), 60.0)))
-            except StoreUnavailable:
-                return "StoreUnavailable"
-            finally:
-                store.close()
+    def admit(**options: str) -> str:
+        store = redis_store.RedisStore(tls_redis_server.url, **options)
+        try:
+            return repr(asyncio.run(store.admit_async(NONE, [("k", 5)], time.time(), 60.0)))
+        except StoreUnavailable:
+            return "StoreUnavailable"
+        finally:
+            store.close()
 
-        assert admit(password="s3cret-redis", ca_file=str(ca_file)) == repr(Admission(None))
-        assert admit(password="wrong", ca_file=str(ca_file)) == "StoreUnavailable"
-        assert admit(password="s3cret-redis") == "StoreUnavailable"  # the system CAs do not know the test CA
-    finally:
-        server.stop()
+    assert admit(password="s3cret-redis", ca_file=str(ca_file)) == repr(Admission(None))
+    assert admit(password="wrong", ca_file=str(ca_file)) == "StoreUnavailable"
+    assert admit(password="s3cret-redis") == "StoreUnavailable"  # the system CAs do not know the test CA
 
 
 def _clients(server: RedisServer) -> int:
