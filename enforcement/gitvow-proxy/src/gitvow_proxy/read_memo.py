@@ -22,11 +22,15 @@ bounded: full, it starts over (cheaper per request than keeping an order of use)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from mitmproxy import http
 
 from gitvow.pipeline import Action, Decision
 from gitvow.request import Classification
 from gitvow.vocabulary import writes
+from gitvow_proxy.flow_metadata import Audited
 
 #: Largest body a remembered read may have (GraphQL queries are a few hundred bytes).
 MAX_BODY = 16 * 1024
@@ -51,20 +55,34 @@ def rememberable(classification: Classification, decision: Decision) -> bool:
             and classification.change is None and not any(writes(op) for op in classification.operations))
 
 
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """A read's decision and what applying it to the same request gives, worked out once:
+    the header fields forwarded (the agent's as sent, its credentials dropped, the adapter's
+    added: a function of the key's fields and the decision), the secrets the response is
+    scrubbed of, and the audit line's fields (``audit(took)`` builds the line's entry)."""
+
+    decision: Decision
+    fields: tuple[tuple[bytes, bytes], ...]
+    secrets: tuple[bytes, ...] | None
+    adapter: str
+    audit: Callable[[float], Audited]
+
+
 class ReadMemo:
     """The remembered reads of one runtime (policy load)."""
 
     def __init__(self, owner: object) -> None:
         self.owner = owner
-        self._decisions: dict[Key, Decision] = {}
+        self._reads: dict[Key, Remembered] = {}
 
-    def get(self, key: Key) -> Decision | None:
-        return self._decisions.get(key)
+    def get(self, key: Key) -> Remembered | None:
+        return self._reads.get(key)
 
-    def put(self, key: Key, decision: Decision) -> None:
-        if len(self._decisions) >= MAX_ENTRIES:
-            self._decisions.clear()
-        self._decisions[key] = decision
+    def put(self, key: Key, remembered: Remembered) -> None:
+        if len(self._reads) >= MAX_ENTRIES:
+            self._reads.clear()
+        self._reads[key] = remembered
 
 
-__all__ = ["MAX_BODY", "MAX_ENTRIES", "ReadMemo", "read_key", "rememberable"]
+__all__ = ["MAX_BODY", "MAX_ENTRIES", "ReadMemo", "Remembered", "read_key", "rememberable"]

@@ -45,7 +45,7 @@ from gitvow_proxy.flow_metadata import (
 from gitvow_proxy.gates import UNAVAILABLE_RETRY, DeferredAdmission, StoreNeeded, Taken
 from gitvow_proxy.header_fields import HeaderFields
 from gitvow_proxy.identity import Identity
-from gitvow_proxy.read_memo import ReadMemo, read_key, rememberable
+from gitvow_proxy.read_memo import ReadMemo, Remembered, read_key, rememberable
 from gitvow_proxy.refusals import (
     HOST_NOT_SERVED,
     INSECURE_UPSTREAM,
@@ -117,19 +117,50 @@ def _flow_audited(flow: http.HTTPFlow, agent: str | None, verdict: str, reason: 
 _DROPPED = frozenset({b"authorization", b"proxy-authorization"})
 
 
-def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
-    """Drop the agent's credentials (and its proxy identity) in one pass; add the adapter's."""
+def _injection(runtime: Runtime, fields: tuple[tuple[bytes, bytes], ...],
+               decision: Decision) -> tuple[tuple[tuple[bytes, bytes], ...], tuple[bytes, ...] | None]:
+    """The header fields forwarded (the agent's credentials and proxy identity dropped in one
+    pass, the adapter's added) and the secrets to scrub from the response (None: none added)."""
     added = [(name.encode(), value.encode()) for name, value in decision.headers.items()]
     drop = _DROPPED.union([name.lower() for name, _ in added]) if added else _DROPPED
-    fields = [field for field in flow.request.headers.fields if field[0].lower() not in drop]
-    fields += added
-    flow.request.headers.fields = tuple(fields)
-    if added:
-        # The token, each header value, and each value's credential part ("Basic <this>").
-        values = [value for _, value in added]
-        parts = [value.split(b" ", 1)[1] for value in values if b" " in value]
-        flow.metadata[SECRETS_KEY] = (*runtime.needles, *values, *parts)
-    flow.metadata[SENT_KEY] = (decision.adapter or "", time.time())
+    kept = [field for field in fields if field[0].lower() not in drop]
+    if not added:
+        return tuple(kept), None
+    # The token, each header value, and each value's credential part ("Basic <this>").
+    values = [value for _, value in added]
+    parts = [value.split(b" ", 1)[1] for value in values if b" " in value]
+    return (*kept, *added), (*runtime.needles, *values, *parts)
+
+
+def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
+    """Drop the agent's credentials (and its proxy identity); add the adapter's."""
+    fields, secrets = _injection(runtime, flow.request.headers.fields, decision)
+    _forward(flow, fields, secrets, decision.adapter or "")
+
+
+def _forward(flow: http.HTTPFlow, fields: tuple[tuple[bytes, bytes], ...], secrets: tuple[bytes, ...] | None,
+             adapter: str) -> None:
+    flow.request.headers.fields = fields
+    if secrets is not None:
+        flow.metadata[SECRETS_KEY] = secrets
+    flow.metadata[SENT_KEY] = (adapter, time.time())
+
+
+def _remembered(runtime: Runtime, flow: http.HTTPFlow, request: Request, agent: str,
+                decision: Decision) -> Remembered:
+    """What applying a read's ``decision`` to ``flow`` gives, for the same request again."""
+    fields, secrets = _injection(runtime, flow.request.headers.fields, decision)
+    classification = decision.classification
+    operations = classification.operations if classification is not None else ()
+    repo = classification.repo if classification is not None else None
+    host, path, injected = f"{request.host}:{request.port}", request.path, tuple(decision.headers)
+    method, reason, stage, adapter = request.method, decision.reason, decision.stage, decision.adapter
+
+    def audit(took: float) -> Audited:
+        return Audited(method, host, path, agent, "allow", reason, stage, took, operations=operations, repo=repo,
+                       adapter=adapter, runtime=runtime, injected=injected)
+
+    return Remembered(decision, fields, secrets, adapter or "", audit)
 
 
 def _judge(runtime: Runtime, request: Request, adapter: Adapter, classification: Classification,
@@ -274,13 +305,17 @@ class PolicyEnforcement:
             return None
         if self._trailers_refused(runtime, flow, identity.name, started):
             return None
-        request, caller = self._inputs(runtime, flow, identity)
+        if flow.request.stream:
+            raise GitvowError("the request body is streamed and cannot be inspected")
         memo = self._read_memo(runtime)
-        key = read_key(flow, identity.name) if not caller.internal and not caller.approved else None
+        key = read_key(flow, identity.name) if not identity.internal and APPROVAL_KEY not in flow.metadata else None
         if key is not None:
             remembered = memo.get(key)
-            if remembered is not None:
-                return runtime, request, identity, remembered, None
+            if remembered is not None:  # decided before, byte for byte: applied as it was then
+                _forward(flow, remembered.fields, remembered.secrets, remembered.adapter)
+                flow.metadata[AUDIT_KEY] = remembered.audit(time.perf_counter() - started)
+                return None
+        request, caller = self._inputs(runtime, flow, identity)
         adapter, classification = runtime.engine.classify(request)
         if adapter is None or classification is None:
             return runtime, request, identity, runtime.engine.decide(request, caller, runtime.gates), None
@@ -288,7 +323,7 @@ class PolicyEnforcement:
         decision, note = await self._decided_classified(runtime, flow, request, adapter, classification, caller, off_loop)
         if key is not None and not off_loop and note is None and rememberable(decision.classification or classification,
                                                                                decision):
-            memo.put(key, decision)
+            memo.put(key, _remembered(runtime, flow, request, identity.name, decision))
         return runtime, request, identity, decision, note
 
     def _read_memo(self, runtime: Runtime) -> ReadMemo:
