@@ -17,6 +17,7 @@ from mitmproxy import http
 from mitmproxy.test import taddons, tflow
 
 from gitvow_proxy.addons import gitvow_addon
+from gitvow_proxy.flow_metadata import AUDIT_KEY, SECRETS_KEY
 from gitvow_proxy.shared import Shared
 
 pytest.importorskip("gitvow_github", reason="the GitHub adapter plugin is not installed")
@@ -101,9 +102,21 @@ def forwarded(flow: http.HTTPFlow) -> bool:
 
 
 def test_the_same_read_is_decided_once_and_forwarded_each_time(proxy: Proxy) -> None:
-    flows = [proxy.send("GET", "/api/v3/repos/team/app/pulls") for _ in range(3)]
+    """Remembered, a read is still applied in full: the agent's credentials dropped, the
+    forge's added, the response's scrub armed, its own audit entry."""
+    flows = [proxy.send("GET", "/api/v3/repos/team/app/pulls", headers={"Authorization": "token agent-own"})
+             for _ in range(3)]
     assert all(forwarded(f) for f in flows)
     assert proxy.classified == ["GET /api/v3/repos/team/app/pulls"]
+    for flow in flows:
+        assert "proxy-authorization" not in flow.request.headers
+        assert flow.request.headers.get_all("authorization") == ["Bearer ghs_memotoken0123456789"]
+        assert b"ghs_memotoken0123456789" in flow.metadata[SECRETS_KEY]
+        entry = flow.metadata[AUDIT_KEY]
+        assert (entry.verdict, entry.agent, entry.path, entry.repo) == ("allow", "coder", "/api/v3/repos/team/app/pulls",
+                                                                        "team/app")
+        assert entry.written  # the audit addon wrote its line
+    assert len({id(flow.metadata[AUDIT_KEY]) for flow in flows}) == 3
 
 
 @pytest.mark.parametrize("second", [
