@@ -222,7 +222,8 @@ def test_password_and_tls_as_the_threaded_client(tls_redis_server: RedisServer, 
     thread's does, and refuses an unknown CA or a wrong password the same way."""
     import redis
 
-    redis.Redis(host="127.0.0.1", port=tls_redis_server.port, ssl=True, ssl_ca_certs=str(ca_file)).config_set("requirepass", "s3cret-redis")
+    with redis.Redis(host="127.0.0.1", port=tls_redis_server.port, ssl=True, ssl_ca_certs=str(ca_file)) as admin:
+        admin.config_set("requirepass", "s3cret-redis")
 
     def admit(**options: str) -> str:
         store = redis_store.RedisStore(tls_redis_server.url, **options)
@@ -250,6 +251,7 @@ def test_close_releases_the_loops_connections(redis_server: RedisServer, where: 
                                               caplog: pytest.LogCaptureFixture) -> None:
     """Closed after ``asyncio.run`` returned (no loop at all) or from a callback on the loop (as
     mitmproxy's ``done``): every connection is gone, without a warning or a pending task."""
+    gc.collect()  # what tests before this one left for the collector is not this store's
     store = redis_store.RedisStore(redis_server.url)
     store.admit(NONE, [("k", 100)], time.time(), 60.0)  # the thread's client too
 
