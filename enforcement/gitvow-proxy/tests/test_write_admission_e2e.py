@@ -20,7 +20,7 @@ pytestmark = pytest.mark.e2e
 BUDGET = 12
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.heavy)])  # Redis: the heavy run
 def state(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "redis":
         yield request.getfixturevalue("redis_server").url
@@ -38,29 +38,23 @@ def test_concurrent_writes_take_the_budget_exactly_and_a_pause_stops_the_next(
     api: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path, state: str
 ) -> None:
     policy = github_policy(tmp_path / "policy.toml", api, ca_file, state, f"""
+        [agents.limited]
+        mode = "issues_and_prs"
+        secret_env = "GITVOW_TEST_LIMITED"
+
         [budget]
         window_seconds = 3600
-        agents = {{ coder = {{ writes = {BUDGET} }} }}
+        agents = {{ coder = {{ writes = {BUDGET} }}, limited = {{ writes = 1000 }} }}
     """)
     api.clear()
     proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
     try:
-        with client(proxy, "coder", ca_file) as c:
-            with ThreadPoolExecutor(4) as pool:  # four writers at once, more writes than the budget
-                codes = sorted(pool.map(lambda i: comment(c, api, body=f"comment {i}").status_code,
-                                        range(BUDGET + 6)))
-            assert codes == [201] * BUDGET + [429] * 6, codes
-            assert len([s for s in api.seen if s.method == "POST"]) == BUDGET
-        lines = proxy.audit_lines()
-        assert sum(1 for line in lines if line["verdict"] == "allow" and line["method"] == "POST") == BUDGET
-        assert sum(1 for line in lines if line["verdict"] == "throttle") == 6
-    finally:
-        assert proxy.stop() == 0, proxy.log_text()
-    # Again with room in the budget: a pause between two writes stops the second.
-    policy.write_text(policy.read_text().replace(f"writes = {BUDGET}", "writes = 1000"))
-    proxy = start_proxy(policy, tmp_path, proxy_env(broken_plugin_path))
-    try:
-        with client(proxy, "coder", ca_file) as c:
+        with client(proxy, "coder", ca_file) as c, ThreadPoolExecutor(4) as pool:  # four writers at once
+            codes = sorted(pool.map(lambda i: comment(c, api, body=f"comment {i}").status_code, range(BUDGET + 6)))
+        assert codes == [201] * BUDGET + [429] * 6, codes
+        assert len([s for s in api.seen if s.method == "POST"]) == BUDGET
+        # An agent with room in its budget: a pause between two writes stops the second.
+        with client(proxy, "limited", ca_file) as c:
             for _ in range(3):  # the flags read once, then writes admitted on the loop
                 assert comment(c, api, repo="team/lib").status_code == 201
             assert _operator(policy, "pause", "team/lib").returncode == 0
@@ -69,6 +63,9 @@ def test_concurrent_writes_take_the_budget_exactly_and_a_pause_stops_the_next(
             assert comment(c, api, repo="team/other").status_code == 201
             assert _operator(policy, "resume", "team/lib").returncode == 0
             assert comment(c, api, repo="team/lib").status_code == 201
+        lines = [line for line in proxy.audit_lines() if line["agent"] == "coder"]
+        assert sum(1 for line in lines if line["verdict"] == "allow" and line["method"] == "POST") == BUDGET
+        assert sum(1 for line in lines if line["verdict"] == "throttle") == 6
     finally:
         assert proxy.stop() == 0, proxy.log_text()
 
