@@ -9,6 +9,12 @@ Dependency-free: the agent hook imports it on its forge stage.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from gitvow.change import Change
+
 PREFIX = "mcp__"
 SEPARATOR = "__"
 
@@ -25,3 +31,15 @@ def split_tool(tool: str) -> tuple[str | None, str]:
         if sep:
             return server, name
     return None, tool
+
+
+def created_branch(name: str, arguments: Mapping[str, object]) -> Change | None:
+    """A ``create_branch`` tool's branch (``arguments["branch"]``), judged by ``[branches]`` as
+    the proxy judges the request the server sends; None for any other tool (GitLab's and
+    Gitea's MCP servers name the new branch so)."""
+    branch = arguments.get("branch")
+    if name != "create_branch" or branch is None:
+        return None
+    from gitvow.api_change import branch_argument  # not on the hook's path for other tools
+
+    return branch_argument(branch)

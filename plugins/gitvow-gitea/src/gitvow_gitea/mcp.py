@@ -13,12 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gitvow.mcp import split_tool
+from gitvow.mcp import created_branch, split_tool
 from gitvow.request import ToolCall
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gitvow.change import Change
 
 _SERVERS = ("gitea", "forgejo", "codeberg")
 _READ_PREFIXES = ("list_", "get_", "search_")
@@ -79,13 +75,3 @@ def classify_gitea_tool(tool: str, arguments: Mapping[str, object]) -> ToolCall 
     operations = (operation, "ref.delete") if name in DELETIONS else (operation,)
     return ToolCall(operations, repo=target, adapter="gitea", summary=f"Gitea MCP {name}",
                     change=created_branch(name, arguments))
-
-
-def created_branch(name: str, arguments: Mapping[str, object]) -> Change | None:
-    """``create_branch``'s branch, judged by ``[branches]`` as the proxy judges the request it sends."""
-    branch = arguments.get("branch")
-    if name != "create_branch" or branch is None:
-        return None
-    from gitvow.api_change import branch_argument  # not on the hook's path for other tools
-
-    return branch_argument(branch)

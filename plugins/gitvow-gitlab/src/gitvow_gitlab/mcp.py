@@ -15,14 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from gitvow.comments import TEXT_OPERATIONS, strings_in
-from gitvow.mcp import split_tool
+from gitvow.mcp import created_branch, split_tool
 from gitvow.request import Classification, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitlab.quick_actions import quick_actions
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gitvow.change import Change
 
 _TOOLS: dict[str, tuple[str, ...]] = {
     "pr.create": ("create_merge_request",),
@@ -133,16 +129,6 @@ def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLCla
         operations = tuple(dict.fromkeys((op, *commands.operations)))
     return ToolCall(operations, repo=repo, adapter="gitlab", summary=f"MCP {name}",
                     change=created_branch(name, arguments))
-
-
-def created_branch(name: str, arguments: Mapping[str, object]) -> Change | None:
-    """``create_branch``'s branch, judged by ``[branches]`` as the proxy judges the request it sends."""
-    branch = arguments.get("branch")
-    if name != "create_branch" or branch is None:
-        return None
-    from gitvow.api_change import branch_argument  # not on the hook's path for other tools
-
-    return branch_argument(branch)
 
 
 def _context(name: str, arguments: Mapping[str, object]) -> str | None:
