@@ -459,8 +459,7 @@ class PolicyEnforcement:
         return self._tls[1]
 
     def _inputs(self, runtime: Runtime, flow: http.HTTPFlow, identity: Identity) -> tuple[Request, Caller]:
-        if flow.request.stream:
-            raise GitvowError("the request body is streamed and cannot be inspected")
+        """The pipeline's request and caller (a streamed body was refused before, in :meth:`_decided`)."""
         return as_request(flow), self._caller(runtime, identity, APPROVAL_KEY in flow.metadata)
 
     def _caller(self, runtime: Runtime, identity: Identity, approved: bool) -> Caller:
