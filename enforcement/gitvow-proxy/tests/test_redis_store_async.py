@@ -10,7 +10,8 @@ import logging
 import signal
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -279,26 +280,34 @@ def test_close_releases_the_loops_connections(redis_server: RedisServer, where: 
         time.sleep(0.05)
 
 
-def test_a_second_running_loop_is_refused(redis_server: RedisServer) -> None:
-    """The loop that first awaited the store owns its connections: another running loop is a
-    store error (a refusal), never a client shared between loops; once that loop has closed,
-    a new one takes over."""
+@contextmanager
+def _loop_in_a_thread() -> Iterator[asyncio.AbstractEventLoop]:
+    """An event loop running in a thread of its own (as mitmproxy's runs beside the test), stopped
+    and closed on leaving."""
     import threading
 
-    store = redis_store.RedisStore(redis_server.url)
     owner = asyncio.new_event_loop()
     thread = threading.Thread(target=owner.run_forever)
     thread.start()
     try:
+        yield owner
+    finally:
+        owner.call_soon_threadsafe(owner.stop)
+        thread.join()
+        owner.close()
+
+
+def test_a_second_running_loop_is_refused(redis_server: RedisServer) -> None:
+    """The loop that first awaited the store owns its connections: another running loop is a
+    store error (a refusal), never a client shared between loops; once that loop has closed,
+    a new one takes over."""
+    store = redis_store.RedisStore(redis_server.url)
+    with _loop_in_a_thread() as owner:
         first = asyncio.run_coroutine_threadsafe(store.admit_async(NONE, [("k", 5)], time.time(), 60.0), owner)
         assert first.result(5) == Admission(None)
         with pytest.raises(StoreError, match="another running event loop"):
             asyncio.run(store.admit_async(NONE, [("k", 5)], time.time(), 60.0))
         asyncio.run_coroutine_threadsafe(owner.shutdown_asyncgens(), owner).result(5)  # as asyncio.run ends
-    finally:
-        owner.call_soon_threadsafe(owner.stop)
-        thread.join()
-        owner.close()
     assert asyncio.run(store.admit_async(NONE, [("k", 5)], time.time(), 60.0)) == Admission(None)
     store.close()
     assert store.usage("k", time.time(), 60.0) == 2
@@ -320,21 +329,12 @@ def test_stores_that_block_do_not_admit_on_the_loop() -> None:
 
 def test_close_from_another_thread_releases_the_connections_at_once(redis_server: RedisServer) -> None:
     """A store closed from a worker thread (a reload replacing the store) while its loop runs on."""
-    import threading
-
     store = redis_store.RedisStore(redis_server.url)
-    owner = asyncio.new_event_loop()
-    thread = threading.Thread(target=owner.run_forever)
-    thread.start()
-    try:
+    with _loop_in_a_thread() as owner:
         admitted = asyncio.run_coroutine_threadsafe(store.admit_async(NONE, [("k", 5)], time.time(), 60.0), owner)
         assert admitted.result(5) == Admission(None) and _clients(redis_server) == 1
         store.close()
         assert _clients(redis_server) == 0
-    finally:
-        owner.call_soon_threadsafe(owner.stop)
-        thread.join()
-        owner.close()
 
 
 @pytest.mark.parametrize("args", [
