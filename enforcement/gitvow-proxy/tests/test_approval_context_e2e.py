@@ -442,6 +442,13 @@ events = ["staged"]
         while len(got) < 4:
             assert time.monotonic() < deadline, got
             time.sleep(0.3)
+        # a delivery's state is kept after its receiver answered: wait for the four to be kept
+        while True:
+            states = json.loads(gitvow(running, "approvals", "show", ident, "--json").stdout)["notifications"]
+            if len(states) == 4 and all(v.startswith("delivered") for v in states.values()):
+                break
+            assert time.monotonic() < deadline, states
+            time.sleep(0.3)
     finally:
         assert running.stop() == 0, running.log_text()
         receiver.shutdown()
@@ -456,7 +463,7 @@ events = ["staged"]
         else:
             text = json.loads(body)["text"]
             assert ident in text and "Notify me" in text and f"http://desk.example:8081/login?approval={ident}" in text
-    states = json.loads(gitvow(running, "approvals", "show", ident, "--json").stdout)["notifications"]
+    states = json.loads(gitvow(running, "approvals", "show", ident, "--json").stdout)["notifications"]  # after stop
     json_states = [v for k, v in states.items() if "json" in k]
     assert len(json_states) == 3 and all(v.startswith("delivered") for v in json_states), states
     assert sum(v == "delivered (attempt 2)" for v in json_states) == 1, states  # the 500 was retried
