@@ -10,6 +10,7 @@ import signal
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -327,3 +328,41 @@ def test_every_reply_is_read_whole_and_never_from_a_part(data: bytes, value: Any
 def test_a_malformed_reply_is_an_error(data: bytes) -> None:
     with pytest.raises(ValueError):
         redis_loop.parse(data, 0)
+
+
+def test_tls_and_password_with_admissions_in_a_batch(tls_redis_server: RedisServer, ca_file: Path) -> None:
+    """``rediss://`` with the configured CA and a password: concurrent admissions share the TLS
+    connection, each with its own answer; closed on its loop, the socket is gone, without a
+    warning."""
+    import warnings
+
+    import redis
+
+    admin = redis.Redis(host="127.0.0.1", port=tls_redis_server.port, ssl=True, ssl_ca_certs=str(ca_file))
+    admin.config_set("requirepass", "s3cret-redis")
+    admin.close()
+    store = redis_store.RedisStore(tls_redis_server.url, password="s3cret-redis", ca_file=str(ca_file),
+                                   server_clock=False)
+    store.take([("full", 1)], T, 60.0)
+
+    def clients() -> int:
+        with redis.Redis(host="127.0.0.1", port=tls_redis_server.port, ssl=True, ssl_ca_certs=str(ca_file),
+                         password="s3cret-redis") as observer:
+            return int(observer.info("clients")["connected_clients"]) - 1
+
+    async def run() -> list[Admission]:
+        answers = list(await asyncio.gather(*(store.admit_async(NONE, [(key, 1)], T + 1, 60.0)
+                                              for key in ("a", "full", "b", "full", "c"))))
+        assert len(store._aclient._connections) == 1 and clients() == 2  # the loop's and the thread's
+        store.close()
+        deadline = time.monotonic() + 5
+        while clients():
+            assert time.monotonic() < deadline, "connections left open"
+            await asyncio.sleep(0.02)
+        return answers
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        answers = asyncio.run(run())
+    assert [str(w.message) for w in caught] == []
+    assert answers == [Admission(None), Admission(59.0), Admission(None), Admission(59.0), Admission(None)]

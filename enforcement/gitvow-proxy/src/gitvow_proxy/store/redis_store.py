@@ -157,6 +157,10 @@ def check_url(url: str) -> None:
         raise StoreError(f"the state store URL {redacted(url)} names no host")
 
 
+#: The answer of most admissions (frozen: one instance serves them all).
+_TAKEN = Admission(None)
+
+
 @dataclass(frozen=True, slots=True)
 class _TakeCall:
     """One admission as the script :data:`_TAKE` takes it, built once for the thread's client
@@ -169,7 +173,7 @@ class _TakeCall:
     def read(self, result: Any) -> Admission:
         """The script's answer as an :class:`Admission`."""
         if result is None:
-            return Admission(None)
+            return _TAKEN
         if isinstance(result, list):  # the flags changed: nothing was taken
             return Admission(None, {kind: frozenset(m for m in str(members).split("\n") if m)
                                     for kind, members in zip(self.kinds, result, strict=True)})
@@ -279,6 +283,8 @@ class RedisStore(Store):
         """When a call starts; StoreUnavailable at once, without trying, while the server is
         down and its retry interval has not passed (a dead server costs one timeout per interval)."""
         now = time.monotonic()
+        if self._down_since is None:  # reachable (one attribute read: no lock needed for it)
+            return now
         with self._lock:
             if self._down_since is not None and now < self._next_try:
                 raise StoreUnavailable(f"the state store {self.where} is unreachable")
@@ -373,7 +379,7 @@ class RedisStore(Store):
         as much CPU as a quarter of the admission). Built from :meth:`_take_call`, so the
         thread's and the loop's commands are the same (a test compares them)."""
         try:
-            key: Any = (tuple(seen[kind] for kind in FLAG_KINDS), tuple(keys),
+            key: Any = (tuple(map(seen.__getitem__, FLAG_KINDS)), tuple(keys),
                         None if amounts is None else tuple(amounts), window)
             packed = self._packed.get(key)
         except TypeError:  # flags not in frozensets: built each time
