@@ -112,8 +112,8 @@ class _Connection(asyncio.Protocol):
     """One connection to Redis: commands in flight in order, their replies matched in order.
 
     Every command carries its deadline (the store's timeout from when its admission began).
-    One timer watches the oldest command in flight, re-armed lazily when it fires (not per
-    command): when the oldest is still unanswered at its deadline the server is not answering,
+    One timer watches the commands in flight, re-armed lazily when it fires (not per command):
+    when one is still unanswered at its deadline the server is not answering,
     and the connection fails: every admission waiting on it, sent or queued, gets a
     TimeoutError, and the connection is closed, never used again (a reply arriving late would
     otherwise answer the wrong command). A lost connection, a malformed reply or a reply
@@ -201,8 +201,11 @@ class _Connection(asyncio.Protocol):
         assert self._transport is not None
         self._transport.write(b"".join(entry[1] for entry in entries))
         self._sent.extend(entries)
-        if self._timer is None:
-            self._timer = self._loop.call_at(self._sent[0][2], self._check)
+        first = min(entry[2] for entry in entries)
+        if self._timer is None or self._timer.when() > first:  # (a resend keeps its earlier deadline)
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = self._loop.call_at(first, self._check)
 
     def _reply(self, value: Any) -> None:
         """The reply to the oldest command in flight. ``NOSCRIPT`` (a server that lost its
@@ -223,11 +226,12 @@ class _Connection(asyncio.Protocol):
         future.set_result(value)
 
     def _check(self) -> None:
-        """The watchdog: fail the connection once its oldest command is past its deadline."""
+        """The watchdog: fail the connection once a command in flight is past its deadline
+        (the oldest, but for a command sent again after ``NOSCRIPT``, which keeps its own)."""
         self._timer = None
         if not self._sent or self.failed is not None:
             return
-        deadline = self._sent[0][2]
+        deadline = min(entry[2] for entry in self._sent)
         if self._loop.time() + 0.001 >= deadline:
             self.fail(TimeoutError())
         else:
