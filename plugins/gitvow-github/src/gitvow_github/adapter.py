@@ -44,13 +44,14 @@ def _with_rest_change(result: Classification, request: Request, below: str) -> C
     operation_id = result.details.get("operation_id")
     if not isinstance(operation_id, str) or result.is_unknown or request.method.upper() in ("GET", "HEAD", "OPTIONS"):
         return result
-    from gitvow.change import with_operations
     from gitvow_github.changes import rest_change
 
     change = rest_change(operation_id, below, request.body, request.path[: len(request.path) - len(below)],
                          request.query)
     if change is None:
         return result
+    from gitvow.change import with_operations
+
     return replace(result, operations=with_operations(result.operations, change), change=change)
 
 
