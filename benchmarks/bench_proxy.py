@@ -42,7 +42,7 @@ import tempfile
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -315,13 +315,15 @@ def _ratios(row: dict[str, float], samples: dict[str, list[float]], names: list[
 
 def run(duration: float, rounds: int, clients: int, workdir: Path,
         samples_out: dict[str, dict[str, list[float]]] | None = None, redis: bool = False,
-        mitmdump: bool = True) -> dict[str, dict[str, float]]:
+        mitmdump: bool = True, workloads: Sequence[str] | None = None) -> dict[str, dict[str, float]]:
     results: dict[str, dict[str, float]] = {}
     samples_out = {} if samples_out is None else samples_out
     with environment(workdir, redis, mitmdump) as (netloc, proxies, seen_auth):
         upstream_ca = str(workdir / "upstream-ca.pem")
         names = list(proxies)
         for workload, (method, path, body) in WORKLOADS.items():
+            if workloads is not None and workload not in workloads:
+                continue
             url = f"https://{netloc}{path}"
             samples: dict[str, list[float]] = {"direct": []}
             for name in names:
@@ -389,12 +391,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis", action="store_true", help="also a gitvow proxy with its state in a redis-server")
     parser.add_argument("--no-mitmdump", dest="mitmdump", action="store_false",
                         help="leave out the bare mitmdump row (all its default addons)")
+    parser.add_argument("--workloads", type=lambda v: v.split(","), default=None,
+                        help=f"a comma-separated subset of {','.join(WORKLOADS)}")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="gitvow-bench-"))
     samples: dict[str, dict[str, list[float]]] = {}
     try:
         results = run(args.duration, args.rounds, args.clients, workdir, samples, redis=args.redis,
-                      mitmdump=args.mitmdump)
+                      mitmdump=args.mitmdump, workloads=args.workloads)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report(results, args.rounds, args.duration)

@@ -10,7 +10,11 @@ SQLite state file, an audit log), called for each hook mitmproxy calls on a requ
 (``requestheaders``, ``request``, ``responseheaders``, ``response``) on flows built
 beforehand, so the figure holds gitvow's work only. ``--profile`` adds cProfile's view of
 gitvow's functions (cumulative; cProfile slows every call several times, so read it as
-shares). Writes are decided on the store's worker thread: their CPU includes that thread's.
+shares; ``BENCH_SORT`` and ``BENCH_FILTER`` change its order and filter). The figure is the
+whole process's CPU, so work a hook leaves to a thread is counted too. The flows follow each
+other with no pause, so the SQLite budget's batches (written on a 20 ms timer in the proxy)
+are written when 1,024 units wait: read the write figure as the decision plus a share of
+one transaction per batch.
 Nothing is asserted: ``test_bench_proxy_hooks_runs`` only checks that the script works.
 """
 

@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -73,8 +74,10 @@ def test_concurrent_writes_take_the_budget_exactly_and_a_pause_stops_the_next(
 def test_a_writer_holding_the_sqlite_file_loses_no_write_and_holds_up_no_read(
     api: Upstream, ca_file: Path, broken_plugin_path: Path, tmp_path: Path
 ) -> None:
-    """The loop's admission does not wait for the lock: the write is admitted on the store's
-    worker once the other writer lets go, and reads flow meanwhile."""
+    """A write the proxy's memory of the file admits needs no lock; one that needs the file's
+    transaction (another connection committed since) does not wait for the lock on the loop:
+    it is admitted on the store's worker once the other writer lets go, and reads flow
+    meanwhile. Every unit reaches the file."""
     state = tmp_path / "state.sqlite"
     policy = github_policy(tmp_path / "policy.toml", api, ca_file, state, """
         [budget]
@@ -88,6 +91,10 @@ def test_a_writer_holding_the_sqlite_file_loses_no_write_and_holds_up_no_read(
             assert comment(c, api).status_code == 201  # the flags are read: the next write is decided on the loop
             holder = sqlite3.connect(state, isolation_level=None)
             holder.execute("BEGIN IMMEDIATE")
+            assert comment(c, api).status_code == 201  # from memory: the file is unchanged, no lock needed
+            holder.execute("INSERT INTO counters (key, value) VALUES ('another-writer', 1)")
+            holder.execute("COMMIT")  # the file changed: the next write needs its transaction
+            holder.execute("BEGIN IMMEDIATE")
             answered: list[int] = []
             writer = threading.Thread(target=lambda: answered.append(comment(c, api).status_code))
             writer.start()
@@ -97,7 +104,12 @@ def test_a_writer_holding_the_sqlite_file_loses_no_write_and_holds_up_no_read(
             holder.close()
             writer.join(timeout=30)
             assert answered == [201]
-        usage = sqlite3.connect(state).execute("SELECT n FROM windows WHERE key = 'budget:coder:writes'").fetchone()
-        assert usage == (2,)
+        deadline = time.monotonic() + 10
+        while True:
+            usage = sqlite3.connect(state).execute("SELECT n FROM windows WHERE key = 'budget:coder:writes'").fetchone()
+            if usage == (3,) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert usage == (3,)
     finally:
         assert proxy.stop() == 0, proxy.log_text()

@@ -10,34 +10,29 @@ turn into a ``state_unavailable`` refusal of the write; the store tries again at
 ``retry_interval`` (so a dead server costs one timeout per interval, not one per request) and
 logs each change of reachability once.
 
-Budget admission also runs on the event loop (:meth:`RedisStore.admit_async`, on
-``redis.asyncio`` connections driven directly: see :class:`_LoopClient`): the same script,
-arguments, answers, errors and bookkeeping as :meth:`RedisStore.admit`, without a worker
-thread's hop per write.
+Budget admission also runs on the event loop (:meth:`RedisStore.admit_async`, on a
+connection of the loop's own driven by a minimal asyncio protocol: see
+:mod:`gitvow_proxy.store.redis_loop`): the same script, arguments, answers, errors and
+bookkeeping as :meth:`RedisStore.admit`, without a worker thread's hop per write.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import json
 import logging
 import secrets
 import threading
 import time
-import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import redis
 import redis.asyncio
-from redis.asyncio.connection import AbstractConnection
-from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
-from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
 from gitvow_proxy.approvals import APPROVED, EXPIRED, FAILED, PENDING, REJECTED, RESTAGE, SENDING, SENT, Approval
@@ -55,6 +50,7 @@ from gitvow_proxy.store.interface import (
     new_canary,
     tell_expired,
 )
+from gitvow_proxy.store.redis_loop import LoopClient, pack, segments
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -161,6 +157,10 @@ def check_url(url: str) -> None:
         raise StoreError(f"the state store URL {redacted(url)} names no host")
 
 
+#: The answer of most admissions (frozen: one instance serves them all).
+_TAKEN = Admission(None)
+
+
 @dataclass(frozen=True, slots=True)
 class _TakeCall:
     """One admission as the script :data:`_TAKE` takes it, built once for the thread's client
@@ -173,139 +173,39 @@ class _TakeCall:
     def read(self, result: Any) -> Admission:
         """The script's answer as an :class:`Admission`."""
         if result is None:
-            return Admission(None)
+            return _TAKEN
         if isinstance(result, list):  # the flags changed: nothing was taken
             return Admission(None, {kind: frozenset(m for m in str(members).split("\n") if m)
                                     for kind, members in zip(self.kinds, result, strict=True)})
         return Admission(max(float(result), 1.0))
 
 
-def pack(args: Sequence[str | int]) -> bytes:
-    """One command in RESP, as redis-py's ``pack_command`` writes it (``str`` as UTF-8, ``int``
-    in decimal), in one buffer: the admission's arguments are a few short strings, so the
-    join costs a fraction of the library's per-argument encoder (a test compares the two)."""
-    parts = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = str(arg).encode()
-        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(parts)
+@dataclass(frozen=True, slots=True)
+class _PackedTake:
+    """A loop admission's ``EVALSHA`` in RESP but for the arguments that change with each
+    call: ``head`` (the command, the keys, the flags seen) + the clock (``TIME``, or the
+    caller's now) + ``window`` + the new units' member + ``tail`` (the limits and amounts)."""
+
+    head: bytes
+    window: bytes
+    tail: bytes
+    call: _TakeCall
+
+    @classmethod
+    def of(cls, sha: str, call: _TakeCall) -> _PackedTake:
+        flags = 1 + len(call.kinds)  # the arguments before the clock
+        words: list[str | int] = ["EVALSHA", sha, len(call.names), *call.names, *call.args[:flags]]
+        head = b"*%d\r\n" % (len(words) + len(call.args) - flags) + segments(words)
+        return cls(head, segments(call.args[flags + 1:flags + 2]), segments(call.args[flags + 3:]), call)
+
+    def command(self, now: float, token: str, server_clock: bool) -> bytes:
+        """The whole command for one admission at ``now`` whose units are named ``token``."""
+        clock = _TIME if server_clock else segments([repr(now)])
+        member = f"{now:.6f}:{token}".encode()
+        return b"".join((self.head, clock, self.window, b"$%d\r\n%s\r\n" % (len(member), member), self.tail))
 
 
-#: Closing tasks of loop clients closed from a callback on their own loop (kept until done:
-#: the loop holds only a weak reference to a task).
-_CLOSING: set[asyncio.Task[None]] = set()
-
-
-class _LoopClient:
-    """The admissions' connections of one event loop (they live on that loop).
-
-    Each is a ``redis.asyncio`` connection, made with the pool's class and options that the
-    URL names (TLS, password, database), used one admission at a time: the packed ``EVALSHA``
-    sent, its one reply read, the connection put back. No pool lock, retry wrapper, script
-    object or response callback per admission (they cost more CPU than the round trip), and
-    no per-read timer: the store's ``asyncio.timeout`` bounds the whole admission. A
-    connection that failed or was cancelled in any way is closed, never reused (a reply left
-    unread would answer the next admission); one the server closed while idle (a restart) is
-    replaced before use, as redis-py's pool does.
-
-    An async generator (:meth:`_keep`) holds it open and closes it in its ``finally``: the
-    loop's own shutdown (``asyncio.run`` and mitmproxy call ``shutdown_asyncgens`` before
-    closing the loop) then releases the connections on the loop, with no task left pending and
-    no unclosed socket, even when the store is closed only after its loop has gone.
-    """
-
-    def __init__(self, url: str, options: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self._connections: weakref.WeakSet[AbstractConnection] = weakref.WeakSet()
-        pool = redis.asyncio.ConnectionPool.from_url(url, **options, redis_connect_func=self._connected)
-        self._connection_class = pool.connection_class
-        self._connection_options = {**pool.connection_kwargs, "socket_timeout": None}
-        self._idle: list[AbstractConnection] = []
-        self._keeper: AsyncGenerator[None] | None = self._keep()
-        self._started = False
-
-    async def _connected(self, connection: AbstractConnection) -> None:
-        """Every connection made, known so that closing reaches each (redis-py's own ``connect`` step then runs)."""
-        self._connections.add(connection)
-        await connection.on_connect()
-
-    async def _keep(self) -> AsyncGenerator[None]:
-        try:
-            yield
-        finally:
-            # Every plain socket closed in this one step (nothing awaited without ``nowait``),
-            # so a loop stopping right after still leaves none open; a TLS connection's close
-            # is awaited (its close_notify exchange takes a round trip: a loop closed before
-            # it ends leaves the socket open), bounded by the connection's connect timeout.
-            # The idle list is emptied last: it holds the only strong references to idle
-            # connections.
-            connections = list(self._connections)
-            for connection in connections:
-                if not isinstance(connection, redis.asyncio.SSLConnection):
-                    await connection.disconnect(nowait=True)
-            for connection in connections:
-                if isinstance(connection, redis.asyncio.SSLConnection):
-                    with contextlib.suppress(redis.RedisError, OSError):
-                        await connection.disconnect()
-            self._idle.clear()
-
-    async def ready(self) -> None:
-        """Register the keeper with the loop (its first step runs without suspending)."""
-        if not self._started and self._keeper is not None:
-            self._started = True
-            await anext(self._keeper)
-
-    async def _acquire(self) -> AbstractConnection:
-        """An idle connection in step with the server, else a new one."""
-        while self._idle:
-            connection = self._idle.pop()
-            if connection.is_connected and not await connection.can_read():
-                return connection
-            await connection.disconnect(nowait=True)  # closed by the server meanwhile, or out of step
-        connection = self._connection_class(**self._connection_options)
-        await connection.connect_check_health(check_health=False)  # what ``send_packed_command`` would do
-        return connection
-
-    async def run(self, command: bytes, load: bytes) -> Any:
-        """The reply to ``command`` (a packed ``EVALSHA``), sent once. ``NOSCRIPT`` (a server
-        that lost its scripts: a restart, ``SCRIPT FLUSH``) ran nothing: the script is loaded
-        (``load``) and the command sent again, as redis-py's ``Script`` does."""
-        connection = await self._acquire()
-        try:
-            await connection.send_packed_command(command, check_health=False)
-            try:
-                reply = await connection.read_response()
-            except NoScriptError:
-                await connection.send_packed_command(load, check_health=False)
-                await connection.read_response()
-                await connection.send_packed_command(command, check_health=False)
-                reply = await connection.read_response()
-        except redis.ResponseError:
-            self._idle.append(connection)  # an error reply, read whole: the connection is in step
-            raise
-        except BaseException:
-            await connection.disconnect(nowait=True)  # a reply may be left unread: never reused
-            raise
-        self._idle.append(connection)
-        return reply
-
-    def close(self, timeout: float) -> None:
-        """Release the connections on their loop, from wherever this is called."""
-        keeper, self._keeper = self._keeper, None
-        if keeper is None or not self._started or self.loop.is_closed():
-            return  # nothing connected, or the loop's shutdown closed the keeper (and the client)
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self.loop:  # a callback on the loop (mitmproxy's ``done``): the sockets closed now
-            task = asyncio.Task(keeper.aclose(), loop=self.loop, eager_start=True)
-            _CLOSING.add(task)
-            task.add_done_callback(_CLOSING.discard)
-        elif self.loop.is_running():  # the loop runs in another thread
-            asyncio.run_coroutine_threadsafe(keeper.aclose(), self.loop).result(timeout + 1.0)
-        elif running is None:
-            self.loop.run_until_complete(keeper.aclose())
+_TIME = segments(["TIME"])
 
 
 class RedisStore(Store):
@@ -346,14 +246,15 @@ class RedisStore(Store):
         # bound (a hung Redis accepts the new connection too, so a retry would double the wait)
         # and the command may still run when Redis resumes (a retry would send the take twice).
         self._url = url
-        self._async_options = {**options, "retry": AsyncRetry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,))}
+        self._async_options = options  # the loop's connection: its host, port, database, TLS (see redis_loop)
         try:
             self._redis: redis.Redis = redis.Redis.from_url(
                 url, **options, retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)))
             redis.asyncio.Redis.from_url(url, **self._async_options)  # the loop's client accepts them too (no I/O)
         except (ValueError, redis.RedisError) as exc:
             raise StoreError(f"cannot use the state store {self.where}: {exc}") from None
-        self._aclient: _LoopClient | None = None
+        self._aclient: LoopClient | None = None
+        self._packed: dict[Any, _PackedTake | Admission] = {}
         self._take = self._redis.register_script(_TAKE)
         self._load_take = pack(["SCRIPT", "LOAD", _TAKE])
         self._issue = self._redis.register_script(_CANARY)
@@ -378,24 +279,12 @@ class RedisStore(Store):
         self._reached()
         return result
 
-    async def _acall(self, fn: Callable[[_LoopClient], Awaitable[T]]) -> T:
-        """:meth:`_call` on the event loop: the same bookkeeping, the whole call bounded by
-        :attr:`timeout` (a hung server: StoreUnavailable then, the loop serving others meanwhile)."""
-        started = self._gate()
-        client = self._loop_client()
-        await client.ready()
-        try:
-            async with asyncio.timeout(self.timeout):
-                result = await fn(client)
-        except (redis.RedisError, TimeoutError) as exc:
-            raise self._failed(exc, started) from None
-        self._reached()
-        return result
-
     def _gate(self) -> float:
         """When a call starts; StoreUnavailable at once, without trying, while the server is
         down and its retry interval has not passed (a dead server costs one timeout per interval)."""
         now = time.monotonic()
+        if self._down_since is None:  # reachable (one attribute read: no lock needed for it)
+            return now
         with self._lock:
             if self._down_since is not None and now < self._next_try:
                 raise StoreUnavailable(f"the state store {self.where} is unreachable")
@@ -430,7 +319,7 @@ class RedisStore(Store):
                 log.warning("gitvow: the state store %s is reachable again after %.1fs", self.where,
                             time.monotonic() - since)
 
-    def _loop_client(self) -> _LoopClient:
+    def _loop_client(self) -> LoopClient:
         """The running loop's client, made on first use: the loop that first awaits the store
         (mitmproxy's) owns it. Another loop may take over only once that one is closed."""
         loop = asyncio.get_running_loop()
@@ -440,7 +329,7 @@ class RedisStore(Store):
                 raise StoreError(f"the state store {self.where} is driven by another running event loop")
             client = None  # its loop is gone, and its shutdown closed the connections
         if client is None:
-            client = self._aclient = _LoopClient(self._url, self._async_options, loop)
+            client = self._aclient = LoopClient(self._url, self._async_options, loop, self._load_take)
         return client
 
     def ping(self) -> bool:
@@ -462,11 +351,47 @@ class RedisStore(Store):
 
     async def admit_async(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
                           amounts: Sequence[int] | None = None) -> Admission:
-        call = self._take_call(seen, keys, now, window, amounts)
-        if isinstance(call, Admission):
-            return call
-        command = pack(["EVALSHA", self._take.sha, len(call.names), *call.names, *call.args])
-        return call.read(await self._acall(lambda client: client.run(command, self._load_take)))
+        """:meth:`admit` on the event loop: the same script, sent on the loop's connection
+        (:mod:`gitvow_proxy.store.redis_loop`), the same bookkeeping as :meth:`_call`; the
+        whole admission bounded by :attr:`timeout` (a hung server: StoreUnavailable then, the
+        loop serving others meanwhile)."""
+        packed = self._packed_take(seen, keys, window, amounts)
+        if isinstance(packed, Admission):
+            return packed
+        command = packed.command(now, secrets.token_hex(6), self.server_clock)
+        started = self._gate()
+        client = self._loop_client()
+        deadline = client.loop.time() + self.timeout
+        try:
+            connection = client.connection
+            if connection is None:
+                connection = await client.open(deadline)
+            reply = await connection.send(command, deadline)
+        except (redis.RedisError, TimeoutError) as exc:
+            raise self._failed(exc, started) from None
+        self._reached()
+        return packed.call.read(reply)
+
+    def _packed_take(self, seen: Flags, keys: Sequence[tuple[str, int]], window: float,
+                     amounts: Sequence[int] | None) -> _PackedTake | Admission:
+        """The loop's ``EVALSHA`` packed but for its time and member, kept for the next
+        admissions of the same budgets on the same flags (most are: packing 17 arguments cost
+        as much CPU as a quarter of the admission). Built from :meth:`_take_call`, so the
+        thread's and the loop's commands are the same (a test compares them)."""
+        try:
+            key: Any = (tuple(map(seen.__getitem__, FLAG_KINDS)), tuple(keys),
+                        None if amounts is None else tuple(amounts), window)
+            packed = self._packed.get(key)
+        except TypeError:  # flags not in frozensets: built each time
+            key, packed = None, None
+        if packed is None:
+            call = self._take_call(seen, keys, 0.0, window, amounts)
+            packed = call if isinstance(call, Admission) else _PackedTake.of(self._take.sha, call)
+            if key is not None:
+                if len(self._packed) >= 256:
+                    self._packed.clear()
+                self._packed[key] = packed
+        return packed
 
     def _admit(self, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float, window: float,
                amounts: Sequence[int] | None) -> Admission:
@@ -477,13 +402,14 @@ class RedisStore(Store):
         return call.read(self._call(lambda: self._take(keys=call.names, args=call.args)))
 
     def _take_call(self, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float, window: float,
-                   amounts: Sequence[int] | None) -> _TakeCall | Admission:
-        """The script's keys and arguments; an Admission already when no window can ever fit."""
+                   amounts: Sequence[int] | None, token: str | None = None) -> _TakeCall | Admission:
+        """The script's keys and arguments (the new units named ``now`` and ``token``, random
+        unless given); an Admission already when no window can ever fit."""
         units = budget_amounts(keys, amounts)
         if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
             return Admission(window)
         kinds = FLAG_KINDS if seen is not None else ()
-        member = f"{now:.6f}:{secrets.token_hex(6)}"
+        member = f"{now:.6f}:{secrets.token_hex(6) if token is None else token}"
         args: list[Any] = [len(kinds), *("\n".join(sorted(seen[kind])) for kind in kinds if seen is not None),
                            self._now(now), repr(window), member]
         for (_, limit), amount in zip(keys, units, strict=True):
@@ -735,7 +661,7 @@ class RedisStore(Store):
         return int(self._call(lambda: self._redis.zcard(f"{PREFIX}approvals:{PENDING}")))
 
     def close(self) -> None:
-        """Release both clients; the loop's on its loop (see :class:`_LoopClient`), with or
+        """Release both clients; the loop's on its loop (see :class:`~gitvow_proxy.store.redis_loop.LoopClient`), with or
         without a running loop here."""
         self._redis.close()
         client, self._aclient = self._aclient, None

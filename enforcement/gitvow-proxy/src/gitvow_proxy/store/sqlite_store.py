@@ -6,9 +6,11 @@ Durability: WAL with ``synchronous=NORMAL``. Every committed transaction survive
 kill of the proxy (the WAL is in the operating system's hands at commit); only a power loss
 or kernel crash can lose the last transactions before a checkpoint, which costs at most some
 budget units taken in the last moments (a fresh allowance, never a lost refusal record that
-matters more than the forge's own). Budget admission is one ``BEGIN IMMEDIATE`` transaction
-whose cost does not grow with the window: the units in use are kept per window
-(``windows``, maintained by triggers on ``events`` so every writer keeps it exact)."""
+matters more than the forge's own). Budget admissions are the proxy's own
+(:mod:`.sqlite_budget`): decided from its memory of the file while no other connection
+committed, written in batches, and otherwise one ``BEGIN IMMEDIATE`` transaction whose cost
+does not grow with the window: the units in use are kept per window (``windows``, maintained
+by triggers on ``events`` so every writer keeps it exact)."""
 
 from __future__ import annotations
 
@@ -22,19 +24,17 @@ from pathlib import Path
 
 from gitvow_proxy.approvals import APPROVED, EXPIRED, FAILED, PENDING, REJECTED, RESTAGE, SENDING, SENT, Approval
 from gitvow_proxy.store.interface import (
-    FLAG_KINDS,
     Admission,
     ApprovalError,
     Flags,
     Store,
-    StoreBusy,
     StoreError,
     budget_amounts,
     check_decidable,
-    flags_differ,
     new_canary,
     tell_expired,
 )
+from gitvow_proxy.store.sqlite_budget import SQLiteBudget, all_flags
 
 log = logging.getLogger("gitvow_proxy")
 
@@ -123,62 +123,6 @@ def _private(path: Path) -> None:
             os.chmod(companion, 0o600)
 
 
-#: Admissions on the event loop's connection between two checkpoints of the WAL (SQLite's own
-#: automatic checkpoint is every 1,000 pages; an admission writes two to four).
-CHECKPOINT_EVERY = 200
-
-
-def _admission(db: sqlite3.Connection, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float,
-               window: float, amounts: Sequence[int] | None) -> Admission:
-    """One ``BEGIN IMMEDIATE`` transaction: the flags compared with ``seen`` (when given),
-    then every window trimmed, counted and, only if all have room, appended to."""
-    units = budget_amounts(keys, amounts)
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        if seen is not None:
-            current = _all_flags(db)
-            if flags_differ(current, seen):
-                db.execute("COMMIT")
-                return Admission(None, current)
-        wait = _fit(db, keys, units, now, window)
-        if wait is None:
-            db.executemany("INSERT INTO events (key, at) VALUES (?, ?)",
-                           [(key, now) for (key, _), amount in zip(keys, units, strict=True) for _ in range(amount)])
-        db.execute("COMMIT")
-        return Admission(wait)
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-
-
-def _all_flags(db: sqlite3.Connection) -> dict[str, frozenset[str]]:
-    found: dict[str, set[str]] = {kind: set() for kind in FLAG_KINDS}
-    for kind, repo in db.execute("SELECT kind, repo FROM flags"):
-        found.setdefault(str(kind), set()).add(str(repo))
-    return {kind: frozenset(repos) for kind, repos in found.items()}
-
-
-def _fit(db: sqlite3.Connection, keys: Sequence[tuple[str, int]], units: list[int], now: float,
-         window: float) -> float | None:
-    """None when every window has room for its amount, else the seconds until the fullest
-    does (in the transaction; the units in use are read from ``windows``, never counted)."""
-    if any(limit <= 0 or amount > limit for (_, limit), amount in zip(keys, units, strict=True)):
-        return window
-    wait: float | None = None
-    for (key, limit), amount in zip(keys, units, strict=True):
-        db.execute("DELETE FROM events WHERE key = ? AND at <= ?", (key, now - window))
-        row = db.execute("SELECT n FROM windows WHERE key = ?", (key,)).fetchone()
-        used = int(row[0]) if row is not None else 0
-        if used + amount > limit:
-            # The unit whose leaving makes room: the (used + amount - limit)-th oldest.
-            blocking = db.execute("SELECT at FROM events WHERE key = ? ORDER BY at LIMIT 1 OFFSET ?",
-                                  (key, used + amount - 1 - limit)).fetchone()
-            left = window if blocking is None else max(0.0, float(blocking[0]) + window - now)
-            wait = max(wait or 0.0, left, 1.0)
-    return wait
-
-
 class SQLiteStore(Store):
     """One SQLite file (WAL), safe to share between the proxy and ``gitvow env``."""
 
@@ -194,10 +138,8 @@ class SQLiteStore(Store):
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the state store {self.path}: {exc}") from None
         self._lock = threading.Lock()
-        #: The event loop's own connection (:meth:`admit_async`), opened on first use.
-        self._loop_db: sqlite3.Connection | None = None
-        self._loop_lock = threading.Lock()
-        self._since_checkpoint = 0
+        #: The budget's admissions, on a connection of their own (:mod:`.sqlite_budget`).
+        self._budget = SQLiteBudget(self.path, self._connect, self._checkpoint)
 
     def _connect(self, timeout: float) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
@@ -221,54 +163,27 @@ class SQLiteStore(Store):
 
     def take(self, keys: Sequence[tuple[str, int]], now: float, window: float,
              amounts: Sequence[int] | None = None) -> float | None:
-        return self._admit(None, keys, now, window, amounts).wait
+        return self._budget.admit_waiting(None, keys, budget_amounts(keys, amounts), now, window).wait
 
     def admit(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
               amounts: Sequence[int] | None = None) -> Admission:
-        return self._admit(seen, keys, now, window, amounts)
+        return self._budget.admit_waiting(seen, keys, budget_amounts(keys, amounts), now, window)
 
-    def _admit(self, seen: Flags | None, keys: Sequence[tuple[str, int]], now: float, window: float,
-               amounts: Sequence[int] | None) -> Admission:
-        with self._lock:
-            return _admission(self._db, seen, keys, now, window, amounts)
-
-    #: A connection of the event loop's never waits: see :meth:`admit_async`.
+    #: An admission of the event loop never waits: see :meth:`admit_async`.
     admits_on_loop = True
 
     async def admit_async(self, seen: Flags, keys: Sequence[tuple[str, int]], now: float, window: float,
                           amounts: Sequence[int] | None = None) -> Admission:
-        """:meth:`admit` without waiting, for the event loop: on a connection of its own that
-        never waits for a lock (busy timeout 0) and never checkpoints (so never syncs the
-        disk: committing appends to the WAL, in the operating system's hands like a line of
-        the audit log). When another writer holds the file (a command, the store's own
-        worker) it raises :class:`StoreBusy` at once, nothing taken, and the caller admits
-        with :meth:`admit` off the loop. Every :data:`CHECKPOINT_EVERY` admissions a
-        checkpoint runs on a thread of its own, so the WAL stays small."""
-        if not self._loop_lock.acquire(blocking=False):
-            raise StoreBusy(f"the state store {self.path} is in use by another admission")
-        try:
-            db = self._loop_db
-            if db is None:
-                db = self._loop_db = self._connect(timeout=0.0)
-                db.execute("PRAGMA wal_autocheckpoint=0")
-            try:
-                admission = _admission(db, seen, keys, now, window, amounts)
-            except sqlite3.OperationalError as exc:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                if "locked" in str(exc) or "busy" in str(exc):
-                    raise StoreBusy(f"the state store {self.path} is locked by another writer") from None
-                raise StoreError(f"the state store {self.path} failed: {exc}") from None
-            self._since_checkpoint += 1
-            if self._since_checkpoint >= CHECKPOINT_EVERY:
-                self._since_checkpoint = 0
-                threading.Thread(target=self._checkpoint, name="gitvow-checkpoint", daemon=True).start()
-            return admission
-        finally:
-            self._loop_lock.release()
+        """:meth:`admit` without waiting, for the event loop: from the proxy's memory of the
+        file when no other connection committed since its last transaction, the units taken
+        written with the next batch; else one transaction on a connection of its own that
+        never waits for a lock (busy timeout 0) and never checkpoints, raising
+        :class:`StoreBusy` at once, nothing taken, when another writer holds the file (the
+        caller then admits with :meth:`admit` off the loop). See :mod:`.sqlite_budget`."""
+        return self._budget.admit_now(seen, keys, budget_amounts(keys, amounts), now, window)
 
     def _checkpoint(self) -> None:
-        """Copy the WAL into the database (PASSIVE: never waits for, nor holds up, a writer)."""
+        """Copy the WAL into the database (a thread of its own; the admissions' connection never does)."""
         try:
             with self._lock:
                 self._db.execute("PRAGMA wal_checkpoint(RESTART)")
@@ -276,10 +191,7 @@ class SQLiteStore(Store):
             log.warning("gitvow: a checkpoint of the state store %s failed: %s", self.path, exc)
 
     def give_back(self, keys: Sequence[str], at: float, amounts: Sequence[int]) -> None:
-        with self._lock:
-            for key, amount in zip(keys, amounts, strict=True):
-                self._db.execute("DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE key = ? AND at = ? "
-                                 "LIMIT ?)", (key, at, amount))
+        self._budget.give_back(keys, at, amounts)
 
     def count(self, key: str, amount: int = 1) -> None:
         with self._lock:
@@ -301,7 +213,7 @@ class SQLiteStore(Store):
             return self._all_flags()
 
     def _all_flags(self) -> dict[str, frozenset[str]]:
-        return _all_flags(self._db)
+        return all_flags(self._db)
 
     def set_flag(self, kind: str, repo: str, on: bool) -> None:
         with self._lock:
@@ -323,7 +235,7 @@ class SQLiteStore(Store):
     def usage(self, key: str, now: float, window: float) -> int:
         with self._lock:
             row = self._db.execute("SELECT COUNT(*) FROM events WHERE key = ? AND at > ?", (key, now - window)).fetchone()
-            return int(row[0])
+        return int(row[0]) + self._budget.pending(key, now - window)  # and the units not written yet
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self)
@@ -412,12 +324,9 @@ class SQLiteStore(Store):
             return {str(k): str(v) for k, v in rows.fetchall()}
 
     def close(self) -> None:
+        self._budget.close()  # the units still in memory written first
         with self._lock:
             self._db.close()
-        with self._loop_lock:
-            if self._loop_db is not None:
-                self._loop_db.close()
-                self._loop_db = None
 
 
 class _Transaction:
