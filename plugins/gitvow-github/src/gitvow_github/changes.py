@@ -196,6 +196,12 @@ def _rest_reader(operation_id: str) -> _Reader | None:
     return _READERS.get(operation_id)
 
 
+def changes_content(operation_id: str) -> bool:
+    """Whether the REST route ``operation_id`` changes refs or content (its body is read for a
+    :class:`~gitvow.change.Change`)."""
+    return operation_id in _READERS
+
+
 def _ref_names(ref: str) -> tuple[str, ...]:
     """A ``{ref}`` path parameter (``heads/x``; a full ``refs/heads/x`` may be read either way)."""
     return qualified_refs(ref) + (("refs/" + ref,) if ref.startswith("refs/") else ())
