@@ -15,6 +15,8 @@ from gitvow.verdict import Verdict
 
 TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
+    from collections.abc import Hashable
+
     from gitvow.adapter import Adapter
     from gitvow.change import Change
 
@@ -69,6 +71,19 @@ class Gates:
         targets. May raise :class:`gitvow.targets.Pending` for the enforcement point to
         resolve them and decide again. The default resolves nothing: targets stay unknown."""
         return ctx.classification
+
+    #: Gate stages whose verdict is a function of the policy these gates hold and of
+    #: :meth:`steady_key` alone (no store, no clock, no body): the engine remembers that they
+    #: passed (with the policy stage) and skips them for the next request with the same key.
+    steady_stages: frozenset[str] = frozenset()
+
+    def steady_key(self, ctx: Context) -> Hashable | None:
+        """What :attr:`steady_stages` read of ``ctx`` besides what the engine's key holds
+        already (the caller's name and grant, the operations and the repositories of the
+        classification; only a pass is remembered, and no reason code or note decides one), or
+        None when their verdicts for this request must be worked out afresh (a stage would
+        leave a note, for one). The default: always afresh."""
+        return None
 
     def run_state(self, ctx: Context) -> Verdict | None:
         """Repo paused → agent repo scope → auto-merge off (``repo_paused``, ``agent_repo_scope``, ``repo_auto_merge_disabled``)."""

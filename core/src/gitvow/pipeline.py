@@ -32,7 +32,7 @@ crash, never a forward.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from enum import Enum
 from types import MappingProxyType
 
@@ -114,6 +114,10 @@ _AGENT_STAGES: tuple[str, ...] = ("run_state", "write_surface", "policy", "repo_
 _APPROVED_STAGES: tuple[str, ...] = ("run_state", "write_surface", "repo_filter", "change", "body")
 _INTERNAL_STAGES: tuple[str, ...] = ("body",)
 _INTERNAL_UNKNOWN_STAGES: tuple[str, ...] = ("policy", "body")
+#: The engine's own stages that are pure for a request with no target and no change (:meth:`Engine._steady`).
+_ENGINE_STEADY = frozenset({"policy", "change"})
+#: Steady keys an engine remembers before it starts over.
+STEADY_SIZE = 1024
 
 
 #: The request of a tool call's context: the agent gate has no HTTP request, and its stages
@@ -168,6 +172,8 @@ class Engine:
         self.adapters: dict[str, Adapter] = {**adapters, **mcp}
         self.hosts = HostRegistry(adapters, policy.hosts, source=policy.source, mcp=tuple(mcp.values()))
         self.relays: dict[str, RelayTemplate] = {**plugins.relays, **policy.relays}
+        #: Steady keys whose pure stages passed → (the caller's grant, the stages left to run) (:meth:`_steady`).
+        self._steadied: dict[Hashable, tuple[Grant, tuple[str, ...]]] = {}
 
     # -- pieces `gitvow explain` and the proxy reuse -------------------------------------
 
@@ -252,7 +258,10 @@ class Engine:
                 raise
             except Exception as exc:
                 return self._refused("resolve", self._stage_failed("resolve", exc, ctx), ctx)
-        found = self._run_stages(ctx, _stages_for(caller, ctx.classification), gates)
+        stages, steady = self._steady(ctx, gates)
+        found = self._run_stages(ctx, stages, gates)
+        if steady is not None and found is _PASSED:
+            self._remember_steady(steady, caller, gates)
         refusal, refused_at = found.refusal, found.stage
         if refusal is None and found.staged is not None:
             refusal, refused_at = found.staged, found.staged_at
@@ -269,6 +278,36 @@ class Engine:
         return self._forward(ctx, gates)
 
     # -- the stages ---------------------------------------------------------------------
+
+    def _steady(self, ctx: Context, gates: Gates) -> tuple[tuple[str, ...], Hashable | None]:
+        """The stages to run for ``ctx``, and the key to remember they passed under (None: not
+        remembered). An agent's request that names no target and carries no change has
+        stages whose verdict is a pure function of the policy, the caller and the
+        classification: the policy stage, the change stage (nothing to judge) and the gates'
+        :attr:`~gitvow.gates.Gates.steady_stages`. Once they all passed for a key, the next
+        request with the same key runs only the others (run-state flags, bodies; the budget
+        and the counters after them run as always). The memo belongs to this engine (one
+        policy load) and holds the gates and the caller's grant it was made with."""
+        classification = ctx.classification
+        if ctx.caller.internal or ctx.caller.approved or classification.change is not None or classification.targets:
+            return _stages_for(ctx.caller, classification), None
+        key = gates.steady_key(ctx)
+        if key is None:
+            return _AGENT_STAGES, None
+        # Only a pass is remembered, and whether a stage passes never depends on the reason codes or the note.
+        steady = (gates, key, ctx.caller.name, classification.operations, classification.repos)
+        known = self._steadied.get(steady)
+        if known is not None and (known[0] is ctx.caller.grant or known[0] == ctx.caller.grant):
+            return known[1], None
+        return _AGENT_STAGES, steady
+
+    def _remember_steady(self, steady: Hashable, caller: Caller, gates: Gates) -> None:
+        """Every stage passed for ``steady``: the next request with this key runs only the others."""
+        left = tuple(stage for stage in _AGENT_STAGES
+                     if stage not in _ENGINE_STEADY and stage not in gates.steady_stages)
+        if len(self._steadied) >= STEADY_SIZE:
+            self._steadied.clear()  # bounded; starting over costs one full decision per key
+        self._steadied[steady] = (caller.grant, left)
 
     def _not_canonical(self, ctx: Context, gates: Gates) -> Decision:
         """Refused before every gate, internal callers included: no stage may judge a path

@@ -13,7 +13,7 @@ import pytest
 
 from gitvow import plugins
 from gitvow.adapter import Adapter
-from gitvow.gates import Caller
+from gitvow.gates import Caller, Context
 from gitvow.hookspecs import hookimpl
 from gitvow.issues import draft_from_json
 from gitvow.pipeline import Action, Decision, Engine
@@ -435,3 +435,174 @@ def test_a_failing_budget_store_is_a_deny() -> None:
     h.store.take = boom  # type: ignore[method-assign]
     d = h.decide("bot", "POST", "/repos/team/app/issues/1/comments", {})
     assert reason(d) == "internal_error"
+
+
+# -- what a write's decision remembers: the steady stages (Engine._steady) and the budget plan ---
+
+COMMENT = "/repos/team/app/issues/1/comments"
+
+
+def steadied(h: Harness) -> int:
+    """How many steady keys the engine remembers (each a request whose pure stages passed)."""
+    return len(h.engine._steadied)
+
+
+def test_the_steady_stages_are_skipped_only_for_the_same_agent_operations_and_repositories() -> None:
+    """The second identical write skips the write surface, the policy and the repository filter;
+    another agent, operation or repository is decided in full. Each case fails if the engine's
+    key drops that input: the first write's pass would answer for it."""
+    h = Harness({"proxy": {"allowed_repos": ["team/*"]},
+                 "agents": {**BASE["agents"], "twin": {"mode": "issues_and_prs"}},
+                 "write_surface": {"lanes": {"talk": ["issue.comment"], "none": ["label.*"]},
+                                   "agents": {"bot": "talk", "twin": "none"}}})
+    calls: list[str] = []
+
+    def watched(stage: str) -> Callable[[Context], object]:
+        real = getattr(h.gates, stage)
+
+        def gate(ctx: Context) -> object:
+            calls.append(stage)
+            return real(ctx)
+
+        return gate
+
+    for stage in ("write_surface", "repo_filter"):
+        setattr(h.gates, stage, watched(stage))
+    assert h.decide("bot", "POST", COMMENT, {}).action is Action.FORWARD
+    assert calls == ["write_surface", "repo_filter"] and steadied(h) == 1
+    assert h.decide("bot", "POST", "/repos/team/app/issues/2/comments", {"body": "other"}).action is Action.FORWARD
+    assert calls == ["write_surface", "repo_filter"]  # remembered: not asked again
+    # another agent with the same grant: its lane refuses what bot's allows
+    assert reason(h.decide("twin", "POST", COMMENT, {})) == "write_surface_enforce"
+    # another operation on the same repository: bot's mode does not allow a merge
+    assert reason(h.decide("bot", "PUT", "/repos/team/app/pulls/1/merge")) == "write_surface_enforce"
+    # another repository: outside allowed_repos
+    assert reason(h.decide("bot", "POST", "/repos/other/app/issues/1/comments", {})) == "repo_not_in_config"
+
+
+def test_the_steady_stages_are_decided_afresh_for_another_grant_and_another_operation() -> None:
+    """The same agent name with another grant (what a reload may give) and another operation
+    allowed by the lane but not by the mode are judged by the policy stage again."""
+    h = Harness()
+    assert h.decide("bot", "POST", COMMENT, {}).action is Action.FORWARD
+    low = h.policy.grant_for("low")
+    assert low is not None
+    request = Request.from_url("POST", f"https://forge.test{COMMENT}", body=b"{}")
+    assert reason(h.engine.decide(request, Caller("bot", low), h.gates)) == "mode_denied"
+    assert reason(h.decide("bot", "PUT", "/repos/team/app/pulls/1/merge")) == "hard_deny"  # a relay
+
+
+def test_the_steady_stages_are_decided_afresh_on_another_adapter() -> None:
+    """Whether a write without a repository passes the repository filter depends on whether
+    its adapter has repositories: remembered for one adapter, decided afresh on another."""
+
+    class Nameless(Adapter):
+        """Writes that name no repository (a forge where that means one was not established)."""
+
+        name = "nameless"
+        default_hosts = ("nameless.test",)
+
+        def classify(self, request: Request) -> Classification:
+            return Classification(("issue.comment",))
+
+    class Flat(Nameless):
+        """The same writes on a forge without repositories (Linear's issues)."""
+
+        name = "flat"
+        default_hosts = ("flat.test",)
+        has_repositories = False
+
+    class Both:
+        @hookimpl
+        def register_adapters(self, register: Callable[[Adapter], None]) -> None:
+            register(Nameless())
+            register(Flat())
+
+    loaded = plugins.load(entry_points=False, extra=[("both", Both())])
+    policy = parse_policy({"agents": BASE["agents"], "proxy": {"allowed_repos": ["team/*"]}}, adapters=loaded.adapters)
+    engine = Engine(policy, loaded)
+    gates = ProxyGates(policy, MemoryStore(), credentials={}, canaries={})
+    grant = policy.grant_for("bot")
+    assert grant is not None
+    caller = Caller("bot", grant)
+
+    def on(host: str) -> Decision:
+        return engine.decide(Request.from_url("POST", f"https://{host}/comments"), caller, gates)
+
+    assert on("flat.test").action is Action.FORWARD
+    assert reason(on("nameless.test")) == "repo_unresolved"
+
+
+def test_a_reload_forgets_what_passed() -> None:
+    """A new policy is a new engine and new gates: nothing the old one remembered answers."""
+    h = Harness()
+    assert h.decide("bot", "POST", COMMENT, {}).action is Action.FORWARD
+    reloaded = Harness({"proxy": {"allowed_repos": ["other/*"]}})
+    assert steadied(reloaded) == 0
+    assert reason(reloaded.decide("bot", "POST", COMMENT, {})) == "repo_not_in_config"
+
+
+def test_pauses_bodies_and_budgets_are_judged_on_every_remembered_write() -> None:
+    """What the steady stages remember never covers the run-time flags, the body or the budget:
+    a pause between two identical writes refuses the second, a canary in the body is refused,
+    and the budget still throttles (on the event loop's path and the worker's)."""
+    h = Harness({"budget": {"window_seconds": 60, "writes": 3}})
+    assert h.decide("bot", "POST", COMMENT, {"body": "hi"}, judged=True).action is Action.FORWARD
+    assert h.decide("bot", "POST", COMMENT, {"body": "hi"}, on_loop=True).action is Action.FORWARD
+    assert steadied(h) == 1
+    h.store.set_flag(PAUSED, "team/app", True)
+    assert reason(h.decide("bot", "POST", COMMENT, {"body": "hi"}, on_loop=True)) == "repo_paused"
+    h.store.set_flag(PAUSED, "team/app", False)
+    canary = h.store.canary("bot")
+    assert reason(h.decide("bot", "POST", COMMENT, {"body": f"leak {canary}"}, on_loop=True)) == "canary_egress"
+    assert h.decide("bot", "POST", COMMENT, {"body": "hi"}, on_loop=True).action is Action.FORWARD
+    throttled = h.decide("bot", "POST", COMMENT, {"body": "hi"}, on_loop=True)
+    assert throttled.action is Action.THROTTLE and throttled.status == 429
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 3, ("bot", "issue.comment", "refused"): 2,
+                                    ("bot", "issue.comment", "throttled"): 1}
+
+
+def test_a_lane_that_only_reports_is_never_remembered() -> None:
+    """``enforce = false`` leaves a note on each decision: every write gets its note."""
+    h = Harness({"write_surface": {"lanes": {"talk": ["label.*"]}, "agents": {"bot": "talk"}, "enforce": False}})
+    for _ in range(2):
+        assert h.decide("bot", "POST", COMMENT, {}).action is Action.FORWARD
+        assert (h.gates.take_note() or "").startswith("write_surface would refuse")
+    assert steadied(h) == 0
+
+
+def test_the_budget_plan_is_per_agent_operation_and_action() -> None:
+    """Each agent takes from its own windows and each operation from its own cap, whatever was
+    decided before: a plan remembered for one never answers for another."""
+    h = Harness({"budget": {"window_seconds": 60, "writes": 1, "operations": {"issue.comment": 1}}})
+    assert h.decide("bot", "POST", COMMENT, {}).action is Action.FORWARD
+    assert h.decide("merger", "POST", COMMENT, {}).action is Action.FORWARD  # its own window
+    assert h.store.usage("budget:merger:writes", h.now[0], 60) == 1
+    assert h.store.usage("budget:merger:op:issue.comment", h.now[0], 60) == 1
+    h2 = Harness({"budget": {"window_seconds": 60, "operations": {"issue.comment": 1}}})
+    assert h2.decide("bot", "POST", COMMENT, {}).action is Action.FORWARD
+    assert h2.decide("bot", "POST", "/repos/team/app/issues", {"title": "t"}).action is Action.FORWARD  # no cap
+    assert h2.decide("bot", "POST", COMMENT, {}).action is Action.THROTTLE
+
+
+def test_the_budget_plan_follows_the_method_the_actions_and_the_caller() -> None:
+    """A write operation sent without a body is not a write on the wire; two actions take two
+    units; an internal caller takes none: each worked out afresh, whatever was planned before."""
+    h = Harness({"budget": {"window_seconds": 60, "writes": 10}})
+    adapter = h.engine.adapters["forge"]
+    grant = h.policy.grant_for("bot")
+    assert grant is not None
+    bot = Caller("bot", grant)
+
+    def plan(method: str, classification: Classification, caller: Caller = bot) -> tuple[object, ...]:
+        found = h.gates._plan(Context(Request.from_url(method, f"https://forge.test{COMMENT}"), adapter,
+                                      classification, caller))
+        return found.counted, found.keys, found.amounts
+
+    one = Classification(("issue.create",), repo="team/app")
+    two = Classification(("issue.create",), repo="team/app", actions=("issue.create", "issue.create"))
+    assert plan("POST", one) == (True, (("budget:bot:writes", 10),), (1,))
+    assert plan("GET", one) == (False, (), ())
+    assert plan("POST", two) == (True, (("budget:bot:writes", 10),), (2,))
+    assert plan("POST", one, Caller("bot", internal=True)) == (True, (), ())
+    assert plan("POST", one) == (True, (("budget:bot:writes", 10),), (1,))

@@ -12,7 +12,7 @@ import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import quote
@@ -73,6 +73,10 @@ def _performed_writes(ctx: Context) -> dict[str, int]:
     return counted
 
 
+#: How many (caller, operations) a gates object keeps the budget plan of (:meth:`ProxyGates._plan`).
+_PLANS = 1024
+
+
 def counts_as_write(ctx: Context) -> bool:
     """Whether the request is a write on the wire: a write operation sent with a body-bearing
     method. A push's ``info/refs`` probe (a GET classified ``git.push`` so the gates can refuse
@@ -81,6 +85,24 @@ def counts_as_write(ctx: Context) -> bool:
 
 
 log = logging.getLogger("gitvow_proxy")
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a request counts and takes from the budget, a function of the caller, whether the
+    method carries a body, the operations and the actions (:meth:`ProxyGates._plan`)."""
+
+    #: A write on the wire (:func:`counts_as_write`): counted, and budgeted if ``keys``.
+    counted: bool
+    #: Write operation → times performed, for the counters.
+    performed: tuple[tuple[str, int], ...]
+    #: The budget windows it takes from, ``(key, limit)``, how much from each, and the keys alone.
+    keys: tuple[tuple[str, int], ...]
+    amounts: tuple[int, ...]
+    names: tuple[str, ...]
+
+
+_NOT_COUNTED = _Plan(False, (), (), (), ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +129,8 @@ class DeferredAdmission:
     window: float
     #: The allowed write to count once admitted (None: not counted, an internal caller's).
     counted: Context | None
+    #: The keys alone (what :class:`Taken` holds).
+    names: tuple[str, ...]
 
 
 class StoreNeeded(Pending):
@@ -137,8 +161,6 @@ class _DecisionState(threading.local):
     needs_store: bool = False
     #: The allowed write the budget stage is admitting, for a deferred admission to count.
     counting: Context | None = None
-    #: The budget keys of the request and classification decided last (:meth:`ProxyGates._budget_keys`).
-    budget_memo: tuple[Request, Classification, tuple[list[tuple[str, int]], list[int]]] | None = None
 
 
 class ProxyGates(Gates):
@@ -171,6 +193,9 @@ class ProxyGates(Gates):
         #: enforcement point reads it (:meth:`take_taken`): decisions run on several threads.
         self._taken: dict[int, Taken] = {}
         self._taken_lock = threading.Lock()
+        #: Budget plans by (caller, internal, bodyless method, operations, actions) (:meth:`_plan`);
+        #: the gates belong to one policy load, so a reload starts with none.
+        self._plans: dict[tuple[object, ...], _Plan] = {}
         #: The run-time flags as last read from the store (None: never read): a budgeted write is
         #: decided on them and its admission confirms them in the same round trip.
         self._last_flags: Flags | None = None
@@ -224,7 +249,7 @@ class ProxyGates(Gates):
     def _flags_for(self, ctx: Context) -> Flags:
         decision = self._decision
         last = self._last_flags
-        if decision.optimistic and last is not None and self._budget_keys(ctx)[0]:
+        if decision.optimistic and last is not None and self._plan(ctx).keys:
             decision.unconfirmed = last
             return last
         if decision.defer:
@@ -283,9 +308,9 @@ class ProxyGates(Gates):
             return False
         if admission.wait is not None:
             return False  # decided again: the budget stage throttles it with the store's wait, and counts it
+        taken = Taken(deferred.names, deferred.now, deferred.amounts)
         with self._taken_lock:
-            self._taken[id(deferred.request)] = Taken(tuple(key for key, _ in deferred.keys), deferred.now,
-                                                      deferred.amounts)
+            self._taken[id(deferred.request)] = taken
         if deferred.counted is not None:
             self._count(deferred.counted, "allowed")
         return True
@@ -441,6 +466,21 @@ class ProxyGates(Gates):
             return _unresolved("pr.merge", "merging is switched off on some repositories")
         return None
 
+    # -- the stages the engine may remember (Engine._steady) ----------------------------------
+
+    #: Pure in the policy, the caller, the operations and the repositories (and the adapter).
+    steady_stages = frozenset({"write_surface", "repo_filter"})
+
+    def steady_key(self, ctx: Context) -> Hashable | None:
+        """The write surface reads the caller's lane and the operations; the repository filter
+        the repositories, the operations, whether the repositories are established and whether
+        the adapter has any. The engine's key holds all of it but the adapter. A lane that only
+        reports (``enforce = false``) leaves a note on the decision: never remembered."""
+        surface = self.settings.write_surface
+        if not surface.enforce and ctx.caller.name in surface.agents:
+            return None
+        return ctx.adapter
+
     # -- 3: write surface -----------------------------------------------------------------
 
     def write_surface(self, ctx: Context) -> Verdict | None:
@@ -535,21 +575,23 @@ class ProxyGates(Gates):
         A refused write counts ``refused`` here; an allowed one waits for the budget stage,
         which counts it ``allowed`` or ``throttled``, so a throttled write never counts as
         allowed. No store round trip: ``/metrics`` serves them (``gitvow_writes_total``)."""
-        self._decision.memo = None
-        self._decision.pending = None
-        if not counts_as_write(ctx):
+        state = self._decision
+        state.memo = None
+        state.pending = None
+        if not self._plan(ctx).counted:
             return
         if verdict.allowed and not ctx.caller.internal:
-            self._decision.pending = ctx
+            state.pending = ctx
             return
-        if self._decision.unconfirmed is not None:
+        if state.unconfirmed is not None:
             return  # decided again on flags read afresh, and counted then (:meth:`judge`)
         self._count(ctx, "allowed" if verdict.allowed else "refused")
 
     def _count(self, ctx: Context, outcome: str) -> None:
         who = ctx.caller.name or "-"
+        performed = self._plan(ctx).performed
         with self._counts_lock:
-            for op, times in _performed_writes(ctx).items():
+            for op, times in performed:
                 self.counts[(who, op, outcome)] += times
 
     def budget(self, ctx: Context) -> Throttle | None:
@@ -563,42 +605,50 @@ class ProxyGates(Gates):
             self._count(pending, "allowed" if throttle is None else "throttled")
         return throttle
 
-    def _budget_keys(self, ctx: Context) -> tuple[list[tuple[str, int]], list[int]]:
-        """The budget windows a write takes from, ``(key, limit)``, and how much from each
-        (none for reads, internal callers and agents without a budget); worked out once per
-        decision (the flags and the budget stage both ask)."""
-        memo = self._decision.budget_memo
-        if memo is not None and memo[0] is ctx.request and memo[1] is ctx.classification:
-            return memo[2]
-        found = self._budget_keys_of(ctx)
-        self._decision.budget_memo = (ctx.request, ctx.classification, found)
-        return found
+    def _plan(self, ctx: Context) -> _Plan:
+        """What the request counts and takes from the budget, worked out once per (caller,
+        bodyless method, operations, actions) under this policy load: the flags, the counters
+        and the budget stage all ask, on every write. A new policy is new gates, with no plans."""
+        classification, caller = ctx.classification, ctx.caller
+        key = (caller.name, caller.internal, ctx.request.method in _BODYLESS, classification.operations,
+               classification.actions)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plan_of(ctx)
+            if len(self._plans) >= _PLANS:
+                self._plans.clear()
+            self._plans[key] = plan
+        return plan
 
-    def _budget_keys_of(self, ctx: Context) -> tuple[list[tuple[str, int]], list[int]]:
-        if ctx.caller.name is None or ctx.caller.internal or not counts_as_write(ctx):
-            return [], []
-        total, per_op = self.settings.budget.limits_for(ctx.caller.name)
+    def _plan_of(self, ctx: Context) -> _Plan:
+        if not counts_as_write(ctx):
+            return _NOT_COUNTED
         # Each action counts, not each request: two aliased createIssue fields are two issues.
         performed = _performed_writes(ctx)
+        name = ctx.caller.name
+        if name is None or ctx.caller.internal:
+            return _Plan(True, tuple(performed.items()), (), (), ())
+        total, per_op = self.settings.budget.limits_for(name)
         keys: list[tuple[str, int]] = []
         amounts: list[int] = []
         if total is not None:
-            keys.append((f"budget:{ctx.caller.name}:writes", total))
+            keys.append((f"budget:{name}:writes", total))
             amounts.append(sum(performed.values()))
         for op, times in performed.items():
             if op in per_op:
-                keys.append((f"budget:{ctx.caller.name}:op:{op}", per_op[op]))
+                keys.append((f"budget:{name}:op:{op}", per_op[op]))
                 amounts.append(times)
-        return keys, amounts
+        return _Plan(True, tuple(performed.items()), tuple(keys), tuple(amounts), tuple(key for key, _ in keys))
 
     def _admit(self, ctx: Context) -> Throttle | None:
-        keys, amounts = self._budget_keys(ctx)
+        plan = self._plan(ctx)
+        keys, amounts = plan.keys, plan.amounts
         if not keys:
             return None
         budget = self.settings.budget
         seen = self._decision.unconfirmed
         if self._decision.defer:
-            self._defer(ctx, seen, keys, amounts)
+            self._defer(ctx, seen, plan)
             return None
         try:
             now = self.clock()
@@ -613,19 +663,20 @@ class ProxyGates(Gates):
         except StoreUnavailable as exc:
             return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
         if wait is None:
+            taken = Taken(plan.names, now, amounts)
             with self._taken_lock:
-                self._taken[id(ctx.request)] = Taken(tuple(key for key, _ in keys), now, tuple(amounts))
+                self._taken[id(ctx.request)] = taken
             return None
         return Throttle(math.ceil(wait), f"the write budget of {budget.window_seconds}s is used up")
 
-    def _defer(self, ctx: Context, seen: Flags | None, keys: list[tuple[str, int]], amounts: list[int]) -> None:
+    def _defer(self, ctx: Context, seen: Flags | None, plan: _Plan) -> None:
         """In :meth:`judge_deferred`: leave the admission for the caller (no store round trip)."""
         state = self._decision
         if seen is None:  # flags read afresh (none to confirm): only the store's worker may take
             state.needs_store = True
             return
-        state.deferred = DeferredAdmission(ctx.request, seen, tuple(keys), tuple(amounts), self.clock(),
-                                           float(self.settings.budget.window_seconds), state.counting)
+        state.deferred = DeferredAdmission(ctx.request, seen, plan.keys, plan.amounts, self.clock(),
+                                           float(self.settings.budget.window_seconds), state.counting, plan.names)
         state.counting = None
 
     def credential(self, ctx: Context) -> str | None:

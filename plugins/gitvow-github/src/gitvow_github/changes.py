@@ -171,25 +171,35 @@ _CONTENT_ROUTES = frozenset({"repos/create-or-update-file-contents", "repos/dele
 _Reader = Callable[[Any, list[str], str], "Change | None"]
 
 
+#: The change reader of each route that changes refs or content, built once (every REST
+#: write asks; the lambdas look their helpers up when called).
+_READERS: dict[str, _Reader] = {
+    "repos/create-or-update-file-contents": lambda d, s, at: _contents(d, "/".join(s[4:]), at, delete=False),
+    "repos/delete-file": lambda d, s, at: _contents(d, "/".join(s[4:]), at, delete=True),
+    "git/create-ref": lambda d, s, at: _named(d, "ref", CREATED, at, qualified=True),
+    "git/update-ref": lambda d, s, at: _update_ref(d, "/".join(s[5:]), at),
+    "git/delete-ref": lambda d, s, at: write_change(
+        ref_changes(_ref_names("/".join(s[5:])), DELETED), texts=_texts(d), default_branch_at=at),
+    "git/create-blob": lambda d, s, at: _blob(d),
+    "git/create-tree": lambda d, s, at: _tree(d),
+    "git/create-commit": lambda d, s, at: write_change(texts=_texts(d)),
+    "git/create-tag": lambda d, s, at: write_change(texts=_texts(d)),
+    "repos/merge": lambda d, s, at: _named(d, "base", FAST_FORWARD, at),
+    "repos/merge-upstream": lambda d, s, at: _named(d, "branch", FAST_FORWARD, at),
+    "repos/rename-branch": lambda d, s, at: _rename(d, "/".join(s[4:-1]), at),
+    "pulls/create": lambda d, s, at: _pull(d, at),
+    "pulls/update": lambda d, s, at: _named(d, "base", FAST_FORWARD, at),
+}
+
+
 def _rest_reader(operation_id: str) -> _Reader | None:
-    readers: dict[str, _Reader] = {
-        "repos/create-or-update-file-contents": lambda d, s, at: _contents(d, "/".join(s[4:]), at, delete=False),
-        "repos/delete-file": lambda d, s, at: _contents(d, "/".join(s[4:]), at, delete=True),
-        "git/create-ref": lambda d, s, at: _named(d, "ref", CREATED, at, qualified=True),
-        "git/update-ref": lambda d, s, at: _update_ref(d, "/".join(s[5:]), at),
-        "git/delete-ref": lambda d, s, at: write_change(
-            ref_changes(_ref_names("/".join(s[5:])), DELETED), texts=_texts(d), default_branch_at=at),
-        "git/create-blob": lambda d, s, at: _blob(d),
-        "git/create-tree": lambda d, s, at: _tree(d),
-        "git/create-commit": lambda d, s, at: write_change(texts=_texts(d)),
-        "git/create-tag": lambda d, s, at: write_change(texts=_texts(d)),
-        "repos/merge": lambda d, s, at: _named(d, "base", FAST_FORWARD, at),
-        "repos/merge-upstream": lambda d, s, at: _named(d, "branch", FAST_FORWARD, at),
-        "repos/rename-branch": lambda d, s, at: _rename(d, "/".join(s[4:-1]), at),
-        "pulls/create": lambda d, s, at: _pull(d, at),
-        "pulls/update": lambda d, s, at: _named(d, "base", FAST_FORWARD, at),
-    }
-    return readers.get(operation_id)
+    return _READERS.get(operation_id)
+
+
+def changes_content(operation_id: str) -> bool:
+    """Whether the REST route ``operation_id`` changes refs or content (its body is read for a
+    :class:`~gitvow.change.Change`)."""
+    return operation_id in _READERS
 
 
 def _ref_names(ref: str) -> tuple[str, ...]:

@@ -138,6 +138,46 @@ def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
     _forward(flow, fields, secrets, decision.adapter or "")
 
 
+#: Injections remembered per policy load, before the memo starts over.
+INJECTIONS = 256
+
+
+class Injections:
+    """:func:`_injection` of one runtime, remembered: an agent's client sends the same header
+    names on every write (the values differ: the body's length, a request id), and each
+    decision injects the same credential headers. Which fields are dropped is a function of
+    their names alone, so the fields forwarded are the request's own at places worked out
+    once per (the names in their order, the credential headers), followed by the credential
+    headers; the secrets to scrub are the runtime's (the memo's owner: a reload starts an
+    empty one) and the credential headers'."""
+
+    def __init__(self, owner: Runtime) -> None:
+        self.owner = owner
+        self._memo: dict[tuple[object, ...], tuple[tuple[int, ...], tuple[tuple[bytes, bytes], ...],
+                                                   tuple[bytes, ...] | None]] = {}
+
+    def apply(self, fields: tuple[tuple[bytes, bytes], ...],
+              decision: Decision) -> tuple[tuple[tuple[bytes, bytes], ...], tuple[bytes, ...] | None]:
+        key = (tuple([field[0] for field in fields]), tuple(decision.headers.items()))
+        known = self._memo.get(key)
+        if known is None:
+            forwarded, secrets = _injection(self.owner, fields, decision)
+            kept = len(forwarded) - len(decision.headers)
+            # The kept fields are the request's in order (the dropped ones skipped): their places.
+            found: list[int] = []
+            for index, field in enumerate(fields):
+                if len(found) < kept and field is forwarded[len(found)]:
+                    found.append(index)
+            if len(found) != kept:  # never: the kept fields are the request's own objects
+                return forwarded, secrets
+            known = (tuple(found), forwarded[kept:], secrets)
+            if len(self._memo) >= INJECTIONS:
+                self._memo.clear()
+            self._memo[key] = known
+        places, added, secrets = known
+        return (*[fields[index] for index in places], *added), secrets
+
+
 def _forward(flow: http.HTTPFlow, fields: tuple[tuple[bytes, bytes], ...], secrets: tuple[bytes, ...] | None,
              adapter: str) -> None:
     flow.request.headers.fields = fields
@@ -209,6 +249,7 @@ class PolicyEnforcement:
         self._store_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitvow-store")
         self._tls: tuple[str | None, ssl.SSLContext] | None = None  # upstream CA → context for lookups
         self._memo: ReadMemo | None = None
+        self._injected: Injections | None = None
         #: The callers built under one runtime (:meth:`_caller`).
         self._callers: tuple[Runtime | None, dict[tuple[Identity, bool], Caller]] = (None, {})
 
@@ -482,12 +523,20 @@ class PolicyEnforcement:
             callers[1][key] = caller
         return caller
 
+    def _injections(self, runtime: Runtime) -> Injections:
+        """The remembered injections of the policy in force (a reload starts an empty one)."""
+        injections = self._injected
+        if injections is None or injections.owner is not runtime:
+            injections = self._injected = Injections(runtime)
+        return injections
+
     def _apply(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision,
                took: float, note: str | None) -> None:
         action = decision.action
         taken = runtime.gates.take_taken(request)
         if action is Action.FORWARD:
-            _inject(runtime, flow, decision)
+            fields, secrets = self._injections(runtime).apply(flow.request.headers.fields, decision)
+            _forward(flow, fields, secrets, decision.adapter or "")
             if taken is not None:
                 flow.metadata[_TAKEN_KEY] = (runtime, taken)
         elif action is Action.TUNNEL:
