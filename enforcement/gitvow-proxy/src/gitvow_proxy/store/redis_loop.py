@@ -36,8 +36,9 @@ from redis._parsers import BaseParser
 _Entry = tuple["asyncio.Future[Any] | None", bytes, float, bool, int]
 
 #: Bytes kept between reads: a reply split across reads waits in the buffer; more than this
-#: unanswered is not a reply to an admission (a server out of step), and the connection fails.
-MAX_BUFFER = 1 << 20
+#: unfinished is no reply to an admission (the largest, the run-time flags, would name about
+#: two million repositories), and the connection fails rather than grow without bound.
+MAX_BUFFER = 64 << 20
 
 
 class ErrorReply(str):
