@@ -162,7 +162,7 @@ def test_a_restarted_server_admits_the_next_write(redis_server: RedisServer, cap
     caplog.set_level(logging.INFO, logger="gitvow_proxy")
 
     async def run() -> None:
-        for _ in range(3):  # several pooled connections, all of them stale after the restart
+        for _ in range(3):  # admissions in batches on the connection, stale after the restart
             await asyncio.gather(*(store.admit_async(NONE, [("k", 100)], time.time(), 60.0) for _ in range(3)))
         redis_server.stop()
         for _ in range(3):
@@ -355,7 +355,7 @@ def test_concurrent_admissions_each_read_their_own_answer(redis_server: RedisSer
     among them; an error answer on the way leaves the connection usable and in step."""
     import redis
 
-    store = redis_store.RedisStore(redis_server.url, server_clock=False, timeout=10.0)  # eleven connections made at once
+    store = redis_store.RedisStore(redis_server.url, server_clock=False, timeout=10.0)  # eleven admissions in one batch on a loaded machine
     t = 1_000_000.0
     for i in range(8):
         store.take([(f"full{i}", 1)], t + i, 60.0)  # full; room again at t + i + 60

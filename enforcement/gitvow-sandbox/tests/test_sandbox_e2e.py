@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import textwrap
@@ -261,12 +262,20 @@ def sshd(tmp_path: Path) -> Iterator[int]:
                       "UsePAM no\nPasswordAuthentication no\n")
     # sshd wants its privilege-separation directory /run/sshd: give it one in a mount namespace
     # of its own (same network), so the test writes nothing outside its directory.
-    proc = subprocess.Popen(["bwrap", "--dev-bind", "/", "/", "--tmpfs", "/run", "--dir", "/run/sshd", "--",
-                             "/usr/sbin/sshd", "-f", str(config), "-D", "-e"], stderr=subprocess.DEVNULL)
-    wait_for_port(port, proc)  # type: ignore[arg-type]
-    yield port
-    proc.terminate()
-    proc.wait(timeout=10)
+    # --die-with-parent: bwrap's end is sshd's (a terminated bwrap once left its sshd listening).
+    proc = subprocess.Popen(["bwrap", "--die-with-parent", "--dev-bind", "/", "/", "--tmpfs", "/run", "--dir",
+                             "/run/sshd", "--", "/usr/sbin/sshd", "-f", str(config), "-D", "-e"],
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc)  # type: ignore[arg-type]
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        pid_file = tmp_path / "sshd.pid"
+        if pid_file.exists():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid_file.read_text().split()[0]), signal.SIGKILL)
 
 
 def test_an_ssh_connection_to_a_loopback_sshd_fails(proxy: ProxyProcess, operator: Path, sshd: int) -> None:
