@@ -606,3 +606,33 @@ def test_the_budget_plan_follows_the_method_the_actions_and_the_caller() -> None
     assert plan("POST", two) == (True, (("budget:bot:writes", 10),), (2,))
     assert plan("POST", one, Caller("bot", internal=True)) == (True, (), ())
     assert plan("POST", one) == (True, (("budget:bot:writes", 10),), (1,))
+
+
+def test_each_adapter_carries_its_own_credential() -> None:
+    """The credential's name is remembered per adapter: another adapter is another token,
+    whichever was asked first."""
+
+    class Other(ForgeAdapter):
+        name = "other"
+        default_hosts = ("other.test",)
+
+    class Both:
+        @hookimpl
+        def register_adapters(self, register: Callable[[Adapter], None]) -> None:
+            register(ForgeAdapter())
+            register(Other())
+
+    loaded = plugins.load(entry_points=False, extra=[("both", Both())])
+    policy = parse_policy({"agents": BASE["agents"]}, adapters=loaded.adapters)
+    engine = Engine(policy, loaded)
+    gates = ProxyGates(policy, MemoryStore(), credentials={"forge": "tok-1", "other": "tok-2"}, canaries={})
+    grant = policy.grant_for("bot")
+    assert grant is not None
+
+    def sent(host: str) -> Mapping[str, str]:
+        request = Request.from_url("POST", f"https://{host}{COMMENT}", body=b"{}")
+        return engine.decide(request, Caller("bot", grant), gates).headers
+
+    assert sent("forge.test") == {"authorization": "Bearer tok-1"}
+    assert sent("other.test") == {"authorization": "Bearer tok-2"}
+    assert sent("forge.test") == {"authorization": "Bearer tok-1"}

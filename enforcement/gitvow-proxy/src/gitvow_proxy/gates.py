@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import quote
 
+from gitvow.adapter import Adapter
 from gitvow.adapters.mcp import credential_name
 from gitvow.change import Change
 from gitvow.evaluator import REPO_UNRESOLVED
@@ -75,6 +76,8 @@ def _performed_writes(ctx: Context) -> dict[str, int]:
 
 #: How many (caller, operations) a gates object keeps the budget plan of (:meth:`ProxyGates._plan`).
 _PLANS = 1024
+#: How many adapters' credential names a gates object keeps (:meth:`ProxyGates.credential`).
+_CREDENTIAL_NAMES = 64
 
 
 def counts_as_write(ctx: Context) -> bool:
@@ -196,6 +199,8 @@ class ProxyGates(Gates):
         #: Budget plans by (caller, internal, bodyless method, operations, actions) (:meth:`_plan`);
         #: the gates belong to one policy load, so a reload starts with none.
         self._plans: dict[tuple[object, ...], _Plan] = {}
+        #: The ``[credentials.NAME]`` of each adapter seen (:meth:`credential`).
+        self._credential_names: dict[Adapter, str] = {}
         #: The run-time flags as last read from the store (None: never read): a budgeted write is
         #: decided on them and its admission confirms them in the same round trip.
         self._last_flags: Flags | None = None
@@ -680,8 +685,16 @@ class ProxyGates(Gates):
         state.counting = None
 
     def credential(self, ctx: Context) -> str | None:
-        # an MCP endpoint ([mcp.NAME]) carries its forge's token
-        return self.credentials.get(credential_name(ctx.adapter))
+        """The token of the request's adapter: an MCP endpoint (``[mcp.NAME]``) carries its
+        forge's. Which ``[credentials.NAME]`` an adapter takes is fixed with the adapter (its
+        name, or its forge's), so it is worked out once per adapter object."""
+        adapter = ctx.adapter
+        name = self._credential_names.get(adapter)
+        if name is None:
+            if len(self._credential_names) >= _CREDENTIAL_NAMES:
+                self._credential_names.clear()
+            name = self._credential_names[adapter] = credential_name(adapter)
+        return self.credentials.get(name)
 
     def take_taken(self, request: Request) -> Taken | None:
         """What the decision of ``request`` took from the budget (None: nothing), for a refund
