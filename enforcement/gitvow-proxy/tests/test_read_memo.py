@@ -9,6 +9,7 @@ import base64
 import inspect
 import textwrap
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +83,9 @@ async def _awaited(result: Any) -> None:
     await result
 
 
-@pytest.fixture
-def proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Proxy]:
+@contextmanager
+def chain_under_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Proxy]:
+    """The proxy's addon chain configured with :func:`_policy` (``test_write_memos`` uses it too)."""
     monkeypatch.setenv("MEMO_GITHUB_TOKEN", "ghs_memotoken0123456789")
     monkeypatch.setenv("MEMO_CODER", AGENTS["coder"])
     monkeypatch.setenv("MEMO_OTHER", AGENTS["other"])
@@ -91,10 +93,15 @@ def proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Proxy]:
     chain = gitvow_addon(shared)
     with taddons.context(chain) as tctx:
         tctx.configure(chain, gitvow_policy=str(_policy(tmp_path)), confdir=str(tmp_path / "conf"))
-        proxy = Proxy(chain, shared)
+        yield Proxy(chain, shared)
+    shared.tally.stop()
+
+
+@pytest.fixture
+def proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Proxy]:
+    with chain_under_policy(tmp_path, monkeypatch) as proxy:
         proxy.count_classifications()
         yield proxy
-    shared.tally.stop()
 
 
 def forwarded(flow: http.HTTPFlow) -> bool:

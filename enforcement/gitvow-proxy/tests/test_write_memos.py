@@ -10,16 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from mitmproxy.test import taddons
-from test_read_memo import AGENTS, NETLOC, Proxy, _policy, forwarded
+from test_read_memo import NETLOC, Proxy, chain_under_policy, forwarded
 
 from gitvow.pipeline import Action, Decision
 from gitvow.request import Request
 from gitvow.verdict import ALLOW
-from gitvow_proxy.addons import gitvow_addon
 from gitvow_proxy.addons.enforcement import PolicyEnforcement
 from gitvow_proxy.flow_metadata import SECRETS_KEY
-from gitvow_proxy.shared import Shared
 
 pytest.importorskip("gitvow_github", reason="the GitHub adapter plugin is not installed")
 
@@ -29,15 +26,8 @@ COMMENT = "/api/v3/repos/team/app/issues/1/comments"
 
 @pytest.fixture
 def writer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Proxy]:
-    monkeypatch.setenv("MEMO_GITHUB_TOKEN", TOKEN)
-    monkeypatch.setenv("MEMO_CODER", AGENTS["coder"])
-    monkeypatch.setenv("MEMO_OTHER", AGENTS["other"])
-    shared = Shared()
-    chain = gitvow_addon(shared)
-    with taddons.context(chain) as tctx:
-        tctx.configure(chain, gitvow_policy=str(_policy(tmp_path)), confdir=str(tmp_path / "conf"))
-        yield Proxy(chain, shared)
-    shared.tally.stop()
+    with chain_under_policy(tmp_path, monkeypatch) as proxy:
+        yield proxy
 
 
 def enforcement(proxy: Proxy) -> PolicyEnforcement:
