@@ -59,8 +59,11 @@ WORKLOADS = {
     "graphql": ("POST", "/api/graphql", GRAPHQL),
     "write": ("POST", "/api/v3/repos/team/app/issues/1/comments", json.dumps({"body": "a benchmark comment"}).encode()),
 }
-#: The baseline every ratio is taken against.
+#: The baseline every ratio is taken against: mitmproxy as it comes, with gitvow's protocol addons.
 BASE = "passthrough"
+#: The second baseline: the same, with the quicker message check ``gitvow proxy`` installs in its
+#: mitmproxy (:mod:`gitvow_proxy.message_check`); a ratio against it is gitvow's own work alone.
+QUICK = "passthrough-quick"
 REPLY = json.dumps([{"number": n, "title": f"pull request {n}"} for n in range(5)]).encode()
 
 
@@ -83,16 +86,21 @@ def serve_upstream(cert_dir: Path) -> None:
 
 # -- the passthrough (its own process) -----------------------------------------------------
 
-def serve_passthrough(port: int, confdir: Path, upstream_ca: Path) -> None:
+def serve_passthrough(port: int, confdir: Path, upstream_ca: Path, quick: bool = False) -> None:
     """mitmproxy's ``Master`` with the protocol addons ``gitvow proxy`` holds and nothing else,
-    built as :func:`gitvow_proxy.run.serve` builds the proxy: the baseline of every ratio."""
+    built as :func:`gitvow_proxy.run.serve` builds the proxy: the baseline of every ratio.
+    With ``quick``, also with gitvow's quicker message check (:mod:`gitvow_proxy.message_check`):
+    the second baseline, against which a ratio is gitvow's own work alone."""
     import asyncio
     import gc
     import logging
 
+    from gitvow_proxy import message_check
     from gitvow_proxy.run import _skip_the_addon_catalogue, lean_addons
 
     _skip_the_addon_catalogue()
+    if quick:
+        message_check.install()
     from mitmproxy import options
     from mitmproxy.master import Master
 
@@ -269,8 +277,8 @@ def environment(workdir: Path, redis: bool = False, mitmdump: bool = True) -> It
         if name in states:
             return [str(BIN / "gitvow"), "proxy", "--policy", str(policy(name, states[name])),
                     "--listen-port", str(port), "--confdir", str(confdir)]
-        if name == BASE:
-            return _myself("--passthrough", str(port), str(confdir), str(upstream_ca))
+        if name in (BASE, QUICK):
+            return _myself("--passthrough", str(port), str(confdir), str(upstream_ca), *(["--quick"] * (name == QUICK)))
         return [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
                 "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={upstream_ca}",
                 "--set", "connection_strategy=lazy", "--set", "flow_detail=0",
@@ -283,7 +291,7 @@ def environment(workdir: Path, redis: bool = False, mitmdump: bool = True) -> It
             states = {"gitvow": str(workdir / "state.sqlite")}
             if redis:
                 states["gitvow-redis"] = stack.enter_context(redis_server(workdir))
-            for name in (BASE, *(["mitmdump"] if mitmdump else []), *states):
+            for name in (BASE, QUICK, *(["mitmdump"] if mitmdump else []), *states):
                 port = free_port()
                 confdir = workdir / f"conf-{name}"
                 log = (workdir / f"{name}.log").open("wb")
@@ -311,6 +319,10 @@ def _ratios(row: dict[str, float], samples: dict[str, list[float]], names: list[
         row[f"{name}/base"] = statistics.median(
             g / m for g, m in zip(samples[name], samples[BASE], strict=True))
         row[f"{name}/base_cpu"] = row[f"{BASE}_cpu_ms"] / row[f"{name}_cpu_ms"]
+        if name.startswith("gitvow"):
+            row[f"{name}/quick"] = statistics.median(
+                g / m for g, m in zip(samples[name], samples[QUICK], strict=True))
+            row[f"{name}/quick_cpu"] = row[f"{QUICK}_cpu_ms"] / row[f"{name}_cpu_ms"]
 
 
 def run(duration: float, rounds: int, clients: int, workdir: Path,
@@ -354,7 +366,8 @@ def run(duration: float, rounds: int, clients: int, workdir: Path,
 
 
 def report(results: dict[str, dict[str, float]], rounds: int, duration: float) -> None:
-    names = [n for n in ("mitmdump", "gitvow", "gitvow-redis") if f"{n}/base" in next(iter(results.values()))]
+    first = next(iter(results.values()))
+    names = [n for n in ("mitmdump", "gitvow", "gitvow-redis") if f"{n}/base" in first]
     print(f"requests/s (medians of {rounds} rounds of {duration:g}s), and NAME/{BASE}: the median of the rounds' "
           f"throughput ratios, then the CPU ratio ({BASE} CPU ms/request ÷ NAME's); load average "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
@@ -365,10 +378,17 @@ def report(results: dict[str, dict[str, float]], rounds: int, duration: float) -
         for n in names:
             line += f" {row[n]:>12.0f} {row[f'{n}/base']:>6.3f} {row[f'{n}/base_cpu']:>6.3f}"
         print(line)
-    print("CPU ms per request")
-    print(f"{'workload':<8} {BASE:>11}" + "".join(f" {n:>12}" for n in names))
+    gitvows = [n for n in names if f"{n}/quick" in first]
+    print(f"gitvow's own work alone: NAME/{QUICK} (the baseline with gitvow's quicker message check)")
+    print(f"{'workload':<8} {QUICK:>17}" + "".join(f" {n:>12} {'ratio':>6} {'cpu':>6}" for n in gitvows))
     for workload, row in results.items():
-        print(f"{workload:<8} {row[f'{BASE}_cpu_ms']:>11.3f}" + "".join(f" {row[f'{n}_cpu_ms']:>12.3f}" for n in names))
+        print(f"{workload:<8} {row[QUICK]:>17.0f}"
+              + "".join(f" {row[n]:>12.0f} {row[f'{n}/quick']:>6.3f} {row[f'{n}/quick_cpu']:>6.3f}" for n in gitvows))
+    print("CPU ms per request")
+    print(f"{'workload':<8} {BASE:>11} {QUICK:>17}" + "".join(f" {n:>12}" for n in names))
+    for workload, row in results.items():
+        print(f"{workload:<8} {row[f'{BASE}_cpu_ms']:>11.3f} {row[f'{QUICK}_cpu_ms']:>17.3f}"
+              + "".join(f" {row[f'{n}_cpu_ms']:>12.3f}" for n in names))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -377,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         serve_upstream(Path(argv[1]))
         return 0
     if argv[:1] == ["--passthrough"]:
-        serve_passthrough(int(argv[1]), Path(argv[2]), Path(argv[3]))
+        serve_passthrough(int(argv[1]), Path(argv[2]), Path(argv[3]), quick=argv[4:5] == ["--quick"])
         return 0
     if argv[:1] == ["--client"]:
         proxy, cafile, url, method, body, seconds, threads = argv[1:8]
@@ -415,8 +435,10 @@ def test_bench_proxy_runs(tmp_path: Path) -> None:
     redis = bool(shutil.which("redis-server") or os.path.exists("/usr/bin/redis-server"))
     results = run(duration=0.5, rounds=1, clients=1, workdir=tmp_path, redis=redis)
     assert set(results) == set(WORKLOADS)
-    assert all(row["gitvow"] > 0 and row[BASE] > 0 and row["mitmdump"] > 0 for row in results.values())
-    assert all(row["gitvow/base"] > 0 and row["gitvow/base_cpu"] > 0 for row in results.values())
+    assert all(row["gitvow"] > 0 and row[BASE] > 0 and row[QUICK] > 0 and row["mitmdump"] > 0
+               for row in results.values())
+    assert all(row["gitvow/base"] > 0 and row["gitvow/base_cpu"] > 0 and row["gitvow/quick"] > 0
+               for row in results.values())
     assert not redis or all(row["gitvow-redis"] > 0 for row in results.values())
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -167,6 +169,51 @@ def test_a_pause_committed_by_a_command_refuses_the_next_admission(tmp_path: Pat
     assert third.flags is not None and third.flags[PAUSED] == frozenset({"team/app"})
     assert store.usage("w", 103.0, 60) == 2
     command.close()
+    store.close()
+
+
+def test_admissions_from_memory_read_the_wal_index_not_the_pragma_until_another_commit(tmp_path: Path) -> None:
+    """While no connection commits, an admission reads only the WAL index's header (no
+    statement); a commit by another process changes the header, so the next admission asks
+    ``PRAGMA data_version`` and sees the pause. The units it took reach the file."""
+    path = tmp_path / "state.sqlite"
+    store = SQLiteStore(path)
+    statements: list[str] = []
+
+    async def run() -> list[Admission]:
+        found = [await store.admit_async(NONE, [("w", 100)], 100.0, 60.0)]  # the transaction
+        db = store._budget._db
+        assert db is not None
+        db.set_trace_callback(statements.append)
+        found += [await store.admit_async(NONE, [("w", 100)], 101.0 + i, 60.0) for i in range(5)]
+        quiet = list(statements)
+        subprocess.run([sys.executable, "-c", "import sys; from gitvow_proxy.store import SQLiteStore, PAUSED; "
+                        "s = SQLiteStore(sys.argv[1]); s.set_flag(PAUSED, 'team/app', True); s.close()", str(path)],
+                       check=True)
+        found.append(await store.admit_async(NONE, [("w", 100)], 107.0, 60.0))
+        statements.insert(0, f"{len(quiet)} quiet: {quiet}")
+        return found
+
+    found = asyncio.run(run())
+    quiet = statements[0]
+    assert quiet.count("data_version") == 1, quiet  # once, after the transaction; then the header alone
+    assert found[:6] == [Admission(None)] * 6
+    assert found[6].flags is not None and found[6].flags[PAUSED] == frozenset({"team/app"})
+    store.close()
+    assert _in_file(path, "w") == 6
+
+
+def test_the_wal_index_header_is_none_without_a_wal_and_changes_with_every_commit(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    assert sqlite_budget.WalIndexHeader(path).read() is None
+    store = SQLiteStore(path)
+    header = sqlite_budget.WalIndexHeader(path)
+    before = header.read()
+    assert before is not None and len(before) == sqlite_budget.WalIndexHeader.SIZE
+    assert header.read() == before
+    store.set_flag(PAUSED, "team/app", True)
+    assert header.read() != before
+    header.close()
     store.close()
 
 

@@ -11,8 +11,10 @@ is refused: the proxy never fails open. The addons themselves are in :mod:`gitvo
 
 from __future__ import annotations
 
+from gitvow_proxy import message_check
 from gitvow_proxy.addons import gitvow_addon
 
+message_check.install()  # mitmdump's messages checked without raising to pass, as in gitvow proxy
 addons = [gitvow_addon()]
 
 __all__ = ["addons"]

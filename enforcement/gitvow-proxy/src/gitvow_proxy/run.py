@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from gitvow.errors import GitvowError
 from gitvow.policy.load import load_policy
+from gitvow_proxy import message_check
 from gitvow_proxy.addons.graceful_stop import GracefulStop
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.shared import Shared
@@ -151,6 +152,7 @@ def lean_addons() -> list[object]:
 
 async def serve(options: ProxyOptions) -> int:
     _skip_the_addon_catalogue()
+    message_check.install()
     from mitmproxy import options as mitm_options
     from mitmproxy.master import Master
 
