@@ -8,8 +8,11 @@ The baseline, ``passthrough``, is mitmproxy's ``Master`` with exactly the protoc
 ``gitvow proxy`` runs (:func:`gitvow_proxy.run.lean_addons`: core, block, disable_h2c,
 proxyserver, script, next_layer, tlsconfig, upstream_auth, errorcheck), built as ``gitvow
 proxy`` builds its own (same options, same import footprint, ``gc.freeze``) and forwarding
-everything: the difference is gitvow's own work. Bare ``mitmdump --proxyauth`` (all its
-default addons) runs too, for comparison with earlier figures (``--no-mitmdump`` drops it).
+everything: the baseline of the issue's goals. ``passthrough-quick`` is the same with the
+quicker message check ``gitvow proxy`` installs in its mitmproxy
+(:mod:`gitvow_proxy.message_check`): a ratio against it is gitvow's own work alone. Bare
+``mitmdump --proxyauth`` (all its default addons) runs too, for comparison with earlier
+figures (``--no-mitmdump`` drops it).
 Every proxy runs at once; rounds alternate between them (ABBA) so machine noise hits all alike.
 Workloads, on a GitHub Enterprise style host mapped to the ``github`` adapter:
 
