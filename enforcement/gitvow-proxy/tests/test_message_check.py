@@ -113,9 +113,8 @@ assert message_check.install() is False and "__post_init__" not in http.MessageD
 
 def test_gitvow_proxy_and_gitvows_mitmdump_script_install_it() -> None:
     code = """
-import asyncio, sys
 from mitmproxy import http
-import gitvow_proxy.run as run
+import gitvow_proxy.run
 assert not getattr(http.MessageData.__post_init__, "gitvow_checked", False)
 import gitvow_proxy.mitmdump_script
 assert http.MessageData.__post_init__.gitvow_checked

@@ -7,7 +7,7 @@ catching: a request head read off the wire (no body yet, no trailers, no end tim
 None`` fields holding ``None``) raises three. Each caught exception holds the frame that raised it,
 and that frame holds the exception: a reference cycle only the garbage collector frees. In a
 running proxy this check and the collections it causes are about a tenth of mitmproxy's CPU time
-per request (docs/benchmarks.md, "mitmproxy's message check").
+per request (docs/benchmarks.md, issue 22's "Where it stands": "What changed").
 
 :func:`install` gives ``MessageData`` a check that decides the same: each field's annotation is
 turned once per class into the classes ``isinstance`` accepts (a union's members; ``float`` also
