@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow import refusal
 from gitvow.errors import PluginError
 from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from typing import Any, ClassVar
 

@@ -14,7 +14,7 @@ is ``ref.delete`` (:func:`Change.operations`). Whatever an adapter could not est
 
 from __future__ import annotations
 
-from gitvow.frozen import dataclass
+from dataclasses import dataclass
 
 CREATED = "created"
 FAST_FORWARD = "fast-forward"

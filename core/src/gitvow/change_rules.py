@@ -20,15 +20,15 @@ the policy stage before this one.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from gitvow.change import BRANCH_PREFIX, DEFAULT_BRANCH_REF, Change, RefChange
 from gitvow.default_paths import DEFAULT_PROTECTED_PATHS
-from gitvow.frozen import dataclass, field, replace
 from gitvow.repos import compile_pattern, is_pattern
 from gitvow.verdict import Outcome, Verdict
 
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from typing import Any
 

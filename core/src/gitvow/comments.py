@@ -24,12 +24,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from gitvow.frozen import dataclass, replace
 from gitvow.request import Classification, Request
 from gitvow.vocabulary import UNKNOWN
 
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from typing import Any
 

@@ -7,9 +7,9 @@ in a shell and the ``PUT …/merge`` it sends get the same answer.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from gitvow.frozen import dataclass, field
 from gitvow.modes import Mode
 from gitvow.policy.table import DEFAULT_TABLE, PolicyTable
 from gitvow.repos import is_pattern, matches

@@ -8,12 +8,13 @@ forge. The defaults pass, so ``gitvow explain`` evaluates policy alone.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
 from gitvow.evaluator import Grant
-from gitvow.frozen import dataclass, field
 from gitvow.request import Classification, Request
 from gitvow.verdict import Verdict
 
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from collections.abc import Hashable
 

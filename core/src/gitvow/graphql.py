@@ -18,11 +18,10 @@ import json
 from _thread import allocate_lock as Lock  # threading.Lock itself, without importing threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from gitvow.frozen import dataclass, field
-
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from typing import Any
 

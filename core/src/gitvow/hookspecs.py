@@ -9,8 +9,8 @@ third parties are found through the ``gitvow`` entry-point group. Callers never 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: importing typing costs the agent hook's forge path
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 

@@ -12,11 +12,11 @@ the endpoint's, so what is outside its prefix is still classified (``unknown``),
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.errors import PolicyError
 
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from gitvow.adapters.mcp import McpAdapter
     from gitvow.request import Request

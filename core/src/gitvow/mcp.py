@@ -9,7 +9,8 @@ Dependency-free: the agent hook imports it on its forge stage.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

@@ -33,14 +33,15 @@ crash, never a forward.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
 from gitvow.change_rules import CHANGE_UNESTABLISHED, judge
 from gitvow.evaluator import Grant, evaluate, operation_verdicts
-from gitvow.frozen import dataclass, field, replace
 from gitvow.gates import NO_GATES, Caller, Context, Gates
 from gitvow.hosts import HostRegistry
 from gitvow.paths import PATH_NOT_CANONICAL, PathRefused, canonical_path
@@ -51,7 +52,6 @@ from gitvow.targets import Pending
 from gitvow.verdict import ALLOW, Outcome, Verdict
 from gitvow.vocabulary import UNKNOWN
 
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from typing import Protocol
 

@@ -10,8 +10,8 @@ request), plus the reason code where the format has a place for it.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from typing import Any
 

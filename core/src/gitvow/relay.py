@@ -10,8 +10,8 @@ is told to use the command instead).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from gitvow.frozen import dataclass
 from gitvow.hookspecs import hookimpl
 
 #: The reason code of a staged request whose approval expired unanswered.

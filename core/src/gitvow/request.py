@@ -8,10 +8,10 @@ adapter sees a method and path again, only operations and a repository.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gitvow.change import Change
-from gitvow.frozen import dataclass, field
 from gitvow.paths import split_path
 from gitvow.vocabulary import UNKNOWN
 

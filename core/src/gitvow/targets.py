@@ -14,11 +14,11 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from gitvow.frozen import dataclass, replace
 from gitvow.request import Classification, Resolution, Target
 
-TYPE_CHECKING = False  # not typing's: the agent hook imports this module through the engine
 if TYPE_CHECKING:
     from threading import Event
 

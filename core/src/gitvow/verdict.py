@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
-
-from gitvow.frozen import dataclass
 
 
 class Outcome(IntEnum):

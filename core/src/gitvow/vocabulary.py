@@ -7,7 +7,7 @@ contract kit.
 
 from __future__ import annotations
 
-from gitvow.frozen import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gitvow import jsonrpc
 from gitvow.adapter import Adapter
 from gitvow.errors import PolicyError
-from gitvow.frozen import dataclass
 from gitvow.request import Classification, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from typing import Any
 

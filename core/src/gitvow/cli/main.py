@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gitvow import __version__
 from gitvow.cli.command import CORE_COMMANDS, Command
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up time
 if TYPE_CHECKING:
     import argparse
     from typing import Any, Protocol

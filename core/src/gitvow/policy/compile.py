@@ -16,18 +16,18 @@ vocabulary) but not types.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from gitvow.change_rules import DEFAULT_RULES, ChangeRules, compile_rules
 from gitvow.comments import CommentCommand, compile_command
 from gitvow.errors import PolicyError
 from gitvow.evaluator import Grant
-from gitvow.frozen import dataclass, field
 from gitvow.modes import Mode
 from gitvow.policy.table import DEFAULT_TABLE, PolicyRow, PolicyTable
 from gitvow.relay import RelayTemplate
 
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from typing import Any
 

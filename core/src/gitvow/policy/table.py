@@ -9,9 +9,9 @@ rows override single operations; an operation they leave out keeps its default r
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from gitvow.errors import PolicyError
-from gitvow.frozen import dataclass
 from gitvow.modes import CONVERSE, Mode
 from gitvow.vocabulary import OPERATIONS
 

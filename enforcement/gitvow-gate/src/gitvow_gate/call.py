@@ -8,11 +8,10 @@ adapter turns its payload into one :class:`GateCall` per act, and the gate decid
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from gitvow.frozen import dataclass
-
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 

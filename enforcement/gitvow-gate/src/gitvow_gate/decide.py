@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gitvow.frozen import dataclass
 from gitvow_gate import rules, shell
 from gitvow_gate.call import GateCall
 from gitvow_gate.gate_policy import GatePolicy
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitvow_gate.providers import Answer
 

@@ -16,13 +16,13 @@ a remote, or an MCP tool), so a plain shell command never pays for plugin discov
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gitvow.frozen import dataclass
 from gitvow_gate.call import GateCall
 from gitvow_gate.gate_policy import GatePolicy
 from gitvow_gate.shell import Command
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitvow.adapter import Adapter
     from gitvow.pipeline import AdapterSet

@@ -19,13 +19,13 @@ import json
 import os
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from gitvow import __version__
 from gitvow.errors import PolicyError
-from gitvow.frozen import dataclass
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -421,7 +421,7 @@ def from_policy(policy: Policy, path: str, data: Mapping[str, Any] | None = None
 
 def replace(policy: GatePolicy, **changes: Any) -> GatePolicy:
     """``policy`` with some fields changed."""
-    from gitvow.frozen import replace as replaced
+    from dataclasses import replace as replaced
 
     return replaced(policy, **changes)
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer
 from gitvow_gate.call import GateCall
 from gitvow_gate.decide import DENY, GateDecision, decide, strictest
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -17,8 +17,7 @@ A moved file is a change to both paths: the rule that protects one protects the 
 from __future__ import annotations
 
 import re
-
-from gitvow.frozen import dataclass
+from dataclasses import dataclass
 
 _FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$")
 _MOVE = re.compile(r"^\*\*\* Move to: (.+)$")

@@ -23,10 +23,9 @@ import os
 import sys
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gitvow.frozen import dataclass
-
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,8 +13,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Sequence
-
-from gitvow.frozen import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)

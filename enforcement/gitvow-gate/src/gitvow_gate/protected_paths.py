@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gitvow.frozen import dataclass
 from gitvow_gate.shell import Command
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from gitvow.frozen import dataclass
 from gitvow_gate.shell import Command
 
 CHECKS: tuple[str, ...] = ("recursive_delete",)

@@ -21,8 +21,8 @@ import os
 import re
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from gitvow.frozen import dataclass
 from gitvow_gate import process
 from gitvow_gate.call import FileEdit, GateCall
 from gitvow_gate.gate_policy import Provider

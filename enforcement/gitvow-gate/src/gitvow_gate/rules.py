@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from gitvow.frozen import dataclass
 from gitvow_gate import shell
 from gitvow_gate.gate_policy import CommandRule, PathRule, command_rule_pattern, verb_pattern
 

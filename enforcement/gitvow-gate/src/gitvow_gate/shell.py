@@ -26,8 +26,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-
-from gitvow.frozen import dataclass
+from dataclasses import dataclass
 
 #: Words that run the rest of the line as a command. Options to them are stepped over too.
 WRAPPERS = frozenset({"sudo", "doas", "env", "time", "nohup", "exec", "command", "nice", "xargs", "builtin", "stdbuf",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from gitvow import refusal
 from gitvow.adapter import Adapter
-from gitvow.frozen import replace
 from gitvow.graphql import GraphQLReader
 from gitvow.request import Classification, Fixture, Request, Resolution, Target, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
@@ -14,7 +15,6 @@ from gitvow_github.commands import classify_gh
 from gitvow_github.hosts import API_HOST, DEFAULT_HOSTS, GHES_REST_PREFIX, LOGIN_PATHS, Surface, route
 from gitvow_github.mcp import classify_mcp
 
-TYPE_CHECKING = False  # not typing's: the agent hook's forge path imports this module
 if TYPE_CHECKING:
     from gitvow.targets import Fetch
     from gitvow_github.graphql import DocumentCache

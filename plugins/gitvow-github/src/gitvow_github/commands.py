@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow.argv import option_at, option_value, positionals
 from gitvow.graphql import GraphQLReader
 from gitvow.request import Classification, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitvow.change import Change
 

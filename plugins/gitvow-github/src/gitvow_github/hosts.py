@@ -10,9 +10,8 @@ sign-in at the root.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
-
-from gitvow.frozen import dataclass
 
 API_HOST = "api.github.com"
 UPLOADS_HOST = "uploads.github.com"

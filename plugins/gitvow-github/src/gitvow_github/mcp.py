@@ -14,12 +14,12 @@ is not in these tables is ``unknown``, never allowed by default.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from gitvow.mcp import split_tool
 from gitvow.request import ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitvow.api_change import FileWrite
     from gitvow.change import Change

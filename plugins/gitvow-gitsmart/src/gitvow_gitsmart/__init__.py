@@ -6,7 +6,8 @@ The names are imported on first use (the agent gate imports this package for the
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the agent hook imports this package
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from gitvow_gitsmart.classify import classify_git as classify_git
     from gitvow_gitsmart.classify import is_git_path as is_git_path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
@@ -11,7 +12,6 @@ from gitvow.vocabulary import OPERATIONS
 from gitvow_gitsmart.commands import classify_git_command
 from gitvow_gitsmart.limits import COMMANDS_LIMIT, PACK_LIMIT
 
-TYPE_CHECKING = False  # not typing's: the agent gate loads this adapter for `git` commands
 if TYPE_CHECKING:
     from gitvow_gitsmart.options import GitSmartOptions
 

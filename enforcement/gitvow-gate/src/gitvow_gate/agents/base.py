@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gitvow.frozen import dataclass
 from gitvow_gate.call import FileEdit, GateCall, text
 from gitvow_gate.decide import GateDecision
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,13 +13,13 @@ stderr; allow is exit 0.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer, claude_style_call, command_text, cwd_of, patch_calls
 from gitvow_gate.call import GateCall, text
 from gitvow_gate.decide import ALLOW, GateDecision
 from gitvow_gate.patch import MARKER
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

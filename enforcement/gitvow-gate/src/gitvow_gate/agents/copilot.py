@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer, as_mapping, command_text, cwd_of, edit_call, patch_calls
 from gitvow_gate.call import GateCall, text
 from gitvow_gate.decide import ALLOW, DENY, GateDecision
 from gitvow_gate.patch import MARKER
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

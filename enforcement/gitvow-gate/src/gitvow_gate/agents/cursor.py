@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer, as_mapping, claude_style_call, cwd_of, edit_call
 from gitvow_gate.call import FileEdit, GateCall, text
 from gitvow_gate.decide import ALLOW, DENY, GateDecision
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

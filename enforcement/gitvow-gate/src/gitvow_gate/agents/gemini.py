@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer, claude_style_call, cwd_of
 from gitvow_gate.call import GateCall, text
 from gitvow_gate.decide import ALLOW, GateDecision
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
