@@ -3,6 +3,8 @@ policy keys, and the pipeline's ``change`` stage (5b) in its place."""
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 import pytest
 
 from gitvow.adapter import Adapter
@@ -16,14 +18,14 @@ from gitvow.change_rules import (
 )
 from gitvow.errors import PolicyError
 from gitvow.evaluator import Grant, evaluate_operation
-from gitvow.gates import Caller, Context, Gates
+from gitvow.gates import Asked, Caller, Context, Gates
 from gitvow.modes import Mode
-from gitvow.pipeline import Action, Engine
+from gitvow.needs import Lookup
+from gitvow.pipeline import Action, Decision, Engine
 from gitvow.plugins import Plugins
 from gitvow.policy.load import parse_policy
 from gitvow.relay import APPROVAL
 from gitvow.request import Classification, Request
-from gitvow.targets import Pending
 
 A, B = "a" * 40, "b" * 40
 
@@ -165,14 +167,27 @@ class _Forge(Gates):
         self.asked = 0
         self.order: list[str] = []
 
-    def default_branch(self, ctx: Context) -> str | None:
+    def default_branch(self, ctx: Context) -> Asked[str | None]:
         self.asked += 1
         if self.default == "pending":
-            raise Pending("scope", ())
+            return self._ask_the_forge()
         return self.default
+
+    def _ask_the_forge(self) -> Generator[object, object, str | None]:
+        answer = yield Lookup("scope", ())
+        return "main" if answer == {"asked": True} else None
 
     def body(self, ctx: Context) -> None:
         self.order.append("body")
+
+
+def drive_from(judging: Generator[object, object, Decision], first: object) -> Decision:
+    try:
+        judging.send(first)
+    except StopIteration as done:
+        result: Decision = done.value
+        return result
+    raise AssertionError("the engine asked twice")
 
 
 def _decide(change: Change, gates: Gates, policy: dict[str, object] | None = None, *, approved: bool = False):  # type: ignore[no-untyped-def]
@@ -198,8 +213,17 @@ def test_a_push_no_rule_needs_costs_no_lookup_and_an_unreadable_default_is_refus
     assert decision.action is Action.FORWARD and gates.asked == 0
     decision = _decide(push(("agent/x", FAST_FORWARD)), gates)
     assert decision.reason == "change_unestablished" and gates.asked == 1
-    with pytest.raises(Pending):
-        _decide(push(("agent/x", FAST_FORWARD)), _Forge("pending"))
+    # the stage's question goes to whoever drives the engine, and its answer comes back to the stage
+    asking = _Forge("pending")
+    adapter = _Pushes(push(("main", FAST_FORWARD)))
+    plugins = Plugins.of(adapters=[adapter], relays=[APPROVAL])
+    engine = Engine(parse_policy({"hosts": {"git.example.test": "pushes"}}, sections=(), relays=plugins.relays,
+                                 adapters=("pushes",)), plugins)
+    request = Request.from_url("POST", "https://git.example.test/team/app.git/git-receive-pack")
+    judging = engine.judge(request, Caller("a", Grant(Mode.ISSUES_AND_PRS)), asking)
+    assert next(judging) == Lookup("scope", ())
+    decision = drive_from(judging, {"asked": True})
+    assert decision.reason == "branch_protected"
 
 
 def test_a_protected_path_is_staged_after_the_body_gates_and_passes_once_approved() -> None:

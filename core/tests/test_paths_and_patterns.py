@@ -73,13 +73,13 @@ class Slashy(Forge):
 
 class Refusing(Gates):
     def __init__(self) -> None:
-        self.recorded: list[Verdict] = []
+        self.recorded: list[str] = []
 
     def run_state(self, ctx: Context) -> Verdict | None:
         return Verdict.deny("repo_paused", "paused")
 
-    def record(self, ctx: Context, verdict: Verdict) -> None:
-        self.recorded.append(verdict)
+    def record(self, ctx: Context, outcome: str) -> None:
+        self.recorded.append(outcome)
 
 
 def _engine() -> Engine:
@@ -98,7 +98,7 @@ def test_the_pipeline_refuses_a_rewritable_path_before_the_adapter_and_every_gat
     assert decision.reason == PATH_NOT_CANONICAL and decision.headers["X-Gitvow-Reason"] == PATH_NOT_CANONICAL
     assert decision.message is not None and "empty path segment" in decision.message
     assert Forge.seen == []  # no adapter read it
-    assert [v.code for v in gates.recorded] == [PATH_NOT_CANONICAL]
+    assert gates.recorded == ["refused"]  # counted once, refused
     # explain's path (classify alone) says the same.
     _, classification = engine.classify(Request("POST", "forge.test", "/team/%2e%2e/app/issues"))
     assert classification is not None and classification.unknown_code == PATH_NOT_CANONICAL

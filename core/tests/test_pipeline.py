@@ -44,7 +44,7 @@ class Recording(Gates):
         self.raise_in = raise_in
         self.token = token
         self.ran: list[str] = []
-        self.recorded: list[Verdict] = []
+        self.recorded: list[str] = []
 
     def _gate(self, stage: str, code: str) -> Verdict | None:
         self.ran.append(stage)
@@ -64,8 +64,8 @@ class Recording(Gates):
     def body(self, ctx: Context) -> Verdict | None:
         return self._gate("body", "canary_egress")
 
-    def record(self, ctx: Context, verdict: Verdict) -> None:
-        self.recorded.append(verdict)
+    def record(self, ctx: Context, outcome: str) -> None:
+        self.recorded.append(outcome)
 
     def budget(self, ctx: Context) -> Throttle | None:
         self.ran.append("budget")
@@ -215,7 +215,7 @@ def test_first_refusal_is_recorded_and_stops_the_stages(engine: Engine) -> None:
     decision = engine.decide(req("PUT"), AGENT, gates)
     assert decision.reason == "repo_not_in_config"
     assert gates.ran == ["run_state", "write_surface", "repo_filter"]
-    assert [v.code for v in gates.recorded] == ["repo_not_in_config"]
+    assert gates.recorded == ["refused"]  # counted once, with the final outcome
 
 
 def test_budget_is_a_429_with_retry_after(engine: Engine) -> None:

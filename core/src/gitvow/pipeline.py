@@ -1,11 +1,12 @@
-"""The pipeline (docs/architecture.md, "The pipeline"), in its order, as the one function every enforcement point calls.
+"""The pipeline (docs/architecture.md, "The pipeline"), in its order, as the one engine every enforcement point drives.
 
     0 host → adapter          no adapter: tunnel untouched
     1 canonical path          path_not_canonical (before any adapter reads the path)
       classify                unreadable: ``unknown``; [comment_commands] add what a
                               comment's chat-ops commands mean
       internal caller         skips 2-5
-      resolve targets         only when a gate needs them (gates.resolve; may raise Pending)
+      resolve targets         only when a gate needs them, and only once the policy stage
+                              could not refuse the request whatever they name
     2 run-state gates         repo_paused / agent_repo_scope / repo_auto_merge_disabled
     3 write surface           write_surface_enforce
     4 policy                  relay → hard_deny; mode_denied / graphql_* / linear_policy
@@ -16,65 +17,71 @@
                               change_too_large / secret_detected / path_protected (refuse,
                               or staged for approval like a staged relay)
     6 body gates              issue_shape / canary_egress
-      write counters; the first deny above → one-line 403
+      the first deny above → one-line 403
     7 write budget            429 with Retry-After
+      write counters          once, with the final outcome
     8 credential injection    adapter-owned headers
       forward
 
-``Pending`` (raised by ``gates.resolve`` when a lookup is needed and not cached) is the one
-exception that leaves :meth:`Engine.decide`: nothing was counted yet, and the enforcement
-point resolves the targets off its event loop and calls ``decide`` again.
+The engine is sans-IO (:mod:`gitvow.needs`): :meth:`Engine.judge` is a generator that yields
+what a gate needs from outside (the forge, the state store), is sent the answer, and returns
+one immutable :class:`Decision` carrying everything the enforcement point and its audit use
+(the verdict, the message, the headers, the note, the budget taken). :func:`drive` runs it to
+the end with a function that answers; :meth:`Engine.decide` does so with the gates' own
+answers. Nothing is kept between decisions, nothing is decided twice.
 
-The order is a contract: reason codes make it observable. Anything that raises inside a
-stage or an adapter is a deny (``internal_error``) naming the stage or plugin — never a
-crash, never a forward.
+The order is a contract: reason codes make it observable. A request with targets the forge
+must name is first put to the policy stage under every operation those targets could make:
+when every one is refused (and no per-repository autonomy could change that), the forge is
+never asked and the refusal is the policy stage's. Anything that raises inside a stage or an
+adapter is a deny (``internal_error``) naming the stage or plugin — never a crash, never a
+forward.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+import logging
+import time
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from types import MappingProxyType
-from typing import TYPE_CHECKING
+from types import GeneratorType, MappingProxyType
+from typing import Any, Protocol, cast
 
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
+from gitvow.adapters.mcp import endpoints
+from gitvow.change import Change
 from gitvow.change_rules import CHANGE_UNESTABLISHED, judge
+from gitvow.comments import apply_commands, carries_text
 from gitvow.evaluator import Grant, evaluate, operation_verdicts
-from gitvow.gates import NO_GATES, Caller, Context, Gates
+from gitvow.gates import NO_GATES, Caller, Context, Gates, Taken, Throttle
 from gitvow.hosts import HostRegistry
+from gitvow.needs import Step
 from gitvow.paths import PATH_NOT_CANONICAL, PathRefused, canonical_path
 from gitvow.policy.compile import CompiledPolicy
 from gitvow.relay import RelayTemplate
 from gitvow.request import Classification, Request, ToolCall
-from gitvow.targets import Pending
 from gitvow.verdict import ALLOW, Outcome, Verdict
 from gitvow.vocabulary import UNKNOWN
 
-if TYPE_CHECKING:
-    from typing import Protocol
-
-    class Installed(Protocol):
-        """What the engine needs of discovery (:class:`gitvow.plugins.Plugins` is one; the
-        agent gate's plugin index builds another with only the adapters a call needs)."""
-
-        @property
-        def adapters(self) -> Mapping[str, Adapter]: ...
-
-        @property
-        def relays(self) -> Mapping[str, RelayTemplate]: ...
-
-        @property
-        def adapter_plugin(self) -> Mapping[str, str]: ...
-
-
-def _log_error(message: str, *args: object) -> None:
-    import logging  # only when something misbehaves: logging costs the agent hook's forge path
-
-    logging.getLogger("gitvow.pipeline").error(message, *args)
+log = logging.getLogger("gitvow.pipeline")
 
 INTERNAL_ERROR = "internal_error"
+
+
+class Installed(Protocol):
+    """What the engine needs of discovery (:class:`gitvow.plugins.Plugins` is one; the
+    agent gate's plugin index builds another with only the adapters a call needs)."""
+
+    @property
+    def adapters(self) -> Mapping[str, Adapter]: ...
+
+    @property
+    def relays(self) -> Mapping[str, RelayTemplate]: ...
+
+    @property
+    def adapter_plugin(self) -> Mapping[str, str]: ...
 
 
 class Action(Enum):
@@ -88,8 +95,10 @@ class Action(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """The pipeline's answer. ``headers`` are to be set on the forwarded request (credentials)
-    or on the refusal (``X-Gitvow-Reason``, ``Retry-After``)."""
+    """The pipeline's answer: everything the enforcement point applies and its audit records.
+
+    ``headers`` are to be set on the forwarded request (credentials) or on the refusal
+    (``X-Gitvow-Reason``, ``Retry-After``)."""
 
     action: Action
     stage: str
@@ -102,6 +111,10 @@ class Decision:
     #: Refused by a staged relay (``approval``) and by nothing else: the enforcement point may
     #: keep the request for a human (the proxy does; see gitvow_proxy.approvals).
     staged: bool = False
+    #: What a gate saw and let pass for the audit (a write-surface lane that only reports).
+    note: str | None = None
+    #: The write budget this decision took: given back if the write is not performed.
+    taken: Taken | None = None
 
     @property
     def reason(self) -> str | None:
@@ -114,26 +127,41 @@ _AGENT_STAGES: tuple[str, ...] = ("run_state", "write_surface", "policy", "repo_
 _APPROVED_STAGES: tuple[str, ...] = ("run_state", "write_surface", "repo_filter", "change", "body")
 _INTERNAL_STAGES: tuple[str, ...] = ("body",)
 _INTERNAL_UNKNOWN_STAGES: tuple[str, ...] = ("policy", "body")
-#: The engine's own stages that are pure for a request with no target and no change (:meth:`Engine._steady`).
-_ENGINE_STEADY = frozenset({"policy", "change"})
-#: Steady keys an engine remembers before it starts over.
-STEADY_SIZE = 1024
-
 
 #: The request of a tool call's context: the agent gate has no HTTP request, and its stages
 #: (no run-state, no bodies) read none; the denial line names the call instead.
 _NO_REQUEST = Request(method="", host="", path="")
 
 
+def drive(judging: Generator[object, Any, Decision], answer: Callable[[object], object]) -> Decision:
+    """Run a decision to its end, answering each need it yields with ``answer(need)``.
+
+    What ``answer`` raises is thrown into the stage that asked, which judges it as a failure
+    (a deny, never a forward)."""
+    reply: object = None
+    failure: Exception | None = None
+    while True:
+        try:
+            need = judging.send(reply) if failure is None else judging.throw(failure)
+        except StopIteration as done:
+            decision: Decision = done.value
+            return decision
+        try:
+            reply, failure = answer(need), None
+        except Exception as exc:
+            reply, failure = None, exc
+
+
 @dataclass(frozen=True, slots=True)
 class _Stages:
-    """What the stage loop found: the first refusal and where, and a staged relay that stood."""
+    """What the stage loop found: the first refusal and where, a staged relay that stood, the notes."""
 
     refusal: Verdict | None = None
     stage: str = ""
     staged: Verdict | None = None
     #: The stage that staged it: ``policy`` (a relay to ``approval``) or ``change`` (a protected path).
     staged_at: str = ""
+    note: str | None = None
 
 
 #: Every stage passed and nothing was staged (the loop's common answer, built once).
@@ -156,24 +184,21 @@ class AdapterSet:
 class Engine:
     """The kernel: a compiled policy and the adapters, hosts resolved and adapters configured.
 
-    It judges a request (the proxy, ``gitvow explain``, replay: :meth:`decide`) and a tool
-    call an adapter classified (the agent gate: :meth:`decide_call`) with one stage loop.
-    It imports neither pydantic nor pluggy: loading and discovery produce its inputs
-    (``core/tests/test_kernel_boundary.py`` holds it to that)."""
+    It judges a request (the proxy, ``gitvow explain``, replay: :meth:`judge`, or
+    :meth:`decide` to run it with the gates' own answers) and a tool call an adapter
+    classified (the agent gate: :meth:`decide_call`) with one stage loop. It holds nothing
+    that a decision changes, imports neither pydantic nor pluggy: loading and discovery
+    produce its inputs (``core/tests/test_kernel_boundary.py`` holds it to that)."""
 
     def __init__(self, policy: CompiledPolicy, plugins: Installed) -> None:
         self.policy = policy
         self.plugins = plugins
-        from gitvow.adapters.mcp import endpoints  # its JSON-RPC reader only where an engine is built
-
         adapters = configure_adapters(plugins.adapters, policy.adapter_options, source=policy.source)
         mcp = endpoints(policy.mcp, adapters, source=policy.source)
         #: Every adapter by name, the MCP endpoints' (``mcp.NAME``) included.
         self.adapters: dict[str, Adapter] = {**adapters, **mcp}
         self.hosts = HostRegistry(adapters, policy.hosts, source=policy.source, mcp=tuple(mcp.values()))
         self.relays: dict[str, RelayTemplate] = {**plugins.relays, **policy.relays}
-        #: Steady keys whose pure stages passed → (the caller's grant, the stages left to run) (:meth:`_steady`).
-        self._steadied: dict[Hashable, tuple[Grant, tuple[str, ...]]] = {}
 
     # -- pieces `gitvow explain` and the proxy reuse -------------------------------------
 
@@ -204,7 +229,7 @@ class Engine:
             try:
                 hints = tuple(adapter.relay_hints(verdict.operation))
             except Exception as exc:
-                _log_error("adapter %r raised in relay_hints: %s: %s", adapter.name, type(exc).__name__, exc)
+                log.error("adapter %r raised in relay_hints: %s: %s", adapter.name, type(exc).__name__, exc)
         return denial.render(verdict, target=target, repo=classification.repo, relays=self.relays, hints=hints,
                              approval=approval)
 
@@ -217,12 +242,26 @@ class Engine:
 
     # -- the pipeline -------------------------------------------------------------------
 
-    def decide(self, request: Request, caller: Caller, gates: Gates = NO_GATES) -> Decision:
-        """Run every stage in order and say what to do with ``request``."""
+    def judge(self, request: Request, caller: Caller, gates: Gates = NO_GATES) -> Step[Decision]:
+        """Every stage in order: yields the needs of the gates (:mod:`gitvow.needs`) and
+        returns what to do with ``request``."""
         adapter = self.hosts.route(request)
         if adapter is None:
             return _TUNNEL
-        return self.decide_classified(request, adapter, self._classify(adapter, request), caller, gates)
+        return (yield from self.judge_classified(request, adapter, self._classify(adapter, request), caller, gates))
+
+    def decide(self, request: Request, caller: Caller, gates: Gates = NO_GATES) -> Decision:
+        """:meth:`judge`, its needs answered by ``gates`` (:meth:`Gates.answer`)."""
+        return drive(self.judge(request, caller, gates), gates.answer)
+
+    def decide_classified(
+        self, request: Request, adapter: Adapter, classification: Classification, caller: Caller, gates: Gates = NO_GATES
+    ) -> Decision:
+        """:meth:`judge_classified`, its needs answered by ``gates``.
+
+        ``gitvow replay`` re-decides audit-log lines this way: they hold the operations and
+        the repository the adapter found, not the body it found them in."""
+        return drive(self.judge_classified(request, adapter, classification, caller, gates), gates.answer)
 
     def decide_call(self, call: ToolCall, adapter: Adapter, caller: Caller, *, target: str = "") -> Decision:
         """The verdict on a tool call ``adapter`` classified (``gh pr merge 3``, a forge MCP
@@ -234,117 +273,91 @@ class Engine:
                                         mode_code=call.mode_code, note=call.note, targets=call.targets,
                                         change=call.change)
         ctx = Context(_NO_REQUEST, adapter, classification, caller)
-        found = self._run_stages(ctx, _AGENT_STAGES, NO_GATES)
+        found = drive(self._stages_decision(ctx, _AGENT_STAGES, target or call.summary), NO_GATES.answer)
+        return found
+
+    def _stages_decision(self, ctx: Context, stages: tuple[str, ...], target: str) -> Step[Decision]:
+        found = yield from self._run_stages(ctx, stages, NO_GATES)
         refusal = found.refusal or found.staged
         if refusal is None:
-            return Decision(Action.FORWARD, "policy", adapter.name, classification, ALLOW)
-        return self._refused(found.stage or found.staged_at, refusal, ctx, target=target or call.summary,
+            return Decision(Action.FORWARD, "policy", ctx.adapter.name, ctx.classification, ALLOW)
+        return self._refused(found.stage or found.staged_at, refusal, ctx, target=target,
                              staged=refusal is found.staged)
 
-    def decide_classified(
+    def judge_classified(
         self, request: Request, adapter: Adapter, classification: Classification, caller: Caller, gates: Gates = NO_GATES
-    ) -> Decision:
-        """Stages 2-8 for a request classified already.
-
-        ``gitvow replay`` re-decides audit-log lines this way: they hold the operations and
-        the repository the adapter found, not the body it found them in."""
+    ) -> Step[Decision]:
+        """Stages 2-8 for a request classified already."""
         ctx = Context(request, adapter, classification, caller)
         if classification.unknown_code == PATH_NOT_CANONICAL:
-            return self._not_canonical(ctx, gates)
+            refused = Verdict.deny(PATH_NOT_CANONICAL, classification.note, operation=UNKNOWN)
+            return self._finish(ctx, gates, _Stages(refused, "path"))
         if classification.targets and not caller.internal:
+            early = self._refused_whatever_the_targets(ctx)
+            if early is not None:  # the forge is not asked about a request the policy refuses anyway
+                return self._finish(ctx, gates, _Stages(early, "policy"))
             try:
-                ctx = self._settled(ctx, gates)
-            except Pending:
-                raise
+                asked = gates.resolve(ctx)
+                settled = cast(Classification, (yield from asked) if isinstance(asked, GeneratorType) else asked)
             except Exception as exc:
-                return self._refused("resolve", self._stage_failed("resolve", exc, ctx), ctx)
-        stages, steady = self._steady(ctx, gates)
-        found = self._run_stages(ctx, stages, gates)
-        if steady is not None and found is _PASSED:
-            self._remember_steady(steady, caller, gates)
-        refusal, refused_at = found.refusal, found.stage
-        if refusal is None and found.staged is not None:
-            refusal, refused_at = found.staged, found.staged_at
+                return self._finish(ctx, gates, _Stages(self._stage_failed("resolve", exc, ctx), "resolve"))
+            if settled is not classification:
+                ctx = Context(request, adapter, settled, caller)
+        found = yield from self._run_stages(ctx, _stages_for(caller, ctx.classification), gates)
+        if found.refusal is not None or found.staged is not None or caller.internal:
+            return self._finish(ctx, gates, found)
         try:
-            gates.record(ctx, refusal or ALLOW)
+            budgeted = gates.budget(ctx)
+            if isinstance(budgeted, GeneratorType):
+                budgeted = yield from budgeted
         except Exception as exc:
-            refusal, refused_at = self._stage_failed("record", exc, ctx), "record"
-        if refusal is not None:
-            return self._refused(refused_at, refusal, ctx, staged=refusal is found.staged)
-        if not caller.internal:
-            throttled = self._throttled(ctx, gates)
-            if throttled is not None:
-                return throttled
-        return self._forward(ctx, gates)
+            budgeted = self._stage_failed("budget", exc, ctx)
+        return self._finish(ctx, gates, found, budgeted)
 
     # -- the stages ---------------------------------------------------------------------
 
-    def _steady(self, ctx: Context, gates: Gates) -> tuple[tuple[str, ...], Hashable | None]:
-        """The stages to run for ``ctx``, and the key to remember they passed under (None: not
-        remembered). An agent's request that names no target and carries no change has
-        stages whose verdict is a pure function of the policy, the caller and the
-        classification: the policy stage, the change stage (nothing to judge) and the gates'
-        :attr:`~gitvow.gates.Gates.steady_stages`. Once they all passed for a key, the next
-        request with the same key runs only the others (run-state flags, bodies; the budget
-        and the counters after them run as always). The memo belongs to this engine (one
-        policy load) and holds the gates and the caller's grant it was made with."""
-        classification = ctx.classification
-        if ctx.caller.internal or ctx.caller.approved or classification.change is not None or classification.targets:
-            return _stages_for(ctx.caller, classification), None
-        key = gates.steady_key(ctx)
-        if key is None:
-            return _AGENT_STAGES, None
-        # Only a pass is remembered, and whether a stage passes never depends on the reason codes or the note.
-        steady = (gates, key, ctx.caller.name, classification.operations, classification.repos)
-        known = self._steadied.get(steady)
-        if known is not None and (known[0] is ctx.caller.grant or known[0] == ctx.caller.grant):
-            return known[1], None
-        return _AGENT_STAGES, steady
+    def _refused_whatever_the_targets(self, ctx: Context) -> Verdict | None:
+        """The policy stage's refusal when it refuses the request under every operation its
+        targets could make, whatever repository they name (no per-repository autonomy), else
+        None. A relay is not such a refusal: a staged request must pass the later gates."""
+        caller, classification = ctx.caller, ctx.classification
+        if caller.approved or caller.grant.autonomy:
+            return None
+        table = self.policy.table
+        first = evaluate(classification, caller.grant, table=table)
+        if first.outcome is not Outcome.DENY:
+            return None
+        for target in classification.targets:
+            for _, operations in target.by_type:
+                other = evaluate(replace(classification, operations=operations), caller.grant, table=table)
+                if other.outcome is not Outcome.DENY:
+                    return None
+        return first
 
-    def _remember_steady(self, steady: Hashable, caller: Caller, gates: Gates) -> None:
-        """Every stage passed for ``steady``: the next request with this key runs only the others."""
-        left = tuple(stage for stage in _AGENT_STAGES
-                     if stage not in _ENGINE_STEADY and stage not in gates.steady_stages)
-        if len(self._steadied) >= STEADY_SIZE:
-            self._steadied.clear()  # bounded; starting over costs one full decision per key
-        self._steadied[steady] = (caller.grant, left)
-
-    def _not_canonical(self, ctx: Context, gates: Gates) -> Decision:
-        """Refused before every gate, internal callers included: no stage may judge a path
-        the forge would route elsewhere, and its code must not be masked by one."""
-        refused = Verdict.deny(PATH_NOT_CANONICAL, ctx.classification.note, operation=UNKNOWN)
-        try:
-            gates.record(ctx, refused)
-        except Exception as exc:
-            return self._refused("record", self._stage_failed("record", exc, ctx), ctx)
-        return self._refused("path", refused, ctx)
-
-    @staticmethod
-    def _settled(ctx: Context, gates: Gates) -> Context:
-        settled = gates.resolve(ctx)
-        if settled is ctx.classification:
-            return ctx
-        return Context(ctx.request, ctx.adapter, settled, ctx.caller)
-
-    def _run_stages(self, ctx: Context, stages: tuple[str, ...], gates: Gates) -> _Stages:
+    def _run_stages(self, ctx: Context, stages: tuple[str, ...], gates: Gates) -> Step[_Stages]:
         """Stages in order up to the first refusal. A staged relay (``approval``) lets the
         later gates run, so a request one of them refuses is never staged for a human."""
         staged: Verdict | None = None
         staged_at = ""
+        note: str | None = None
         for stage in stages:
             try:
                 if stage == "policy":
-                    verdict: Verdict | None = self._policy_stage(ctx)
+                    verdict: Any = evaluate(ctx.classification, ctx.caller.grant, table=self.policy.table)
                 elif stage == "change":
-                    verdict = self._change_stage(ctx, gates)
+                    verdict = yield from self._change_stage(ctx, gates)
                 else:
                     verdict = getattr(gates, stage)(ctx)
-            except Pending:
-                raise  # the change stage needs the default branch: nothing was counted yet
+                    if isinstance(verdict, GeneratorType):
+                        verdict = yield from verdict
             except Exception as exc:
                 verdict = self._stage_failed(stage, exc, ctx)
-            if verdict is None or verdict.outcome is Outcome.ALLOW:
-                continue  # the common case, told apart before anything else is asked of it
+            if verdict is None:
+                continue
+            if verdict.outcome is Outcome.ALLOW:
+                if verdict.why:  # a gate that saw something and let it pass: a note for the audit
+                    note = verdict.why if note is None else f"{note}; {verdict.why}"
+                continue
             if stage == "change" and self.is_staged(verdict):
                 if not ctx.caller.approved and staged is None:
                     staged, staged_at = verdict, stage  # a protected path: a human approves it once 5b-6 pass
@@ -355,14 +368,12 @@ class Engine:
                     staged, staged_at = verdict, stage
                     continue
                 verdict = blocking
-            if verdict.outcome is not Outcome.ALLOW:
-                return _Stages(verdict, stage, staged, staged_at)
-        return _PASSED if staged is None else _Stages(staged=staged, staged_at=staged_at)
+            return _Stages(verdict, stage, staged, staged_at, note)
+        if staged is None and note is None:
+            return _PASSED
+        return _Stages(staged=staged, staged_at=staged_at, note=note)
 
-    def _policy_stage(self, ctx: Context) -> Verdict:
-        return evaluate(ctx.classification, ctx.caller.grant, table=self.policy.table)
-
-    def _change_stage(self, ctx: Context, gates: Gates) -> Verdict | None:
+    def _change_stage(self, ctx: Context, gates: Gates) -> Step[Verdict | None]:
         """Stage 5b: what the write changes, judged by ``[branches]``, ``[paths]``, ``[size]``,
         ``[secrets]`` (:mod:`gitvow.change_rules`). The default branch is asked of the gates
         only when a ref update passes every listed branch rule."""
@@ -375,14 +386,16 @@ class Engine:
         if change.read_alone and gates.knows_old_trees and rules.could_hide(change):
             # the first push on top of a clone: a path rule could name a deletion the new trees
             # alone do not show, so the parent's trees are asked of the forge
-            exact = gates.exact_change(ctx)
+            asked = gates.exact_change(ctx)
+            exact = cast(Change | None, (yield from asked) if isinstance(asked, GeneratorType) else asked)
             if exact is None or (exact.read_alone and rules.could_hide(exact)):
                 return Verdict.deny(CHANGE_UNESTABLISHED, "the paths this push changes could not be established: "
                                     "the forge did not give the parent commit's trees", operation=operation)
             change = exact
         default: str | None = None
         if gates.knows_default_branch and rules.needs_default_branch(change, agent):
-            default = gates.default_branch(ctx)
+            branch = gates.default_branch(ctx)
+            default = cast(str | None, (yield from branch) if isinstance(branch, GeneratorType) else branch)
             if not default:
                 return Verdict.deny(CHANGE_UNESTABLISHED, "the repository's default branch could not be read from "
                                     "the forge", operation=operation)
@@ -400,28 +413,41 @@ class Engine:
                 return verdict
         return None
 
-    def _throttled(self, ctx: Context, gates: Gates) -> Decision | None:
+    def _finish(self, ctx: Context, gates: Gates, found: _Stages, budgeted: object = None) -> Decision:
+        """The decision: the refusal found (or the budget's answer), counted once with its outcome."""
+        refusal, stage, staged = found.refusal, found.stage, False
+        if refusal is None and found.staged is not None:
+            refusal, stage, staged = found.staged, found.staged_at, True
+        taken = budgeted if isinstance(budgeted, Taken) else None
+        throttle = budgeted if isinstance(budgeted, Throttle) else None
+        if refusal is None and isinstance(budgeted, Verdict) and not budgeted.allowed:
+            # refused by the budget stage itself, or by the run-state gate judged again on the
+            # flags the admission found changed (nothing was taken)
+            refusal, stage = budgeted, "budget" if budgeted.code == INTERNAL_ERROR else "run_state"
+        outcome = "refused" if refusal is not None else "throttled" if throttle is not None else "allowed"
         try:
-            throttle = gates.budget(ctx)
+            gates.record(ctx, outcome)
         except Exception as exc:
-            return self._refused("budget", self._stage_failed("budget", exc, ctx), ctx)
-        if throttle is None:
-            return None
-        import time
-
-        wait = max(1, throttle.retry_after)
-        frees = time.strftime("%H:%M:%S", time.gmtime(time.time() + wait))
-        verdict = Verdict.deny(throttle.code, throttle.why, operation=ctx.classification.operations[0],
-                               instead=f"wait {wait}s: the window frees at {frees} UTC")
-        return self._refused("budget", verdict, ctx, status=429, retry_after=wait)
-
-    def _forward(self, ctx: Context, gates: Gates) -> Decision:
+            refusal, stage, staged, throttle = self._stage_failed("record", exc, ctx), "record", False, None
+        if refusal is not None:
+            return self._refused(stage, refusal, ctx, staged=staged, note=found.note, taken=taken)
+        if throttle is not None:
+            return self._throttled(throttle, ctx, found.note)
         try:
             token = gates.credential(ctx)
             headers = dict(ctx.adapter.credential_headers(ctx.request, token)) if token else _NO_HEADERS
         except Exception as exc:
-            return self._refused("credentials", self._stage_failed("credentials", exc, ctx), ctx)
-        return Decision(Action.FORWARD, "forward", ctx.adapter.name, ctx.classification, ALLOW, None, 0, headers)
+            return self._refused("credentials", self._stage_failed("credentials", exc, ctx), ctx, note=found.note,
+                                 taken=taken)
+        return Decision(Action.FORWARD, "forward", ctx.adapter.name, ctx.classification, ALLOW, None, 0, headers,
+                        note=found.note, taken=taken)
+
+    def _throttled(self, throttle: Throttle, ctx: Context, note: str | None) -> Decision:
+        wait = max(1, throttle.retry_after)
+        frees = time.strftime("%H:%M:%S", time.gmtime(time.time() + wait))
+        verdict = Verdict.deny(throttle.code, throttle.why, operation=ctx.classification.operations[0],
+                               instead=f"wait {wait}s: the window frees at {frees} UTC")
+        return self._refused("budget", verdict, ctx, status=429, retry_after=wait, note=note)
 
     def _refused(
         self,
@@ -433,6 +459,8 @@ class Engine:
         retry_after: int | None = None,
         staged: bool = False,
         target: str | None = None,
+        note: str | None = None,
+        taken: Taken | None = None,
     ) -> Decision:
         request = ctx.request
         where = f"{request.method} {request.path}" if target is None else target
@@ -442,10 +470,10 @@ class Engine:
             headers["Retry-After"] = str(retry_after)
         action = Action.THROTTLE if status == 429 else Action.DENY
         return Decision(action, stage, ctx.adapter.name, ctx.classification, verdict, message, status, headers,
-                        staged=staged)
+                        staged=staged, note=note, taken=taken)
 
     def _stage_failed(self, stage: str, exc: Exception, ctx: Context) -> Verdict:
-        _log_error(
+        log.error(
             "stage %r raised for %s %s (adapter %r): %s: %s",
             stage, ctx.request.method, ctx.request.path, ctx.adapter.name, type(exc).__name__, exc,
         )
@@ -470,8 +498,8 @@ class Engine:
         try:
             result = adapter.classify(request)
         except Exception as exc:
-            _log_error("adapter %r (plugin %r) raised while classifying: %s: %s", adapter.name,
-                       self.plugins.adapter_plugin.get(adapter.name, adapter.name), type(exc).__name__, exc)
+            log.error("adapter %r (plugin %r) raised while classifying: %s: %s", adapter.name,
+                      self.plugins.adapter_plugin.get(adapter.name, adapter.name), type(exc).__name__, exc)
             return Classification(
                 operations=(UNKNOWN,),
                 adapter=adapter.name,
@@ -486,15 +514,13 @@ class Engine:
 
     def _with_comment_commands(self, adapter: Adapter, request: Request, result: Classification) -> Classification:
         """``[comment_commands]``: the operations a comment's chat-ops commands perform, added."""
-        from gitvow.comments import apply_commands, carries_text
-
         if not carries_text(result):
             return result
         try:
             bodies = adapter.comment_bodies(request, result)
         except Exception as exc:
-            _log_error("adapter %r raised while reading comment bodies: %s: %s", adapter.name,
-                       type(exc).__name__, exc)
+            log.error("adapter %r raised while reading comment bodies: %s: %s", adapter.name,
+                      type(exc).__name__, exc)
             bodies = None
         return apply_commands(result, None if bodies is None else tuple(bodies), self.policy.comment_commands)
 
@@ -506,3 +532,6 @@ def _stages_for(caller: Caller, classification: Classification) -> tuple[str, ..
         return _AGENT_STAGES
     # Internal callers skip the agent gates, not fail-closed classification.
     return _INTERNAL_UNKNOWN_STAGES if classification.is_unknown else _INTERNAL_STAGES
+
+
+__all__ = ["INTERNAL_ERROR", "Action", "AdapterSet", "Decision", "Engine", "Installed", "drive"]

@@ -4,9 +4,10 @@ Adapters name the objects a request acts on by opaque identifiers as
 :class:`~gitvow.request.Target` s; :meth:`gitvow.adapter.Adapter.resolve` turns them into
 :class:`~gitvow.request.Resolution` s by asking the forge (the enforcement point gives it a
 :data:`Fetch` that carries the injected credential). This module holds what is the same for
-every forge: a bounded cache with a time to live (so one object is asked about once), the
-:class:`Pending` signal an enforcement point uses to do the lookup off its event loop, and
-:func:`settle`, which folds the answers into the classification. Nothing here does I/O.
+every forge: the bounded cache with a time to live that an enforcement point keeps of the
+forge's answers (so one object is asked about once; the engine asks with a
+:class:`gitvow.needs.Lookup` and never sees it), and :func:`settle`, which folds the answers
+into the classification. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -15,12 +16,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from threading import Event, Lock
 
 from gitvow.request import Classification, Resolution, Target
-
-if TYPE_CHECKING:
-    from threading import Event
 
 #: ``fetch(method, path, body)`` → ``(status, body)``: one request to the forge host the
 #: classified request went to, with the credential the proxy injects. Raises ``OSError``
@@ -29,19 +27,6 @@ Fetch = Callable[[str, str, bytes], tuple[int, bytes]]
 
 #: Marks a lookup that failed, so it is not repeated for every request (for ``negative_ttl``).
 _FAILED = Resolution(repo=None, type="\0failed")
-
-
-class Pending(Exception):
-    """Raised by gates that need targets resolved and have no cached answer.
-
-    The enforcement point resolves ``targets`` off its event loop (through
-    :meth:`ResolutionCache.resolve`) and decides again; nothing was counted yet.
-    """
-
-    def __init__(self, scope: str, targets: Sequence[Target]) -> None:
-        super().__init__(f"{len(targets)} target(s) to resolve on {scope}")
-        self.scope = scope
-        self.targets = tuple(targets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +51,6 @@ class ResolutionCache:
         self.negative_ttl = negative_ttl
         self.clock = clock
         self._entries: OrderedDict[tuple[str, Target], _Entry] = OrderedDict()
-        from threading import Lock  # only where targets are resolved: the agent hook never does
-
         self._lock = Lock()
         self._inflight: dict[tuple[str, Target], Event] = {}
 
@@ -120,8 +103,6 @@ class ResolutionCache:
         # others wait for its answer (and count as failed if it never comes).
         mine: list[Target] = []
         theirs: list[Event] = []
-        from threading import Event
-
         done = Event()
         with self._lock:
             for target in missing:
@@ -179,4 +160,4 @@ def needs_type(classification: Classification) -> tuple[Target, ...]:
     return tuple(t for t in classification.targets if t.by_type)
 
 
-__all__ = ["Fetch", "Pending", "ResolutionCache", "needs_type", "settle"]
+__all__ = ["Fetch", "ResolutionCache", "needs_type", "settle"]
