@@ -5,8 +5,10 @@ lookup to a recording forge, once per cache lifetime."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -15,13 +17,14 @@ from gitvow import plugins
 from gitvow.adapter import Adapter
 from gitvow.gates import Caller
 from gitvow.hookspecs import hookimpl
+from gitvow.needs import Lookup
 from gitvow.pipeline import Action, Decision, Engine
 from gitvow.policy.load import parse_policy
 from gitvow.request import Classification, Request, Resolution, Target
-from gitvow.targets import Fetch, Pending
+from gitvow.targets import Fetch
 from gitvow.testing import RecordingServer, Seen
+from gitvow_proxy.answers import Answers, LastFlags
 from gitvow_proxy.gates import ProxyGates
-from gitvow_proxy.resolver import resolve_pending
 from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, MemoryStore
 
 #: What the recording forge says each node is.
@@ -96,21 +99,34 @@ class Harness:
         self.store = MemoryStore()
         self.gates = ProxyGates(self.policy, self.store, credentials={"nodeforge": "tok-9"}, canaries={})
         self.lookups = 0
+        self.worker = ThreadPoolExecutor(max_workers=1)
 
     def decide(self, agent: str, method: str, path: str, body: object = None) -> Decision:
         raw = json.dumps(body).encode() if body is not None else b""
         request = Request.from_url(method, f"{self.forge.url}{path}", body=raw)
         grant = self.policy.grant_for(agent)
         assert grant is not None
-        caller = Caller(agent, grant)
-        try:
-            return self.engine.decide(request, caller, self.gates)
-        except Pending as pending:  # what the addon does, minus the worker thread
-            self.lookups += 1
-            adapter = self.engine.hosts.lookup(request.host, request.port)
-            assert adapter is not None
-            resolve_pending(pending, self.gates.resolutions, adapter, request, "tok-9", None)
-            return self.engine.decide(request, caller, self.gates)
+        return self.decide_request(request, Caller(agent, grant))
+
+    def decide_request(self, request: Request, caller: Caller) -> Decision:
+        """As the enforcement addon decides: each need answered by its :class:`Answers`, a
+        target the cache does not know asked of the forge (counted in ``lookups``)."""
+
+        async def judged() -> Decision:
+            answers = Answers(self.engine, self.gates, request, self.worker, LastFlags(self), lambda: None)
+            judging = self.engine.judge(request, caller, self.gates)
+            reply: object = None
+            while True:
+                try:
+                    need = judging.send(reply)
+                except StopIteration as done:
+                    decision: Decision = done.value
+                    return decision
+                if isinstance(need, Lookup) and self.gates.resolutions.lookup(need.scope, need.targets)[1]:
+                    self.lookups += 1
+                reply = await answers.answer(need)
+
+        return asyncio.run(judged())
 
 
 def reason(decision: Decision) -> str | None:
@@ -204,12 +220,9 @@ def test_a_forge_that_is_down_is_repo_unresolved(forge: RecordingServer) -> None
     request = Request.from_url("POST", "http://127.0.0.1:9/write", body=json.dumps(write(ids=["R2"])).encode())
     grant = h.policy.grant_for("bot")
     assert grant is not None
-    with pytest.raises(Pending) as pending:
-        h.engine.decide(request, Caller("bot", grant), h.gates)
-    adapter = h.engine.hosts.lookup("127.0.0.1", 9)
-    assert adapter is not None
-    resolve_pending(pending.value, h.gates.resolutions, adapter, request, "tok-9", None)  # connection refused
-    assert reason(h.engine.decide(request, Caller("bot", grant), h.gates)) == "repo_unresolved"
+    # the lookup fails (connection refused): the target stays unresolved and the write is refused
+    assert reason(h.decide_request(request, Caller("bot", grant))) == "repo_unresolved"
+    assert reason(h.engine.decide(request, Caller("bot", grant), h.gates)) == "repo_unresolved"  # remembered
 
 
 def test_answers_survive_a_reload_unless_the_cache_settings_change(tmp_path: Any) -> None:
@@ -240,3 +253,20 @@ def test_a_request_naming_too_many_ids_is_not_looked_up(forge: RecordingServer) 
     forge.clear()
     assert reason(h.decide("bot", "POST", "/write", write(ids=["R2"] + [f"U{i}" for i in range(100)]))) == "repo_unresolved"
     assert h.lookups == 0 and forge.seen == []
+
+
+def test_a_request_the_policy_refuses_whatever_it_names_asks_the_forge_nothing(forge: RecordingServer) -> None:
+    """An issues-only agent's pull-request write is refused by its mode, whatever repository
+    the opaque id names: the forge is never asked (a pause on every repository is in force, so
+    an allowed write would be looked up). With per-repository autonomy the mode depends on the
+    repository, so it is looked up."""
+    h = Harness(forge, {"run_state": {"paused": ["team/app"]}, "agents": {"triager": {"mode": "issues_only"}}})
+    forge.clear()
+    decision = h.decide("triager", "POST", "/write", write(("pr.edit",), ids=["R1"]))
+    assert reason(decision) == "mode_denied" and decision.stage == "policy"
+    assert h.lookups == 0 and forge.seen == []
+    assert reason(h.decide("triager", "POST", "/write", write(ids=["R1"]))) == "repo_paused"  # allowed by mode: asked
+    assert h.lookups == 1
+    raised = Harness(forge, {"run_state": {"paused": ["team/app"]}})
+    assert reason(raised.decide("raised", "POST", "/write", write(ids=["R1"]))) == "repo_paused"
+    assert raised.lookups == 1

@@ -12,28 +12,27 @@ import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any
 from urllib.parse import quote
 
-from gitvow.adapter import Adapter
 from gitvow.adapters.mcp import credential_name
 from gitvow.change import Change
 from gitvow.evaluator import REPO_UNRESOLVED
-from gitvow.gates import Context, Gates, Throttle
+from gitvow.gates import Asked, Budgeted, Context, Gates, Taken, Throttle
 from gitvow.githead import api_head_target, git_path, head_target, is_git_path, trees_target
+from gitvow.needs import Lookup
 from gitvow.policy.load import Policy
 from gitvow.repos import RepoPatterns, matches_any
-from gitvow.request import Classification, IssueDraft, Request
-from gitvow.targets import Pending, ResolutionCache, needs_type, settle
-from gitvow.verdict import Verdict
+from gitvow.request import Classification, IssueDraft, Request, Resolution, Target
+from gitvow.targets import ResolutionCache, needs_type, settle
+from gitvow.verdict import Outcome, Verdict
 from gitvow.vocabulary import UNKNOWN, writes
 from gitvow_proxy.canary import CanaryScanner, ScanRefused
+from gitvow_proxy.needs import Admit, ReadFlags, SeenFlags
 from gitvow_proxy.settings import IssueShape, ProxyPolicy
 from gitvow_proxy.store import AUTO_MERGE_OFF, PAUSED, STATE_UNAVAILABLE, Admission, Flags, Store, StoreUnavailable
-
-D = TypeVar("D")
 
 #: Operations the write-surface lanes never restrict: signing in and fetching change nothing on the forge.
 WRITE_SURFACE_EXEMPT = frozenset({"auth.login", "git.fetch"})
@@ -42,9 +41,6 @@ _BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: request naming more stays unresolved, so an agent cannot make the proxy spend the forge's
 #: rate limit on its behalf.
 MAX_TARGETS = 100
-#: Longest text whose clean canary scan is remembered, and how many are (:meth:`ProxyGates._scanned`).
-_SCAN_MEMO_TEXT = 4096
-_SCAN_MEMO_SIZE = 1024
 
 
 def _matches(repo: str, patterns: list[str]) -> bool:
@@ -72,12 +68,6 @@ def _performed_writes(ctx: Context) -> dict[str, int]:
         if writes(op):
             counted[op] = counted.get(op, 0) + 1
     return counted
-
-
-#: How many (caller, operations) a gates object keeps the budget plan of (:meth:`ProxyGates._plan`).
-_PLANS = 1024
-#: How many adapters' credential names a gates object keeps (:meth:`ProxyGates.credential`).
-_CREDENTIAL_NAMES = 64
 
 
 def counts_as_write(ctx: Context) -> bool:
@@ -108,66 +98,12 @@ class _Plan:
 _NOT_COUNTED = _Plan(False, (), (), (), ())
 
 
-@dataclass(frozen=True, slots=True)
-class Taken:
-    """Budget units one forwarded write took: given back when the forge did not perform it."""
-
-    keys: tuple[str, ...]
-    at: float
-    amounts: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class DeferredAdmission:
-    """A budgeted write decided on the event loop, its admission not yet made: the store
-    round trip :meth:`ProxyGates.judge_deferred` left for the enforcement point to await
-    (:meth:`Store.admit_async`, or :meth:`Store.admit` on the store's worker), then
-    :meth:`ProxyGates.settle`. Until it is settled the write is neither counted nor sent."""
-
-    request: Request
-    seen: Flags
-    keys: tuple[tuple[str, int], ...]
-    amounts: tuple[int, ...]
-    now: float
-    window: float
-    #: The allowed write to count once admitted (None: not counted, an internal caller's).
-    counted: Context | None
-    #: The keys alone (what :class:`Taken` holds).
-    names: tuple[str, ...]
-
-
-class StoreNeeded(Pending):
-    """A decision on the event loop reached the state store (flags never read, or a refusal
-    decided on flags its admission did not confirm): it is decided again on the store's
-    worker thread, where the store may be waited for. Nothing was counted or taken."""
-
-    def __init__(self) -> None:
-        super().__init__("the state store", ())
-
-
-class _DecisionState(threading.local):
-    """One thread's decision in progress: flags read once, an allowed write not yet counted, the note."""
-
-    memo: tuple[Request, Flags] | None = None
-    #: An allowed write waiting for the budget stage to say whether it is counted allowed or throttled.
-    pending: Context | None = None
-    note: str | None = None
-    #: Inside :meth:`ProxyGates.judge`: a budgeted write may be decided on the flags read last.
-    optimistic: bool = False
-    #: The flags this decision used without reading them (the last read's): the budget's
-    #: admission confirms them; None when read afresh or confirmed.
-    unconfirmed: Flags | None = None
-    #: Inside :meth:`ProxyGates.judge_deferred`: the store is never reached; the admission is
-    #: left in ``deferred`` (or ``needs_store`` set when the decision cannot do without it).
-    defer: bool = False
-    deferred: DeferredAdmission | None = None
-    needs_store: bool = False
-    #: The allowed write the budget stage is admitting, for a deferred admission to count.
-    counting: Context | None = None
-
-
 class ProxyGates(Gates):
-    """Gates over one policy, one store, the issued canaries and the configured credentials."""
+    """Gates over one policy, one store, the issued canaries and the configured credentials.
+
+    They hold the policy and nothing a decision changes, but the write counters: what a gate
+    needs from the store or the forge it asks with a need (:mod:`gitvow_proxy.needs`,
+    :class:`gitvow.needs.Lookup`), answered by whoever drives the engine."""
 
     def __init__(
         self,
@@ -185,40 +121,39 @@ class ProxyGates(Gates):
         self.store = store
         self.credentials = dict(credentials)
         self.clock = clock
-        #: What one decision carries from gate to gate, per thread: the proxy decides reads on
-        #: its event loop and writes (which reach the store) on a worker thread, at once.
-        self._decision = _DecisionState()
         #: Writes by (agent, operation, outcome: allowed, refused, throttled), since start
         #: (carried over from the previous policy's gates on a reload).
         self.counts: Counter[tuple[str, str, str]] = counts if counts is not None else Counter()
         self._counts_lock = threading.Lock()
-        #: What each decided request took from the budget, by the request's identity, until the
-        #: enforcement point reads it (:meth:`take_taken`): decisions run on several threads.
-        self._taken: dict[int, Taken] = {}
-        self._taken_lock = threading.Lock()
-        #: Budget plans by (caller, internal, bodyless method, operations, actions) (:meth:`_plan`);
-        #: the gates belong to one policy load, so a reload starts with none.
-        self._plans: dict[tuple[object, ...], _Plan] = {}
-        #: The ``[credentials.NAME]`` of each adapter seen (:meth:`credential`).
-        self._credential_names: dict[Adapter, str] = {}
-        #: The run-time flags as last read from the store (None: never read): a budgeted write is
-        #: decided on them and its admission confirms them in the same round trip.
-        self._last_flags: Flags | None = None
         self._paused = RepoPatterns(settings.run_state.paused)
         self._auto_merge_off = RepoPatterns(settings.run_state.auto_merge_off)
         tokens = dict(canaries) if settings.canary.enabled else {}
         for token in settings.canary.tokens:
             tokens.setdefault(token, "(policy)")
         self.scanner = CanaryScanner(tokens, limit=settings.canary.scan_limit)
-        #: (text, content encoding) the scanner found clean (:meth:`_scanned`).
-        self._clean: tuple[CanaryScanner, set[tuple[bytes, str]]] = (self.scanner, set())
         proxy = settings.proxy
+        #: What the forge said opaque ids name: the enforcement point's, which answers the
+        #: lookups (the gates never read it).
         self.resolutions = resolutions if resolutions is not None else ResolutionCache(
             size=proxy.resolve_cache_size, ttl=proxy.resolve_ttl)
 
+    # -- needs answered synchronously (replay, tests; the proxy answers them off its loop) ---
+
+    def answer(self, need: object) -> object:
+        """The answer to a need from the store and the cache of the forge's answers (a target
+        not cached stays unresolved: nothing here asks the forge)."""
+        if isinstance(need, ReadFlags):
+            return SeenFlags(self.store.all_flags())
+        if isinstance(need, Admit):
+            return Admission(self.store.take(need.keys, need.now, need.window, amounts=need.amounts))
+        if isinstance(need, Lookup):
+            found, _ = self.resolutions.lookup(need.scope, need.targets)
+            return found
+        return super().answer(need)
+
     # -- targets: resolved only when a repository gate needs them ---------------------------
 
-    def repo_gated(self, ctx: Context) -> bool:
+    def _repo_gated(self, ctx: Context) -> Asked[bool]:
         """Whether some repository gate depends on this request's repositories: a write, and
         a pause, auto-merge switch, allowed-repository list, agent scope or autonomy in force.
         An unconstrained deployment answers False and never resolves a target."""
@@ -227,123 +162,59 @@ class ProxyGates(Gates):
         change = ctx.classification.change
         if change is not None and change.refs and change.default_branch_at:
             return True  # the change stage's branch rules ask the forge about the repository
-        if self.settings.proxy.allowed_repos is not None or ctx.caller.grant.autonomy:
+        if self.settings.proxy.allowed_repos is not None or ctx.caller.grant.autonomy or self._paused:
             return True
         agent = self.agents.get(ctx.caller.name or "")
         if agent is not None and agent.repos is not None:
             return True
+        return self._flagged(ctx)
+
+    def _flagged(self, ctx: Context) -> Generator[object, Any, bool]:
         try:
-            if self._paused or self._flags(ctx, PAUSED):
-                return True
-            return "pr.merge" in ctx.operations and bool(self._auto_merge_off or self._flags(ctx, AUTO_MERGE_OFF))
+            flags = (yield ReadFlags()).flags
         except StoreUnavailable:
             return False  # nothing to look up: run_state refuses the write with state_unavailable
+        if flags.get(PAUSED):
+            return True
+        return "pr.merge" in ctx.operations and bool(self._auto_merge_off or flags.get(AUTO_MERGE_OFF))
 
-    def _flags(self, ctx: Context, kind: str) -> frozenset[str]:
-        """The store's run-time flags, read once per decision (resolve and run_state both ask).
+    def resolve(self, ctx: Context) -> Asked[Classification]:
+        return self._resolve(ctx)
 
-        The memo holds the request it was read for (per thread) and is dropped when the
-        decision is recorded. Within :meth:`judge`, a write that will take from a budget uses
-        the flags read last instead of reading them: its admission (:meth:`Store.admit`)
-        confirms them in the round trip that takes the budget."""
-        memo = self._decision.memo
-        if memo is None or memo[0] is not ctx.request:
-            memo = self._decision.memo = (ctx.request, self._flags_for(ctx))
-        return memo[1].get(kind, frozenset())
-
-    def _flags_for(self, ctx: Context) -> Flags:
-        decision = self._decision
-        last = self._last_flags
-        if decision.optimistic and last is not None and self._plan(ctx).keys:
-            decision.unconfirmed = last
-            return last
-        if decision.defer:
-            raise StoreNeeded()
-        found = self.store.all_flags()
-        self._last_flags = found
-        return found
-
-    def judge(self, decide: Callable[[], D]) -> D:
-        """``decide()`` (a decision through these gates), made so that a budgeted write costs
-        the store one round trip: it is decided on the run-time flags read last, and the
-        budget's admission confirms them as it takes. When they changed, or the decision ended
-        without an admission confirming them (a refusal, a store that cannot be reached), it
-        is decided again with the flags read afresh: what is decided on flags the store no
-        longer holds is never applied, so a pause stops every write admitted after it."""
-        state = self._decision
-        state.memo, state.unconfirmed, state.optimistic = None, None, True
-        try:
-            decision = decide()
-        except BaseException:  # Pending, or a failure: nothing of this attempt outlives it
-            state.unconfirmed = None
-            raise
-        finally:
-            state.optimistic = False
-        if state.unconfirmed is None:
-            return decision
-        state.memo, state.pending, state.unconfirmed, state.note = None, None, None, None
-        return decide()
-
-    def judge_deferred(self, decide: Callable[[], D]) -> tuple[D, DeferredAdmission | None]:
-        """``decide()`` as :meth:`judge` makes it, without reaching the store, for the event
-        loop: a budgeted write is decided on the flags read last and its admission returned
-        for the caller to await and :meth:`settle`. Raises :class:`StoreNeeded` when the
-        decision cannot be made so (the flags never read, a write decided on flags no
-        admission will confirm): the caller then decides it with :meth:`judge` off the loop."""
-        state = self._decision
-        state.memo, state.unconfirmed, state.deferred, state.needs_store = None, None, None, False
-        state.optimistic = state.defer = True
-        try:
-            decision = decide()
-            deferred, needs_store, unconfirmed = state.deferred, state.needs_store, state.unconfirmed
-        finally:
-            state.optimistic = state.defer = False
-            state.memo, state.pending, state.unconfirmed, state.deferred = None, None, None, None
-        if needs_store or (unconfirmed is not None and deferred is None):
-            state.note = None
-            raise StoreNeeded()
-        return decision, deferred
-
-    def settle(self, deferred: DeferredAdmission, admission: Admission) -> bool:
-        """What a deferred admission answered: True when the budget was taken (the write is
-        counted allowed and may be sent); False when nothing was taken (the flags changed, now
-        remembered, or no room), and the write must be decided again with :meth:`judge`."""
-        if admission.flags is not None:
-            self._last_flags = admission.flags
-            return False
-        if admission.wait is not None:
-            return False  # decided again: the budget stage throttles it with the store's wait, and counts it
-        taken = Taken(deferred.names, deferred.now, deferred.amounts)
-        with self._taken_lock:
-            self._taken[id(deferred.request)] = taken
-        if deferred.counted is not None:
-            self._count(deferred.counted, "allowed")
-        return True
-
-    def resolve(self, ctx: Context) -> Classification:
+    def _resolve(self, ctx: Context) -> Generator[object, Any, Classification]:
         classification = ctx.classification
-        wanted = classification.targets if self.repo_gated(ctx) else needs_type(classification)
+        gated = self._repo_gated(ctx)
+        if not isinstance(gated, bool):
+            gated = yield from gated
+        wanted = classification.targets if gated else needs_type(classification)
         if not wanted or len(wanted) > MAX_TARGETS:
             return classification  # more than one lookup's worth is not asked about: unresolved
-        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
-        found, missing = self.resolutions.lookup(scope, wanted)
-        if missing:
-            self._decision.memo = None  # the decision starts over after the lookup: read the flags afresh
-            raise Pending(scope, missing)
+        found = yield Lookup(self._scope(ctx), wanted)
         return settle(classification, found)
+
+    @staticmethod
+    def _scope(ctx: Context) -> str:
+        return resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
+
+    def _looked_up(self, ctx: Context, targets: tuple[Target, ...]) -> Generator[object, Any, dict[Target, Resolution]]:
+        found: dict[Target, Resolution] = yield Lookup(self._scope(ctx), targets)
+        return found
 
     # -- 5b: the default branch the change stage asks for ----------------------------------
 
     knows_default_branch = True
 
-    def default_branch(self, ctx: Context) -> str | None:
+    def default_branch(self, ctx: Context) -> Asked[str | None]:
         """The forge's default branch of a pushed repository, from git's own advertisement
         (:mod:`gitvow.githead`), cached like every lookup (and filled for free when the agent's
         clone or fetch advertisement passes through). A write through the API reads the same
         advertisement at the path its adapter names (:meth:`~gitvow.adapter.Adapter.git_repository_path`),
         or, where git is served on another host, the API's description of the repository
         (``Change.default_branch_at``). None, so refused, when it cannot be read."""
-        repo = self._changed_repo(ctx)
+        return self._default_branch(ctx)
+
+    def _default_branch(self, ctx: Context) -> Generator[object, Any, str | None]:
+        repo = yield from self._changed_repo(ctx)
         if repo is None:
             return None
         where = git_path(ctx.request.path) if is_git_path(ctx.request.path) else \
@@ -357,17 +228,13 @@ class ProxyGates(Gates):
             target = api_head_target(repo, at)
         else:
             return None
-        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
-        found, missing = self.resolutions.lookup(scope, (target,))
-        if missing:
-            self._decision.memo = None
-            raise Pending(scope, missing)
+        found = yield from self._looked_up(ctx, (target,))
         answer = found.get(target)
         return answer.type if answer is not None else None
 
     knows_old_trees = True
 
-    def exact_change(self, ctx: Context) -> Change | None:
+    def exact_change(self, ctx: Context) -> Asked[Change | None]:
         """The push's change diffed against its parents' trees, fetched from the forge with
         git's own upload-pack (:data:`gitvow.githead.TREES_KIND`, cached like every lookup;
         the trees land in the adapter's store of known trees), then the push read again. None,
@@ -376,68 +243,78 @@ class ProxyGates(Gates):
         if change is None or not change.old_commits or not is_git_path(ctx.request.path):
             return None
         where = git_path(ctx.request.path)
-        targets = [trees_target(commit, where) for commit in change.old_commits]
+        targets = tuple(trees_target(commit, where) for commit in change.old_commits)
         if len(targets) > MAX_TARGETS:
             return None
-        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
-        found, missing = self.resolutions.lookup(scope, targets)
-        if missing:
-            self._decision.memo = None
-            raise Pending(scope, missing)
+        return self._exact_change(ctx, targets)
+
+    def _exact_change(self, ctx: Context, targets: tuple[Target, ...]) -> Generator[object, Any, Change | None]:
+        found = yield from self._looked_up(ctx, targets)
         if len(found) != len(targets):
             return None
         return ctx.adapter.classify(ctx.request).change
 
-    def _changed_repo(self, ctx: Context) -> str | None:
+    def _changed_repo(self, ctx: Context) -> Generator[object, Any, str | None]:
         """The repository whose default branch decides a write. Named by an opaque id
         (GitLab's ``/projects/42``) it is asked of the forge now, even where no repository gate
         asked before: the branch rules need its name."""
         classification = ctx.classification
         if classification.repo is not None or not classification.targets or len(classification.targets) > MAX_TARGETS:
             return classification.repo
-        scope = resolution_scope(ctx.adapter.name, ctx.request.host, ctx.request.port)
-        found, missing = self.resolutions.lookup(scope, classification.targets)
-        if missing:
-            self._decision.memo = None
-            raise Pending(scope, missing)
+        found = yield from self._looked_up(ctx, classification.targets)
         return settle(classification, found).repo
 
     # -- 2: run-state ---------------------------------------------------------------------
 
-    def run_state(self, ctx: Context) -> Verdict | None:
+    def run_state(self, ctx: Context) -> Asked[Verdict | None]:
         """Paused repositories, then the agent's repository scope, then merges switched off:
         every repository the request names, and a write whose repository is not established
-        refused wherever one of them could have caught it (``repo_unresolved``)."""
+        refused wherever one of them could have caught it (``repo_unresolved``). Reads never
+        reach the store."""
         classification = ctx.classification
         if classification.targets and needs_type(classification):  # most requests name no target
             # The operation depends on what the forge says the object is, and it did not say.
             return _unresolved(ctx.operations[0], "what this request does depends on it")
+        if not _writes(ctx):
+            return self._scope_gate(ctx, [], [repo.lower() for repo in classification.repos], False)
+        return self._run_state_of_write(ctx)
+
+    def _run_state_of_write(self, ctx: Context) -> Generator[object, Any, Verdict | None]:
+        try:
+            seen: SeenFlags = yield ReadFlags(confirmable=bool(self._plan(ctx).keys))
+            verdict = self._run_state_on(ctx, seen.flags)
+            if verdict is not None and not seen.confirmed:
+                # never refused on flags the store may no longer hold: read afresh and judge again
+                seen = yield ReadFlags()
+                verdict = self._run_state_on(ctx, seen.flags)
+        except StoreUnavailable as exc:
+            # Every write reads the run-time pauses, so a store that cannot be reached refuses
+            # every write here (state_unavailable).
+            return _unavailable(exc, _writes(ctx)[0])
+        return verdict
+
+    def _run_state_on(self, ctx: Context, flags: Flags) -> Verdict | None:
+        """The run-state gate of a write on ``flags``."""
+        classification = ctx.classification
         written = _writes(ctx)
         repos = [repo.lower() for repo in classification.repos]
         # ``unknown`` is denied at every mode by the policy stage, with a better reason.
         unresolved = not classification.repo_established and any(op != UNKNOWN for op in written)
-        return (self._paused_gate(ctx, written, repos, unresolved)
+        return (self._paused_gate(ctx, flags, written, repos, unresolved)
                 or self._scope_gate(ctx, written, repos, unresolved)
-                or self._merge_gate(ctx, repos, unresolved))
+                or self._merge_gate(ctx, flags, repos, unresolved))
 
-    def _flagged_hit(self, ctx: Context, kind: str, patterns: RepoPatterns, repos: list[str]) -> str | None:
+    @staticmethod
+    def _flagged_hit(flagged: frozenset[str], patterns: RepoPatterns, repos: list[str]) -> str | None:
         """The first of ``repos`` the policy (``patterns``) or the store's run-time flags mark;
-        ``""`` when none is but some repository is marked; None when nothing is marked at all.
-        Raises StoreUnavailable."""
-        flagged = self._flags(ctx, kind)
+        ``""`` when none is but some repository is marked; None when nothing is marked at all."""
         if not patterns and not flagged:
             return None
         return next((repo for repo in repos if patterns.matches(repo) or matches_any(repo, flagged)), "")
 
-    def _paused_gate(self, ctx: Context, written: list[str], repos: list[str], unresolved: bool) -> Verdict | None:
-        if not written:
-            return None  # reads never touch the store
-        # Every write reads the run-time pauses, so a store that cannot be reached refuses
-        # every write here (state_unavailable).
-        try:
-            hit = self._flagged_hit(ctx, PAUSED, self._paused, repos)
-        except StoreUnavailable as exc:
-            return _unavailable(exc, written[0])
+    def _paused_gate(self, ctx: Context, flags: Flags, written: list[str], repos: list[str],
+                     unresolved: bool) -> Verdict | None:
+        hit = self._flagged_hit(flags.get(PAUSED, frozenset()), self._paused, repos)
         if hit:
             return Verdict.deny("repo_paused", f"{hit} is paused", operation=written[0],
                                 instead="wait until a human resumes the repository")
@@ -457,34 +334,16 @@ class ProxyGates(Gates):
             return _unresolved(written[0], "this agent is limited to some repositories")
         return None
 
-    def _merge_gate(self, ctx: Context, repos: list[str], unresolved: bool) -> Verdict | None:
+    def _merge_gate(self, ctx: Context, flags: Flags, repos: list[str], unresolved: bool) -> Verdict | None:
         if "pr.merge" not in ctx.operations:
             return None
-        try:
-            hit = self._flagged_hit(ctx, AUTO_MERGE_OFF, self._auto_merge_off, repos)
-        except StoreUnavailable as exc:
-            return _unavailable(exc, "pr.merge")
+        hit = self._flagged_hit(flags.get(AUTO_MERGE_OFF, frozenset()), self._auto_merge_off, repos)
         if hit:
             return Verdict.deny("repo_auto_merge_disabled", f"merging on {hit} is switched off",
                                 operation="pr.merge", instead="leave the merge to a human")
         if hit == "" and unresolved and ctx.adapter.has_repositories:
             return _unresolved("pr.merge", "merging is switched off on some repositories")
         return None
-
-    # -- the stages the engine may remember (Engine._steady) ----------------------------------
-
-    #: Pure in the policy, the caller, the operations and the repositories (and the adapter).
-    steady_stages = frozenset({"write_surface", "repo_filter"})
-
-    def steady_key(self, ctx: Context) -> Hashable | None:
-        """The write surface reads the caller's lane and the operations; the repository filter
-        the repositories, the operations, whether the repositories are established and whether
-        the adapter has any. The engine's key holds all of it but the adapter. A lane that only
-        reports (``enforce = false``) leaves a note on the decision: never remembered."""
-        surface = self.settings.write_surface
-        if not surface.enforce and ctx.caller.name in surface.agents:
-            return None
-        return ctx.adapter
 
     # -- 3: write surface -----------------------------------------------------------------
 
@@ -498,8 +357,7 @@ class ProxyGates(Gates):
             return None
         why = f"{outside[0]} is outside this agent's write surface (lane {lane})"
         if not surface.enforce:
-            self._decision.note = f"write_surface would refuse: {why}"
-            return None
+            return Verdict(Outcome.ALLOW, operation=outside[0], why=f"write_surface would refuse: {why}")
         return Verdict.deny("write_surface_enforce", why, operation=outside[0],
                             instead="stay within your lane or ask a human")
 
@@ -531,13 +389,11 @@ class ProxyGates(Gates):
         if self.scanner:
             request = ctx.request
             try:
-                owner = self._scanned(f"{request.path}?{request.query}".encode(), "")
+                owner = self.scanner.find(f"{request.path}?{request.query}".encode())
                 if owner is None and request.body:  # nothing to scan: no header to read either
                     encoding = request.header("content-encoding")
-                    if "git.push" in ctx.operations and request.method == "POST":
-                        owner = self.scanner.find(request.body, content_encoding=encoding, git_push=True)
-                    else:
-                        owner = self._scanned(request.body, encoding)
+                    pushed = "git.push" in ctx.operations and request.method == "POST"
+                    owner = self.scanner.find(request.body, content_encoding=encoding, git_push=pushed)
             except ScanRefused as exc:
                 return Verdict.deny("canary_egress", f"the request could not be checked for secrets: {exc}",
                                     operation=ctx.operations[0], instead="send less at once")
@@ -546,86 +402,50 @@ class ProxyGates(Gates):
                                     operation=ctx.operations[0], instead="remove the secret from what you send")
         return None
 
-    def _scanned(self, text: bytes, content_encoding: str) -> str | None:
-        """``self.scanner.find(text, content_encoding=...)``, remembered for short texts.
-
-        Agents send the same paths and GraphQL documents over and over. The answer depends on
-        the bytes, the content encoding and the scanner's tokens, nothing else (no pack is
-        read: pushes are scanned apart). The memo belongs to one scanner (a new one, as
-        replay's gates set, starts an empty memo), so (text, encoding) is the whole key. Only
-        what passed is kept: a text refused or found is scanned again each time. Raises
-        ScanRefused."""
-        scanner = self.scanner
-        if len(text) > _SCAN_MEMO_TEXT:
-            return scanner.find(text, content_encoding=content_encoding)
-        for_scanner, clean = self._clean
-        if for_scanner is not scanner:
-            clean = set()
-            self._clean = (scanner, clean)
-        key = (text, content_encoding)
-        if key in clean:
-            return None
-        owner = scanner.find(text, content_encoding=content_encoding)
-        if owner is None:
-            if len(clean) >= _SCAN_MEMO_SIZE:
-                clean.clear()
-            clean.add(key)
-        return owner
-
     # -- write counters, budget, credentials ------------------------------------------------
 
-    def record(self, ctx: Context, verdict: Verdict) -> None:
-        """The write counters: counted in this process, with each write's final outcome.
-
-        A refused write counts ``refused`` here; an allowed one waits for the budget stage,
-        which counts it ``allowed`` or ``throttled``, so a throttled write never counts as
-        allowed. No store round trip: ``/metrics`` serves them (``gitvow_writes_total``)."""
-        state = self._decision
-        state.memo = None
-        state.pending = None
-        if not self._plan(ctx).counted:
+    def record(self, ctx: Context, outcome: str) -> None:
+        """The write counters: counted in this process, once per write with its final outcome
+        (allowed, refused, throttled). No store round trip: ``/metrics`` serves them
+        (``gitvow_writes_total``)."""
+        plan = self._plan(ctx)
+        if not plan.counted:
             return
-        if verdict.allowed and not ctx.caller.internal:
-            state.pending = ctx
-            return
-        if state.unconfirmed is not None:
-            return  # decided again on flags read afresh, and counted then (:meth:`judge`)
-        self._count(ctx, "allowed" if verdict.allowed else "refused")
-
-    def _count(self, ctx: Context, outcome: str) -> None:
         who = ctx.caller.name or "-"
-        performed = self._plan(ctx).performed
         with self._counts_lock:
-            for op, times in performed:
+            for op, times in plan.performed:
                 self.counts[(who, op, outcome)] += times
 
-    def budget(self, ctx: Context) -> Throttle | None:
-        pending, self._decision.pending = self._decision.pending, None
-        self._decision.counting = pending
-        throttle = self._admit(ctx)
-        state = self._decision
-        if state.defer and (state.deferred is not None or state.needs_store):
-            return throttle  # counted when the admission is settled, or when decided again
-        if pending is not None and state.unconfirmed is None:
-            self._count(pending, "allowed" if throttle is None else "throttled")
-        return throttle
+    def budget(self, ctx: Context) -> Asked[Budgeted]:
+        plan = self._plan(ctx)
+        if not plan.keys:
+            return None
+        return self._admit(ctx, plan)
+
+    def _admit(self, ctx: Context, plan: _Plan) -> Generator[object, Any, Budgeted]:
+        """Take the write's budget. When the admission finds the run-time flags changed since
+        the ones this write was judged on (nothing taken), the run-state gate judges it on the
+        store's flags, and a write it still passes is admitted on them."""
+        budget = self.settings.budget
+        window = float(budget.window_seconds)
+        now = self.clock()
+        try:
+            admission: Admission = yield Admit(plan.keys, plan.amounts, now, window)
+            if admission.flags is not None:
+                refused = self._run_state_on(ctx, admission.flags)
+                if refused is not None:
+                    return refused
+                admission = yield Admit(plan.keys, plan.amounts, now, window)
+                if admission.flags is not None:  # changed again at once: come back in a moment
+                    return Throttle(UNAVAILABLE_RETRY, "the run-time flags changed while deciding", STATE_UNAVAILABLE)
+        except StoreUnavailable as exc:
+            return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
+        if admission.wait is None:
+            return Taken(plan.names, now, plan.amounts)
+        return Throttle(math.ceil(admission.wait), f"the write budget of {budget.window_seconds}s is used up")
 
     def _plan(self, ctx: Context) -> _Plan:
-        """What the request counts and takes from the budget, worked out once per (caller,
-        bodyless method, operations, actions) under this policy load: the flags, the counters
-        and the budget stage all ask, on every write. A new policy is new gates, with no plans."""
-        classification, caller = ctx.classification, ctx.caller
-        key = (caller.name, caller.internal, ctx.request.method in _BODYLESS, classification.operations,
-               classification.actions)
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plan_of(ctx)
-            if len(self._plans) >= _PLANS:
-                self._plans.clear()
-            self._plans[key] = plan
-        return plan
-
-    def _plan_of(self, ctx: Context) -> _Plan:
+        """What the request counts and takes from the budget."""
         if not counts_as_write(ctx):
             return _NOT_COUNTED
         # Each action counts, not each request: two aliased createIssue fields are two issues.
@@ -645,62 +465,9 @@ class ProxyGates(Gates):
                 amounts.append(times)
         return _Plan(True, tuple(performed.items()), tuple(keys), tuple(amounts), tuple(key for key, _ in keys))
 
-    def _admit(self, ctx: Context) -> Throttle | None:
-        plan = self._plan(ctx)
-        keys, amounts = plan.keys, plan.amounts
-        if not keys:
-            return None
-        budget = self.settings.budget
-        seen = self._decision.unconfirmed
-        if self._decision.defer:
-            self._defer(ctx, seen, plan)
-            return None
-        try:
-            now = self.clock()
-            if seen is None:
-                wait = self.store.take(keys, now, float(budget.window_seconds), amounts=amounts)
-            else:
-                admission = self.store.admit(seen, keys, now, float(budget.window_seconds), amounts=amounts)
-                if admission.flags is not None:  # changed since: nothing taken, decided again (judge)
-                    self._last_flags = admission.flags
-                    return Throttle(UNAVAILABLE_RETRY, "the run-time flags changed while deciding", STATE_UNAVAILABLE)
-                self._decision.unconfirmed, wait = None, admission.wait
-        except StoreUnavailable as exc:
-            return Throttle(UNAVAILABLE_RETRY, f"the state store cannot be reached ({exc})", STATE_UNAVAILABLE)
-        if wait is None:
-            taken = Taken(plan.names, now, amounts)
-            with self._taken_lock:
-                self._taken[id(ctx.request)] = taken
-            return None
-        return Throttle(math.ceil(wait), f"the write budget of {budget.window_seconds}s is used up")
-
-    def _defer(self, ctx: Context, seen: Flags | None, plan: _Plan) -> None:
-        """In :meth:`judge_deferred`: leave the admission for the caller (no store round trip)."""
-        state = self._decision
-        if seen is None:  # flags read afresh (none to confirm): only the store's worker may take
-            state.needs_store = True
-            return
-        state.deferred = DeferredAdmission(ctx.request, seen, plan.keys, plan.amounts, self.clock(),
-                                           float(self.settings.budget.window_seconds), state.counting, plan.names)
-        state.counting = None
-
     def credential(self, ctx: Context) -> str | None:
-        """The token of the request's adapter: an MCP endpoint (``[mcp.NAME]``) carries its
-        forge's. Which ``[credentials.NAME]`` an adapter takes is fixed with the adapter (its
-        name, or its forge's), so it is worked out once per adapter object."""
-        adapter = ctx.adapter
-        name = self._credential_names.get(adapter)
-        if name is None:
-            if len(self._credential_names) >= _CREDENTIAL_NAMES:
-                self._credential_names.clear()
-            name = self._credential_names[adapter] = credential_name(adapter)
-        return self.credentials.get(name)
-
-    def take_taken(self, request: Request) -> Taken | None:
-        """What the decision of ``request`` took from the budget (None: nothing), for a refund
-        if the write is not performed; forgotten once read."""
-        with self._taken_lock:
-            return self._taken.pop(id(request), None)
+        """The token of the request's adapter: an MCP endpoint (``[mcp.NAME]``) carries its forge's."""
+        return self.credentials.get(credential_name(ctx.adapter))
 
     def give_back(self, taken: Taken) -> None:
         """A forwarded write the forge did not perform (no answer, or a refusal): its budget back."""
@@ -708,10 +475,6 @@ class ProxyGates(Gates):
             self.store.give_back(taken.keys, taken.at, taken.amounts)
         except StoreUnavailable as exc:
             log.warning("gitvow: a failed write's budget could not be given back: %s", exc)
-
-    def take_note(self) -> str | None:
-        note, self._decision.note = self._decision.note, None
-        return note
 
 
 #: Seconds a client is told to wait when the state store cannot be reached.

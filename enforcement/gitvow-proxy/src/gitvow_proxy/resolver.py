@@ -1,8 +1,9 @@
 """Asking the forge what an opaque identifier names, with the credential the proxy holds.
 
-The pipeline's gates raise :class:`gitvow.targets.Pending` when a repository gate needs a
-target the cache does not know; the addon then calls :func:`resolve_pending` in a worker
-thread (so other flows keep moving on mitmproxy's event loop) and decides again. The
+The engine yields a :class:`gitvow.needs.Lookup` when a repository gate needs a target; the
+enforcement addon answers it from the cache of the forge's answers, and what the cache does
+not know it asks with :func:`resolve_targets` in a worker thread (so other flows keep moving
+on mitmproxy's event loop), then sends the engine the answers. The
 lookup goes straight to the forge host the agent's request was for, over the same scheme,
 with the adapter's credential headers: the agent never sees it, and it is not a flow of
 its own (nothing of it is audited as the agent's).
@@ -19,7 +20,7 @@ from pathlib import Path
 from gitvow.adapter import Adapter
 from gitvow.githead import HEAD_KINDS, TREES_KIND, resolve_heads
 from gitvow.request import Request, Resolution, Target
-from gitvow.targets import Fetch, Pending, ResolutionCache
+from gitvow.targets import Fetch, ResolutionCache
 
 log = logging.getLogger("gitvow_proxy.resolver")
 
@@ -71,15 +72,16 @@ def forge_fetch(request: Request, adapter: Adapter, token: str | None, context: 
     return fetch
 
 
-def resolve_pending(
-    pending: Pending,
+def resolve_targets(
+    scope: str,
+    targets: Sequence[Target],
     cache: ResolutionCache,
     adapter: Adapter,
     request: Request,
     token: str | None,
     context: ssl.SSLContext | None,
 ) -> None:
-    """Resolve ``pending`` through ``adapter`` and remember the answers (failures included)."""
+    """Resolve ``targets`` through ``adapter`` and remember the answers (failures included)."""
     fetch = forge_fetch(request, adapter, token, context)
 
     def ask(targets: Sequence[Target]) -> Mapping[Target, Resolution]:
@@ -94,10 +96,10 @@ def resolve_pending(
         except Exception as exc:
             # No detail from the forge's answer: it may echo what the agent sent.
             log.warning("gitvow: adapter %r could not resolve %d target(s) on %s: %s", adapter.name, len(targets),
-                        pending.scope, type(exc).__name__)
+                        scope, type(exc).__name__)
             raise
 
-    cache.resolve(pending.scope, pending.targets, ask)
+    cache.resolve(scope, targets, ask)
 
 
 def _trees(targets: Sequence[Target], request: Request, adapter: Adapter, token: str | None,

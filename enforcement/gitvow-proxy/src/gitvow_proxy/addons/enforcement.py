@@ -13,7 +13,6 @@ decided is left for the audit addon (:data:`~gitvow_proxy.flow_metadata.AUDIT_KE
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import ssl
 import time
@@ -22,14 +21,12 @@ from dataclasses import replace
 
 from mitmproxy import ctx, http, tcp, tls, udp
 
-from gitvow.adapter import Adapter
 from gitvow.adapters.mcp import credential_name
 from gitvow.errors import GitvowError
-from gitvow.gates import Caller
+from gitvow.gates import Caller, Taken
 from gitvow.pipeline import INTERNAL_ERROR, Action, Decision
-from gitvow.request import Classification, Request
-from gitvow.targets import Pending
-from gitvow.vocabulary import writes
+from gitvow.request import Request
+from gitvow_proxy.answers import Answers, LastFlags, drive
 from gitvow_proxy.canary import ScanRefused
 from gitvow_proxy.flow_metadata import (
     APPROVAL_KEY,
@@ -42,7 +39,7 @@ from gitvow_proxy.flow_metadata import (
     Audited,
     StagedRefusal,
 )
-from gitvow_proxy.gates import UNAVAILABLE_RETRY, DeferredAdmission, StoreNeeded, Taken
+from gitvow_proxy.gates import UNAVAILABLE_RETRY
 from gitvow_proxy.header_fields import HeaderFields
 from gitvow_proxy.identity import Identity
 from gitvow_proxy.read_memo import ReadMemo, Remembered, read_key, rememberable
@@ -53,7 +50,7 @@ from gitvow_proxy.refusals import (
     plain_refusal,
     shaped_refusal,
 )
-from gitvow_proxy.resolver import resolve_pending, tls_context
+from gitvow_proxy.resolver import tls_context
 from gitvow_proxy.runtime import Runtime
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.shared import Shared
@@ -203,25 +200,6 @@ def _remembered(runtime: Runtime, flow: http.HTTPFlow, request: Request, agent: 
     return Remembered(decision, fields, secrets, adapter or "", audit)
 
 
-def _judge(runtime: Runtime, request: Request, adapter: Adapter, classification: Classification,
-           caller: Caller) -> tuple[Decision, str | None]:
-    """Stages 2-8 and the gates' note, in one thread (the note is per thread); a budgeted write
-    reaches the store once (:meth:`~gitvow_proxy.gates.ProxyGates.judge`)."""
-    gates = runtime.gates
-    decision = gates.judge(lambda: runtime.engine.decide_classified(request, adapter, classification, caller, gates))
-    return decision, gates.take_note()
-
-
-def _judge_on_loop(runtime: Runtime, request: Request, adapter: Adapter, classification: Classification,
-                   caller: Caller) -> tuple[Decision, str | None, DeferredAdmission | None]:
-    """:func:`_judge` without reaching the store (raises :class:`StoreNeeded` when it must):
-    a budgeted write's admission is returned to be awaited."""
-    gates = runtime.gates
-    decision, deferred = gates.judge_deferred(
-        lambda: runtime.engine.decide_classified(request, adapter, classification, caller, gates))
-    return decision, gates.take_note(), deferred
-
-
 def _refund(runtime: Runtime, taken: Taken) -> None:
     """Store worker: a write the forge did not perform gives its budget back."""
     try:
@@ -235,11 +213,6 @@ def _internal_error(flow: http.HTTPFlow, exc: Exception) -> None:
                                   f"reason={INTERNAL_ERROR}", INTERNAL_ERROR)
 
 
-#: Lookups asked of the forge for one decision before the last try (each answer is cached,
-#: failures too, so a decision never asks the same thing twice).
-LOOKUP_ROUNDS = 2
-
-
 class PolicyEnforcement:
     """Transport checks, the pipeline's decision, and applying it to the flow."""
 
@@ -249,6 +222,7 @@ class PolicyEnforcement:
         self._store_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitvow-store")
         self._tls: tuple[str | None, ssl.SSLContext] | None = None  # upstream CA → context for lookups
         self._memo: ReadMemo | None = None
+        self._flags: LastFlags | None = None
         self._injected: Injections | None = None
         #: The callers built under one runtime (:meth:`_caller`).
         self._callers: tuple[Runtime | None, dict[tuple[Identity, bool], Caller]] = (None, {})
@@ -321,21 +295,21 @@ class PolicyEnforcement:
             return
         if decided is None:
             return
-        runtime, request, identity, decision, note = decided
+        runtime, request, identity, decision = decided
         try:
-            self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started, note)
+            self._apply(runtime, flow, request, identity, decision, time.perf_counter() - started)
         except Exception as exc:  # shaping or applying failed: refuse, never pass it on
             log.error("gitvow: refusing %s %s: %s: %s", request.method, request.path, type(exc).__name__, exc)
             _internal_error(flow, exc)
 
-    async def _decided(self, flow: http.HTTPFlow, started: float) -> tuple[Runtime, Request, Identity, Decision,
-                                                                          str | None] | None:
-        """The pipeline's decision (and the gates' note), or None when the request was answered already.
+    async def _decided(self, flow: http.HTTPFlow, started: float) -> tuple[Runtime, Request, Identity,
+                                                                          Decision] | None:
+        """The pipeline's decision, or None when the request was answered already.
 
         A read decided before under the same policy, byte for byte the same request from the
         same agent, is answered from :mod:`~gitvow_proxy.read_memo`. A request that writes
         reaches the state store (pauses, budget) without the event loop ever waiting on it
-        (:meth:`_judged`): reads, which never touch it, keep their latency while the store
+        (:mod:`~gitvow_proxy.answers`): reads, which never touch it, keep their latency while the store
         hangs, and writes are refused with ``state_unavailable`` within the store's time bound."""
         proven = flow.metadata.get(IDENTITY_KEY)
         runtime = self.shared.runtime
@@ -357,15 +331,14 @@ class PolicyEnforcement:
                 flow.metadata[AUDIT_KEY] = remembered.audit(time.perf_counter() - started)
                 return None
         request, caller = self._inputs(runtime, flow, identity)
-        adapter, classification = runtime.engine.classify(request)
-        if adapter is None or classification is None:
-            return runtime, request, identity, runtime.engine.decide(request, caller, runtime.gates), None
-        off_loop = any(writes(op) for op in classification.operations)
-        decision, note = await self._decided_classified(runtime, flow, request, adapter, classification, caller, off_loop)
-        if key is not None and not off_loop and note is None and rememberable(decision.classification or classification,
-                                                                               decision):
+        answers = Answers(runtime.engine, runtime.gates, request, self._store_worker, self._last_flags(runtime),
+                          lambda: self._upstream_tls(runtime))
+        decision = await drive(runtime.engine.judge(request, caller, runtime.gates), answers)
+        classification = decision.classification
+        if key is not None and classification is not None and decision.note is None \
+                and rememberable(classification, decision):
             memo.put(key, _remembered(runtime, flow, request, identity.name, decision))
-        return runtime, request, identity, decision, note
+        return runtime, request, identity, decision
 
     def _read_memo(self, runtime: Runtime) -> ReadMemo:
         """The remembered reads of the policy in force (a reload starts an empty one)."""
@@ -374,55 +347,12 @@ class PolicyEnforcement:
             memo = self._memo = ReadMemo(runtime)
         return memo
 
-    async def _decided_classified(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, adapter: Adapter,
-                                  classification: Classification, caller: Caller,
-                                  off_loop: bool) -> tuple[Decision, str | None]:
-        """The decision of a classified request, asking the forge (off the loop) what a gate needs."""
-        for _ in range(LOOKUP_ROUNDS):
-            try:
-                return await self._judged(off_loop, runtime, request, adapter, classification, caller)
-            except Pending as pending:
-                # A gate needs what only the forge knows: ask it off the event loop, then decide
-                # again (the answer, or the failure, is cached now). One answer may lead to the
-                # next question (GitLab's /projects/42 names a project; then its default branch).
-                await asyncio.to_thread(self._resolve, runtime, flow, pending)
-        return await self._judged(off_loop, runtime, request, adapter, classification, caller)
-
-    async def _judged(self, off_loop: bool, runtime: Runtime, request: Request, adapter: Adapter,
-                      classification: Classification, caller: Caller) -> tuple[Decision, str | None]:
-        """A read is decided here, on the loop. A write is decided here too when the store is
-        not needed before its admission (a budgeted write on the flags read last); only that
-        admission is awaited, on the loop when the store admits without blocking it
-        (:attr:`Store.admits_on_loop`), else on the store's worker. Any other write, and one
-        whose admission did not take (the flags changed, no room, the store failed), is decided
-        on the worker, where the store may be waited for."""
-        if not off_loop:
-            return _judge(runtime, request, adapter, classification, caller)
-        try:
-            decision, note, deferred = _judge_on_loop(runtime, request, adapter, classification, caller)
-        except StoreNeeded:
-            deferred = None
-        else:
-            if deferred is None:
-                return decision, note
-            if await self._admitted(runtime, deferred):
-                return decision, note
-        return await asyncio.get_running_loop().run_in_executor(
-            self._store_worker, _judge, runtime, request, adapter, classification, caller)
-
-    async def _admitted(self, runtime: Runtime, deferred: DeferredAdmission) -> bool:
-        """Whether a write decided on the loop took its budget (see :meth:`ProxyGates.settle`)."""
-        store, gates = runtime.gates.store, runtime.gates
-        args = (deferred.seen, deferred.keys, deferred.now, deferred.window, deferred.amounts)
-        try:
-            if store.admits_on_loop:
-                admission = await store.admit_async(*args)
-            else:
-                admission = await asyncio.get_running_loop().run_in_executor(self._store_worker, store.admit, *args)
-        except Exception as exc:  # decided again on the worker: the store's failure is judged there
-            log.debug("gitvow: an admission failed (%s: %s); deciding the write again", type(exc).__name__, exc)
-            return False
-        return gates.settle(deferred, admission)
+    def _last_flags(self, runtime: Runtime) -> LastFlags:
+        """The run-time flags read last under the policy in force (a reload starts afresh)."""
+        last = self._flags
+        if last is None or last.owner is not runtime:
+            last = self._flags = LastFlags(runtime)
+        return last
 
     def _transport_refused(self, runtime: Runtime, flow: http.HTTPFlow, agent: str | None, started: float) -> bool:
         """Refuse what would carry the credential in clear, or what no adapter can read."""
@@ -482,15 +412,6 @@ class PolicyEnforcement:
         answer goes to the client now, whatever the store does."""
         self._store_worker.submit(_refund, runtime, taken)
 
-    def _resolve(self, runtime: Runtime, flow: http.HTTPFlow, pending: Pending) -> None:
-        """Worker thread: resolve the targets a gate asked for, through the request's adapter."""
-        request = as_request(flow)
-        adapter = runtime.engine.hosts.lookup(request.host, request.port)
-        if adapter is None:
-            return
-        token = runtime.gates.credentials.get(adapter.name)
-        resolve_pending(pending, runtime.gates.resolutions, adapter, request, token, self._upstream_tls(runtime))
-
     def _upstream_tls(self, runtime: Runtime) -> ssl.SSLContext:
         extra = runtime.policy.section(ProxyPolicy).proxy.upstream_ca
         if not extra:
@@ -531,9 +452,8 @@ class PolicyEnforcement:
         return injections
 
     def _apply(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision,
-               took: float, note: str | None) -> None:
-        action = decision.action
-        taken = runtime.gates.take_taken(request)
+               took: float) -> None:
+        action, note, taken = decision.action, decision.note, decision.taken
         if action is Action.FORWARD:
             fields, secrets = self._injections(runtime).apply(flow.request.headers.fields, decision)
             _forward(flow, fields, secrets, decision.adapter or "")

@@ -170,8 +170,6 @@ class Replayer:
             )
         else:
             decision = self.engine.decide(request, caller, self.gates)
-        self.gates.take_note()
-        self.headless.take_note()
         return _outcome(decision)
 
 
