@@ -113,18 +113,18 @@ def send(shared: Shared, body: bytes, headers: dict[str, str], *, query: str = "
     seen: list[bytes] = []
     engine = shared.runtime.engine  # type: ignore[union-attr]
     addons = proxy_addons(shared)
-    original = engine.classify  # every request the proxy judges is classified first
+    original = engine.judge  # every request the proxy judges is classified there
 
     def recording(req: Any, *args: Any, **kwargs: Any) -> Any:
         seen.append(req.body)
         return original(req, *args, **kwargs)
 
-    engine.classify = recording  # type: ignore[method-assign]
+    engine.judge = recording  # type: ignore[method-assign]
     try:
         asyncio.run(_hook(addons, "requestheaders", flow))
         asyncio.run(_hook(addons, "request", flow))  # mitmproxy awaits the async request hooks
     finally:
-        engine.classify = original  # type: ignore[method-assign]
+        engine.judge = original  # type: ignore[method-assign]
     return flow, seen
 
 

@@ -57,6 +57,7 @@ from gitvow.comments import apply_commands, carries_text
 from gitvow.evaluator import Grant, evaluate, operation_verdicts
 from gitvow.gates import NO_GATES, Caller, Context, Gates, Taken, Throttle
 from gitvow.hosts import HostRegistry
+from gitvow.memo import Memo
 from gitvow.needs import Step
 from gitvow.paths import PATH_NOT_CANONICAL, PathRefused, canonical_path
 from gitvow.policy.compile import CompiledPolicy
@@ -190,9 +191,13 @@ class Engine:
     that a decision changes, imports neither pydantic nor pluggy: loading and discovery
     produce its inputs (``core/tests/test_kernel_boundary.py`` holds it to that)."""
 
-    def __init__(self, policy: CompiledPolicy, plugins: Installed) -> None:
+    def __init__(self, policy: CompiledPolicy, plugins: Installed, *, memo: bool | None = None) -> None:
         self.policy = policy
         self.plugins = plugins
+        #: The one cache of this policy load (:mod:`gitvow.memo`): the enforcement point's to
+        #: use; the engine itself keeps nothing between decisions. ``memo``: on, off, or as
+        #: ``GITVOW_MEMO`` says.
+        self.memo = Memo(enabled=memo)
         adapters = configure_adapters(plugins.adapters, policy.adapter_options, source=policy.source)
         mcp = endpoints(policy.mcp, adapters, source=policy.source)
         #: Every adapter by name, the MCP endpoints' (``mcp.NAME``) included.

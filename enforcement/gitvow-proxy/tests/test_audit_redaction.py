@@ -64,10 +64,9 @@ WHERE = {
 @pytest.mark.parametrize("warm", [False, True])
 def test_a_secret_in_any_audit_field_in_any_encoding_is_redacted(secret: str, where: str, warm: bool) -> None:
     red = redactor()
-    if warm:  # the usual fields already remembered clean: only the attacked one is new
+    if warm:  # the usual fields seen clean before: nothing of them answers for the attacked one
         for _ in range(2):
             clean_audited(entry(), red)
-        assert {"/api/v3/repos/team/app/pulls", "ghes.test:443", "team/app"} <= red.clean
     for spelled in [secret, *spellings(secret)]:
         attacked = WHERE[where](spelled)
         before = (attacked.host, attacked.path, attacked.repo)
@@ -75,7 +74,6 @@ def test_a_secret_in_any_audit_field_in_any_encoding_is_redacted(secret: str, wh
         assert (attacked.host, attacked.path, attacked.repo) != before, (where, spelled)
         assert_clean(attacked, spelled)
         assert_clean(attacked, secret)
-        assert not any(spelled in value or secret in value for value in red.clean), "the memo holds a secret"
 
 
 def test_an_upper_case_canary_as_the_repository_name_is_replaced_by_its_placeholder() -> None:
@@ -99,25 +97,6 @@ def test_a_secret_split_across_two_fields_is_not_one_and_clean_fields_are_kept()
     fine = entry()
     clean_audited(fine, red)
     assert (fine.host, fine.path, fine.repo) == ("ghes.test:443", "/api/v3/repos/team/app/pulls", "team/app")
-
-
-def test_a_value_clean_under_one_policy_is_scanned_again_under_the_next() -> None:
-    """The memo belongs to the redactor: a new canary (a new policy runtime) starts afresh."""
-    first = Redactor.build(secrets=(TOKEN,), canaries={}, literal=())
-    clean_audited(entry(repo=f"team/{CANARY}"), first)
-    assert f"team/{CANARY}" in first.clean
-    attacked = entry(repo=f"team/{CANARY}")
-    clean_audited(attacked, redactor())
-    assert attacked.repo == f"team/{canary_placeholder('coder')}"
-
-
-def test_the_memo_is_bounded() -> None:
-    red = redactor()
-    for n in range(5000):
-        clean_audited(entry(path=f"/api/v3/repos/team/app/issues/{n}"), red)
-    assert 0 < len(red.clean) <= 4096
-    clean_audited(entry(path="/" + "a" * 600), red)
-    assert "/" + "a" * 600 not in red.clean
 
 
 # -- the response scrub --------------------------------------------------------------------------

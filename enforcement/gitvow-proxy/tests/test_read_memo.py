@@ -57,14 +57,15 @@ class Proxy:
         self.classified: list[str] = []
 
     def count_classifications(self) -> None:
+        """Count the decisions the engine is asked for (each classifies the request)."""
         engine = self.shared.runtime.engine  # type: ignore[union-attr]
-        classify = engine.classify
+        judge = engine.judge
 
-        def counted(request: Any) -> Any:
+        def counted(request: Any, *args: Any) -> Any:
             self.classified.append(f"{request.method} {request.path}")
-            return classify(request)
+            return judge(request, *args)
 
-        engine.classify = counted
+        engine.judge = counted  # type: ignore[method-assign]
 
     def send(self, method: str, path: str, body: bytes = b"", agent: str = "coder",
              headers: dict[str, str] | None = None) -> http.HTTPFlow:

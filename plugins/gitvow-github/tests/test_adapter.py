@@ -154,8 +154,7 @@ def test_backtracking_is_bounded(adapter: GitHubAdapter) -> None:
 
 
 def test_remembered_classifications_are_keyed_by_method_and_exact_path(adapter: GitHubAdapter) -> None:
-    """REST classifications are remembered (:func:`gitvow_github.rest.classify_rest`): asked
-    again, in any order, each method and spelling gets its own answer, never another's."""
+    """Asked again, in any order, each method and spelling gets its own answer, never another's."""
     asks = [("GET", "/repos/octo/app/pulls/1/merge", ("read",)), ("PUT", "/repos/octo/app/pulls/1/merge", ("pr.merge",)),
             ("put", "/repos/octo/app/pulls/1/merge", ("pr.merge",)), ("PUT", "/repos/octo/app/pulls/1/merge/x", ("unknown",)),
             ("DELETE", "/repos/octo/app/pulls/1/merge", ("unknown",)), ("PUT", "/repos/octo/app/pulls/1/MERGE", ("pr.merge",)),

@@ -29,7 +29,7 @@ from gitvow.request import Request, Resolution, Target
 from gitvow_proxy.gates import ProxyGates
 from gitvow_proxy.needs import Admit, ReadFlags, SeenFlags
 from gitvow_proxy.resolver import resolve_targets
-from gitvow_proxy.store import Admission, Flags
+from gitvow_proxy.store import Admission, Flags, StoreBusy
 
 
 class LastFlags:
@@ -84,9 +84,13 @@ class Answers:
                                                                               amounts=need.amounts))
             return Admission(wait)
         seen = self.flags
+        admission: Admission | None = None
         if store.admits_on_loop:
-            admission = await store.admit_async(seen, need.keys, need.now, need.window, amounts=need.amounts)
-        else:
+            try:
+                admission = await store.admit_async(seen, need.keys, need.now, need.window, amounts=need.amounts)
+            except StoreBusy:  # it would have to wait for another writer: made on the worker, where waiting is allowed
+                admission = None
+        if admission is None:
             admission = await loop.run_in_executor(
                 self.worker, lambda: store.admit(seen, need.keys, need.now, need.window, amounts=need.amounts))
         self.confirmed = True

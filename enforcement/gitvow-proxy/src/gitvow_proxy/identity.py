@@ -65,21 +65,12 @@ def unset_secrets(policy: Policy) -> list[tuple[str, str]]:
     return [(key, env) for key, env in named if env is not None and not os.environ.get(env)]
 
 
-#: Most header values :class:`Identities` remembers as proven (one or two per agent in practice).
-PROVEN_MAX = 256
-
-
 class Identities:
     """The name → secret table of one policy, and the check of one header."""
 
     def __init__(self, secrets: Mapping[str, str], internal: str | None = None) -> None:
         self._secrets = dict(secrets)
         self._internal = internal
-        #: Header values that proved an identity, and which: the answer depends on the value
-        #: and on this table's secrets only, and a reload builds a new table (so re-proves).
-        #: Only successes are kept (a wrong guess is checked in full every time, in constant
-        #: time) and at most :data:`PROVEN_MAX` of them.
-        self._proven: dict[str, Identity] = {}
 
     @classmethod
     def from_policy(cls, policy: Policy) -> Identities:
@@ -106,21 +97,9 @@ class Identities:
         return name in self._secrets
 
     def authenticate(self, header: str) -> Identity | None:
-        """The identity a ``Proxy-Authorization`` value proves, or None.
-
-        A value that proved an identity before is answered from :attr:`_proven`: each agent
-        opens many connections with the same header, and decoding it costs more than the
-        rest of the identity check. The lookup hashes the whole value with Python's keyed
-        string hash before comparing it with anything, so its time says nothing about a secret."""
-        known = self._proven.get(header)
-        if known is not None:
-            return known
-        identity = self._check(header)
-        if identity is not None:
-            if len(self._proven) >= PROVEN_MAX:
-                self._proven.clear()
-            self._proven[header] = identity
-        return identity
+        """The identity a ``Proxy-Authorization`` value proves, or None: checked in full every
+        time, a wrong name costing what a wrong secret costs."""
+        return self._check(header)
 
     def _check(self, header: str) -> Identity | None:
         scheme, _, value = header.strip().partition(" ")

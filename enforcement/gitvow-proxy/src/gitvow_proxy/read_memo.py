@@ -16,8 +16,9 @@ force, nothing else:
   change and was not relayed for approval; run-state flags, budgets and counters are read only
   for writes, so no read's decision depends on them.
 
-Requests with a large body are not remembered (the key would hold the body). The memo is
-bounded: full, it starts over (cheaper per request than keeping an order of use).
+Requests with a large body are not remembered (the key would hold the body). The decisions
+are kept in the runtime's one cache (:mod:`gitvow.memo`, kind :data:`READS`), which a reload
+replaces and ``GITVOW_MEMO=off`` switches off.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 from mitmproxy import http
 
+from gitvow.memo import Kind
 from gitvow.pipeline import Action, Decision
 from gitvow.request import Classification
 from gitvow.vocabulary import writes
@@ -34,8 +36,9 @@ from gitvow_proxy.flow_metadata import Audited
 
 #: Largest body a remembered read may have (GraphQL queries are a few hundred bytes).
 MAX_BODY = 16 * 1024
-#: Remembered reads per policy load, before the memo starts over.
-MAX_ENTRIES = 4096
+#: The runtime cache's kind of remembered reads (``Engine.memo``).
+READS = Kind("proxy.read", 4096, "the agent's name and the request as sent: method, scheme, host, port, path "
+             "with its query, every header field (name, value, order) and the body (at most MAX_BODY bytes)")
 
 Key = tuple[object, ...]
 
@@ -69,20 +72,4 @@ class Remembered:
     audit: Callable[[float], Audited]
 
 
-class ReadMemo:
-    """The remembered reads of one runtime (policy load)."""
-
-    def __init__(self, owner: object) -> None:
-        self.owner = owner
-        self._reads: dict[Key, Remembered] = {}
-
-    def get(self, key: Key) -> Remembered | None:
-        return self._reads.get(key)
-
-    def put(self, key: Key, remembered: Remembered) -> None:
-        if len(self._reads) >= MAX_ENTRIES:
-            self._reads.clear()
-        self._reads[key] = remembered
-
-
-__all__ = ["MAX_BODY", "MAX_ENTRIES", "ReadMemo", "Remembered", "read_key", "rememberable"]
+__all__ = ["MAX_BODY", "READS", "Remembered", "read_key", "rememberable"]

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -48,9 +48,6 @@ REDACTED = b"[redacted by gitvow]"
 _DROP = frozenset({b"authorization", b"proxy-authorization", b"cookie", b"set-cookie"})
 #: Bodies larger than this are withheld rather than scanned.
 _SCAN_LIMIT = 64 * 1024 * 1024
-#: Audit fields (host, path, repository) a redactor remembers as clean, and the longest it remembers.
-_CLEAN_MEMO_SIZE = 4096
-_CLEAN_MEMO_LENGTH = 512
 
 
 def canary_placeholder(agent: str) -> str:
@@ -71,10 +68,6 @@ class Redactor:
 
     replacements: tuple[tuple[bytes, bytes], ...]
     scanner: CanaryScanner
-    #: Audit field values already found to hold no secret in any encoding (the same hosts,
-    #: repositories and paths come back on every request). A redactor's secrets never change
-    #: (a reload or a new canary builds a new one), so what was clean stays clean; bounded.
-    clean: set[str] = field(default_factory=set, compare=False, repr=False)
 
     @classmethod
     def build(cls, *, secrets: tuple[str, ...], canaries: dict[str, str], literal: tuple[str, ...]) -> Redactor:
@@ -119,23 +112,8 @@ class Redactor:
             return True
 
     def is_clean(self, text: str) -> bool:
-        """Whether ``text`` holds no secret (not :meth:`holds`), remembered when it does not: an
-        audit field seen before costs a set lookup."""
-        if text in self.clean:
-            return True
-        if self.holds(text.encode("utf-8", "surrogateescape")):
-            return False
-        self.remember(text)
-        return True
-
-    def remember(self, text: str) -> None:
-        """Note ``text`` as holding no secret. Only clean values are kept, so the memo never holds
-        a secret; long ones are not kept, and it is emptied when full."""
-        clean = self.clean
-        if len(text) <= _CLEAN_MEMO_LENGTH:
-            if len(clean) >= _CLEAN_MEMO_SIZE:
-                clean.clear()
-            clean.add(text)
+        """Whether ``text`` holds no secret (not :meth:`holds`)."""
+        return not self.holds(text.encode("utf-8", "surrogateescape"))
 
     def target(self, path: str) -> str:
         """A request target (path and query) without secrets, segment by segment and parameter by
@@ -195,16 +173,11 @@ def clean_audited(entry: Audited, redactor: Redactor) -> None:
     chose (``/repos/team/<its canary>/…``) is the agent's text like the path."""
     if not redactor.replacements:
         return
-    clean = redactor.clean
-    fresh = [value for value in (entry.path, entry.host, entry.repo) if value and value not in clean]
-    if not fresh:
-        return  # each already scanned under these secrets
-    # One scan over the new values together (NUL between them, which no decoding joins to a
+    fresh = [value for value in (entry.path, entry.host, entry.repo) if value]
+    # One scan over the values together (NUL between them, which no decoding joins to a
     # neighbour): every view the canary check takes of one value is part of the same view of the
     # whole, so a clean whole means each is clean. Found in the whole, each is looked at alone.
-    if len(fresh) > 1 and not redactor.holds(b"\0".join(v.encode("utf-8", "surrogateescape") for v in fresh)):
-        for value in fresh:
-            redactor.remember(value)
+    if not redactor.holds(b"\0".join(v.encode("utf-8", "surrogateescape") for v in fresh)):
         return
     if not redactor.is_clean(entry.path):
         entry.path = redactor.target(entry.path)

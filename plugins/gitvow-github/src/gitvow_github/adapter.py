@@ -55,24 +55,6 @@ def _with_rest_change(result: Classification, request: Request, below: str) -> C
     return replace(result, operations=with_operations(result.operations, change), change=change)
 
 
-#: REST classifications an adapter remembers, and the longest path it keeps (:meth:`GitHubAdapter.classify`).
-_REST_SIZE = 4096
-_REST_PATH = 512
-
-
-def _path_alone(result: Classification) -> bool:
-    """Whether :meth:`GitHubAdapter.classify` gives ``result`` (:func:`classify_rest`'s answer)
-    as it is, whatever the request's body and query: a read, or a write whose route reads
-    neither an issue draft, a change (:data:`gitvow_github.changes._READERS`) nor an issue
-    number the forge must be asked about."""
-    from gitvow_github.changes import changes_content
-
-    operation_id = result.details.get("operation_id")
-    if result.operations == ("issue.edit",) or operation_id == "issues/create":
-        return False
-    return not isinstance(operation_id, str) or not changes_content(operation_id)
-
-
 class GitHubAdapter(Adapter):
     """GitHub REST (every route of the OpenAPI inventory), GraphQL, git smart-HTTP and sign-in."""
 
@@ -84,8 +66,6 @@ class GitHubAdapter(Adapter):
     def __init__(self) -> None:
         self.reader = GraphQLReader()
         self._documents: DocumentCache | None = None
-        #: REST classifications that read nothing but the method, host and path (:meth:`classify`).
-        self._rest: dict[tuple[str, str, str], Classification] = {}
 
     @property
     def documents(self) -> DocumentCache:
@@ -106,18 +86,9 @@ class GitHubAdapter(Adapter):
     def configure(self, options: GitHubOptions) -> None:
         self.reader = options.reader(cache_size=options.graphql_cache_size)
         self._documents = None
-        self._rest = {}
 
     def classify(self, request: Request) -> Classification:
-        """What ``request`` does. A REST request whose route reads nothing of the body (no
-        change, no issue draft) and whose path is short is a function of its method, host
-        and path alone: its classification is remembered by those three, the same few routes
-        coming back on every write (a comment, a label). The query and the body of such a
-        route are read by no one; the routes that read them are never remembered."""
-        key = (request.method, request.host, request.path)
-        known = self._rest.get(key)
-        if known is not None:
-            return known
+        """What ``request`` does, read afresh every time (nothing is remembered between requests)."""
         # The wire classifiers are imported here, not with the module: the agent gate loads
         # this module for a `gh` command and classifies its command line only.
         from gitvow_github.rest import classify_rest
@@ -125,11 +96,6 @@ class GitHubAdapter(Adapter):
         target = route(request.host, request.path)
         if target.surface is Surface.REST:
             result = classify_rest(request.method, target.path)
-            if _path_alone(result) and len(request.path) <= _REST_PATH:
-                if len(self._rest) >= _REST_SIZE:
-                    self._rest.clear()
-                self._rest[key] = result
-                return result
             if result.operations == ("issue.edit",) and ISSUE_ROUTE in str(result.details.get("route", "")):
                 # The issues API edits, closes, locks and assigns pull requests too: the forge
                 # says which one number N is (one lookup per number, whatever the sub-route).

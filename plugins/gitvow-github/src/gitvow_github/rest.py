@@ -18,34 +18,13 @@ def _repo_from_prefix(path: str) -> str | None:
     return None
 
 
-#: Classifications of the committed inventory by (method, path) (:func:`classify_rest`).
-_CLASSIFIED: dict[tuple[str, str], Classification] = {}
-#: How many, and the longest path kept: agents ask the same few routes over and over.
-_CLASSIFIED_MAX = 4096
-_CLASSIFIED_PATH = 512
-
-
 def classify_rest(method: str, path: str, routes: RestRoutes | None = None) -> Classification:
     """Classify one REST call given its method and its path below the API root.
 
     GET/HEAD/OPTIONS are ``read`` whether or not the route is in the inventory (a read
     changes nothing); any other method must match a route, and the route's reviewed row decides.
-
-    Against the committed inventory (``routes`` None) the answer is remembered: it is a pure
-    function of the method, the path and that inventory's trie, which is built once per
-    process and never changes, so (method, path) is the whole key; a Classification is
-    frozen, so one answer may serve many requests.
     """
-    if routes is not None or len(path) > _CLASSIFIED_PATH:
-        return _classify(method, path, routes or trie())
-    key = (method, path)
-    found = _CLASSIFIED.get(key)
-    if found is None:
-        found = _classify(method, path, trie())
-        if len(_CLASSIFIED) >= _CLASSIFIED_MAX:
-            _CLASSIFIED.clear()
-        _CLASSIFIED[key] = found
-    return found
+    return _classify(method, path, routes or trie())
 
 
 def _classify(method: str, path: str, routes: RestRoutes) -> Classification:

@@ -42,7 +42,7 @@ from gitvow_proxy.flow_metadata import (
 from gitvow_proxy.gates import UNAVAILABLE_RETRY
 from gitvow_proxy.header_fields import HeaderFields
 from gitvow_proxy.identity import Identity
-from gitvow_proxy.read_memo import ReadMemo, Remembered, read_key, rememberable
+from gitvow_proxy.read_memo import READS, Remembered, read_key, rememberable
 from gitvow_proxy.refusals import (
     HOST_NOT_SERVED,
     INSECURE_UPSTREAM,
@@ -135,46 +135,6 @@ def _inject(runtime: Runtime, flow: http.HTTPFlow, decision: Decision) -> None:
     _forward(flow, fields, secrets, decision.adapter or "")
 
 
-#: Injections remembered per policy load, before the memo starts over.
-INJECTIONS = 256
-
-
-class Injections:
-    """:func:`_injection` of one runtime, remembered: an agent's client sends the same header
-    names on every write (the values differ: the body's length, a request id), and each
-    decision injects the same credential headers. Which fields are dropped is a function of
-    their names alone, so the fields forwarded are the request's own at places worked out
-    once per (the names in their order, the credential headers), followed by the credential
-    headers; the secrets to scrub are the runtime's (the memo's owner: a reload starts an
-    empty one) and the credential headers'."""
-
-    def __init__(self, owner: Runtime) -> None:
-        self.owner = owner
-        self._memo: dict[tuple[object, ...], tuple[tuple[int, ...], tuple[tuple[bytes, bytes], ...],
-                                                   tuple[bytes, ...] | None]] = {}
-
-    def apply(self, fields: tuple[tuple[bytes, bytes], ...],
-              decision: Decision) -> tuple[tuple[tuple[bytes, bytes], ...], tuple[bytes, ...] | None]:
-        key = (tuple([field[0] for field in fields]), tuple(decision.headers.items()))
-        known = self._memo.get(key)
-        if known is None:
-            forwarded, secrets = _injection(self.owner, fields, decision)
-            kept = len(forwarded) - len(decision.headers)
-            # The kept fields are the request's in order (the dropped ones skipped): their places.
-            found: list[int] = []
-            for index, field in enumerate(fields):
-                if len(found) < kept and field is forwarded[len(found)]:
-                    found.append(index)
-            if len(found) != kept:  # never: the kept fields are the request's own objects
-                return forwarded, secrets
-            known = (tuple(found), forwarded[kept:], secrets)
-            if len(self._memo) >= INJECTIONS:
-                self._memo.clear()
-            self._memo[key] = known
-        places, added, secrets = known
-        return (*[fields[index] for index in places], *added), secrets
-
-
 def _forward(flow: http.HTTPFlow, fields: tuple[tuple[bytes, bytes], ...], secrets: tuple[bytes, ...] | None,
              adapter: str) -> None:
     flow.request.headers.fields = fields
@@ -221,11 +181,7 @@ class PolicyEnforcement:
         #: Decisions that reach the state store run here, one at a time, never on the event loop.
         self._store_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitvow-store")
         self._tls: tuple[str | None, ssl.SSLContext] | None = None  # upstream CA → context for lookups
-        self._memo: ReadMemo | None = None
         self._flags: LastFlags | None = None
-        self._injected: Injections | None = None
-        #: The callers built under one runtime (:meth:`_caller`).
-        self._callers: tuple[Runtime | None, dict[tuple[Identity, bool], Caller]] = (None, {})
 
     # -- connections --------------------------------------------------------------------------
 
@@ -322,11 +278,11 @@ class PolicyEnforcement:
             return None
         if flow.request.stream:
             raise GitvowError("the request body is streamed and cannot be inspected")
-        memo = self._read_memo(runtime)
+        memo = runtime.engine.memo
         key = read_key(flow, identity.name) if not identity.internal and APPROVAL_KEY not in flow.metadata else None
         if key is not None:
-            remembered = memo.get(key)
-            if remembered is not None:  # decided before, byte for byte: applied as it was then
+            remembered = memo.get(READS, key)
+            if isinstance(remembered, Remembered):  # decided before, byte for byte: applied as it was then
                 _forward(flow, remembered.fields, remembered.secrets, remembered.adapter)
                 flow.metadata[AUDIT_KEY] = remembered.audit(time.perf_counter() - started)
                 return None
@@ -337,15 +293,8 @@ class PolicyEnforcement:
         classification = decision.classification
         if key is not None and classification is not None and decision.note is None \
                 and rememberable(classification, decision):
-            memo.put(key, _remembered(runtime, flow, request, identity.name, decision))
+            memo.put(READS, key, _remembered(runtime, flow, request, identity.name, decision))
         return runtime, request, identity, decision
-
-    def _read_memo(self, runtime: Runtime) -> ReadMemo:
-        """The remembered reads of the policy in force (a reload starts an empty one)."""
-        memo = self._memo
-        if memo is None or memo.owner is not runtime:
-            memo = self._memo = ReadMemo(runtime)
-        return memo
 
     def _last_flags(self, runtime: Runtime) -> LastFlags:
         """The run-time flags read last under the policy in force (a reload starts afresh)."""
@@ -424,39 +373,21 @@ class PolicyEnforcement:
         """The pipeline's request and caller (a streamed body was refused before, in :meth:`_decided`)."""
         return as_request(flow), self._caller(runtime, identity, APPROVAL_KEY in flow.metadata)
 
-    def _caller(self, runtime: Runtime, identity: Identity, approved: bool) -> Caller:
-        """The caller of a request, one per (agent, approved) under each policy: a Caller is the
-        agent's name, its grant in ``runtime`` and the approval flag, and frozen, so it is built
-        once, not per request; a reload (another runtime) builds them anew."""
-        callers = self._callers
-        if callers[0] is not runtime:
-            callers = self._callers = (runtime, {})
-        key = (identity, approved)
-        caller = callers[1].get(key)
-        if caller is None:
-            if identity.internal:
-                caller = Caller(identity.name, internal=True)
-            else:
-                grant = runtime.grant_for(identity.name)
-                if grant is None:
-                    raise GitvowError(f"agent {identity.name!r} has no grant")
-                caller = Caller(identity.name, grant, approved=approved)
-            callers[1][key] = caller
-        return caller
-
-    def _injections(self, runtime: Runtime) -> Injections:
-        """The remembered injections of the policy in force (a reload starts an empty one)."""
-        injections = self._injected
-        if injections is None or injections.owner is not runtime:
-            injections = self._injected = Injections(runtime)
-        return injections
+    @staticmethod
+    def _caller(runtime: Runtime, identity: Identity, approved: bool) -> Caller:
+        """The caller of a request: the agent's name, its grant in ``runtime`` and the approval flag."""
+        if identity.internal:
+            return Caller(identity.name, internal=True)
+        grant = runtime.grant_for(identity.name)
+        if grant is None:
+            raise GitvowError(f"agent {identity.name!r} has no grant")
+        return Caller(identity.name, grant, approved=approved)
 
     def _apply(self, runtime: Runtime, flow: http.HTTPFlow, request: Request, identity: Identity, decision: Decision,
                took: float) -> None:
         action, note, taken = decision.action, decision.note, decision.taken
         if action is Action.FORWARD:
-            fields, secrets = self._injections(runtime).apply(flow.request.headers.fields, decision)
-            _forward(flow, fields, secrets, decision.adapter or "")
+            _inject(runtime, flow, decision)
             if taken is not None:
                 flow.metadata[_TAKEN_KEY] = (runtime, taken)
         elif action is Action.TUNNEL:

@@ -47,11 +47,9 @@ class ProxyIdentity:
     def __init__(self, shared: Shared) -> None:
         self.shared = shared
         self._auth: dict[str, str] = {}  # client connection id → its CONNECT's Proxy-Authorization
-        self._known: dict[str, tuple[str, Runtime, Identity]] = {}  # connection id → last identity proven
 
     def client_disconnected(self, client: connection.Client) -> None:
         self._auth.pop(client.id, None)
-        self._known.pop(client.id, None)
 
     def _identify(self, runtime: Runtime, flow: http.HTTPFlow) -> Identity | None:
         """The caller, from this request's Proxy-Authorization or its connection's CONNECT."""
@@ -59,13 +57,7 @@ class ProxyIdentity:
         header = proxy_authorization(flow.request.headers) or self._auth.get(conn, "")
         if not header:
             return None
-        known = self._known.get(conn)
-        if known is not None and known[0] == header and known[1] is runtime:
-            return known[2]
-        identity = runtime.identities.authenticate(header)
-        if identity is not None:
-            self._known[conn] = (header, runtime, identity)
-        return identity
+        return runtime.identities.authenticate(header)
 
     def _prove(self, flow: http.HTTPFlow) -> Identity | None:
         """Leave the caller on the flow, or answer 503/407 and return None."""
