@@ -139,7 +139,8 @@ class _Connection(asyncio.Protocol):
     # -- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
+        if not isinstance(transport, asyncio.Transport):
+            raise TypeError("internal error: transport is not asyncio.Transport")
         self._transport = transport
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -187,7 +188,8 @@ class _Connection(asyncio.Protocol):
         if self._sent or self._queued:
             self._queued.append(entry)
             return
-        assert self._transport is not None
+        if self._transport is None:
+            raise RuntimeError("internal error: self._transport unset")
         self._transport.write(entry[1])
         self._sent.append(entry)
         if self._timer is None:
@@ -199,7 +201,8 @@ class _Connection(asyncio.Protocol):
         self._queued = []
         if not entries:
             return
-        assert self._transport is not None
+        if self._transport is None:
+            raise RuntimeError("internal error: self._transport unset")
         self._transport.write(b"".join(entry[1] for entry in entries))
         self._sent.extend(entries)
         first = min(entry[2] for entry in entries)
