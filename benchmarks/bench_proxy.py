@@ -98,9 +98,10 @@ def serve_passthrough(port: int, confdir: Path, upstream_ca: Path) -> None:
     import gc
     import logging
 
-    from gitvow_proxy.run import lean_addons
     from mitmproxy import options
     from mitmproxy.master import Master
+
+    from gitvow_proxy.run import lean_addons
 
     async def main() -> None:
         logging.getLogger().setLevel(logging.DEBUG)
