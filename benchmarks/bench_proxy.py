@@ -8,9 +8,9 @@ The baseline, ``passthrough``, is mitmproxy's ``Master`` with exactly the protoc
 ``gitvow proxy`` runs (:func:`gitvow_proxy.run.lean_addons`: core, block, disable_h2c,
 proxyserver, script, next_layer, tlsconfig, upstream_auth, errorcheck), built as ``gitvow
 proxy`` builds its own (same options, same import footprint, ``gc.freeze``) and forwarding
-everything: the baseline of the issue's goals. ``passthrough-quick`` is the same with the
-quicker message check ``gitvow proxy`` installs in its mitmproxy
-(:mod:`gitvow_proxy.message_check`): a ratio against it is gitvow's own work alone. Bare
+everything: the baseline of the issue's goals. ``passthrough-O`` is the same under ``python
+-O``, as ``gitvow proxy`` runs itself (:mod:`gitvow_proxy.optimised`: mitmproxy's per-message
+type checks off): a ratio against it is gitvow's own work alone. Bare
 ``mitmdump --proxyauth`` (all its default addons) runs too, for comparison with earlier
 figures (``--no-mitmdump`` drops it).
 Every proxy runs at once; rounds alternate between them (ABBA) so machine noise hits all alike.
@@ -64,9 +64,9 @@ WORKLOADS = {
 }
 #: The baseline every ratio is taken against: mitmproxy as it comes, with gitvow's protocol addons.
 BASE = "passthrough"
-#: The second baseline: the same, with the quicker message check ``gitvow proxy`` installs in its
-#: mitmproxy (:mod:`gitvow_proxy.message_check`); a ratio against it is gitvow's own work alone.
-QUICK = "passthrough-quick"
+#: The second baseline: the same under ``python -O``, as ``gitvow proxy`` runs itself
+#: (:mod:`gitvow_proxy.optimised`); a ratio against it is gitvow's own work alone.
+QUICK = "passthrough-O"
 REPLY = json.dumps([{"number": n, "title": f"pull request {n}"} for n in range(5)]).encode()
 
 
@@ -89,23 +89,19 @@ def serve_upstream(cert_dir: Path) -> None:
 
 # -- the passthrough (its own process) -----------------------------------------------------
 
-def serve_passthrough(port: int, confdir: Path, upstream_ca: Path, quick: bool = False) -> None:
+def serve_passthrough(port: int, confdir: Path, upstream_ca: Path) -> None:
     """mitmproxy's ``Master`` with the protocol addons ``gitvow proxy`` holds and nothing else,
     built as :func:`gitvow_proxy.run.serve` builds the proxy: the baseline of every ratio.
-    With ``quick``, also with gitvow's quicker message check (:mod:`gitvow_proxy.message_check`):
-    the second baseline, against which a ratio is gitvow's own work alone."""
+    Started under ``python -O`` it is the second baseline, against which a ratio is gitvow's
+    own work alone."""
     import asyncio
     import gc
     import logging
 
-    from gitvow_proxy import message_check
-    from gitvow_proxy.run import _skip_the_addon_catalogue, lean_addons
-
-    _skip_the_addon_catalogue()
-    if quick:
-        message_check.install()
     from mitmproxy import options
     from mitmproxy.master import Master
+
+    from gitvow_proxy.run import lean_addons
 
     async def main() -> None:
         logging.getLogger().setLevel(logging.DEBUG)
@@ -281,7 +277,8 @@ def environment(workdir: Path, redis: bool = False, mitmdump: bool = True) -> It
             return [str(BIN / "gitvow"), "proxy", "--policy", str(policy(name, states[name])),
                     "--listen-port", str(port), "--confdir", str(confdir)]
         if name in (BASE, QUICK):
-            return _myself("--passthrough", str(port), str(confdir), str(upstream_ca), *(["--quick"] * (name == QUICK)))
+            python = [sys.executable, *(["-O"] * (name == QUICK))]
+            return [*python, str(Path(__file__).resolve()), "--passthrough", str(port), str(confdir), str(upstream_ca)]
         return [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
                 "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={upstream_ca}",
                 "--set", "connection_strategy=lazy", "--set", "flow_detail=0",
@@ -323,9 +320,9 @@ def _ratios(row: dict[str, float], samples: dict[str, list[float]], names: list[
             g / m for g, m in zip(samples[name], samples[BASE], strict=True))
         row[f"{name}/base_cpu"] = row[f"{BASE}_cpu_ms"] / row[f"{name}_cpu_ms"]
         if name.startswith("gitvow"):
-            row[f"{name}/quick"] = statistics.median(
+            row[f"{name}/O"] = statistics.median(
                 g / m for g, m in zip(samples[name], samples[QUICK], strict=True))
-            row[f"{name}/quick_cpu"] = row[f"{QUICK}_cpu_ms"] / row[f"{name}_cpu_ms"]
+            row[f"{name}/O_cpu"] = row[f"{QUICK}_cpu_ms"] / row[f"{name}_cpu_ms"]
 
 
 def run(duration: float, rounds: int, clients: int, workdir: Path,
@@ -381,12 +378,12 @@ def report(results: dict[str, dict[str, float]], rounds: int, duration: float) -
         for n in names:
             line += f" {row[n]:>12.0f} {row[f'{n}/base']:>6.3f} {row[f'{n}/base_cpu']:>6.3f}"
         print(line)
-    gitvows = [n for n in names if f"{n}/quick" in first]
-    print(f"gitvow's own work alone: NAME/{QUICK} (the baseline with gitvow's quicker message check)")
+    gitvows = [n for n in names if f"{n}/O" in first]
+    print(f"gitvow's own work alone: NAME/{QUICK} (the baseline under python -O, as gitvow proxy runs)")
     print(f"{'workload':<8} {QUICK:>17}" + "".join(f" {n:>12} {'ratio':>6} {'cpu':>6}" for n in gitvows))
     for workload, row in results.items():
         print(f"{workload:<8} {row[QUICK]:>17.0f}"
-              + "".join(f" {row[n]:>12.0f} {row[f'{n}/quick']:>6.3f} {row[f'{n}/quick_cpu']:>6.3f}" for n in gitvows))
+              + "".join(f" {row[n]:>12.0f} {row[f'{n}/O']:>6.3f} {row[f'{n}/O_cpu']:>6.3f}" for n in gitvows))
     print("CPU ms per request")
     print(f"{'workload':<8} {BASE:>11} {QUICK:>17}" + "".join(f" {n:>12}" for n in names))
     for workload, row in results.items():
@@ -400,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         serve_upstream(Path(argv[1]))
         return 0
     if argv[:1] == ["--passthrough"]:
-        serve_passthrough(int(argv[1]), Path(argv[2]), Path(argv[3]), quick=argv[4:5] == ["--quick"])
+        serve_passthrough(int(argv[1]), Path(argv[2]), Path(argv[3]))
         return 0
     if argv[:1] == ["--client"]:
         proxy, cafile, url, method, body, seconds, threads = argv[1:8]
@@ -440,7 +437,7 @@ def test_bench_proxy_runs(tmp_path: Path) -> None:
     assert set(results) == set(WORKLOADS)
     assert all(row["gitvow"] > 0 and row[BASE] > 0 and row[QUICK] > 0 and row["mitmdump"] > 0
                for row in results.values())
-    assert all(row["gitvow/base"] > 0 and row["gitvow/base_cpu"] > 0 and row["gitvow/quick"] > 0
+    assert all(row["gitvow/base"] > 0 and row["gitvow/base_cpu"] > 0 and row["gitvow/O"] > 0
                for row in results.values())
     assert not redis or all(row["gitvow-redis"] > 0 for row in results.values())
 

@@ -200,7 +200,8 @@ def configure_adapters(
 def configured[A: Adapter](adapter: A, options: Mapping[str, object], *, source: str | None = None) -> A:
     """A copy of ``adapter`` with ``options`` validated and applied, as ``[adapters.NAME]`` would be."""
     done = configure_adapters({adapter.name: adapter}, {adapter.name: options}, source=source)[adapter.name]
-    assert isinstance(done, type(adapter))
+    if not isinstance(done, type(adapter)):
+        raise TypeError("internal error: done is not type(adapter)")
     return done
 
 

@@ -102,7 +102,8 @@ class Plugins:
         if self._adapters is None:
             adapters: dict[str, Adapter] = {}
             for plugin, item in self._collect("register_adapters", Adapter):
-                assert isinstance(item, Adapter)
+                if not isinstance(item, Adapter):
+                    raise TypeError("internal error: item is not Adapter")
                 if item.name in adapters:
                     owner = self.adapter_plugin[item.name]
                     self._failures.append(PluginError(plugin, f"adapter {item.name!r} is already registered by {owner!r}"))
@@ -118,7 +119,8 @@ class Plugins:
         if self._relays is None:
             relays: dict[str, RelayTemplate] = {}
             for _plugin, item in self._collect("register_relays", RelayTemplate):
-                assert isinstance(item, RelayTemplate)
+                if not isinstance(item, RelayTemplate):
+                    raise TypeError("internal error: item is not RelayTemplate")
                 relays.setdefault(item.command, item)
             self._relays = relays
         return self._relays
@@ -132,7 +134,8 @@ class Plugins:
             owners: dict[str, str] = dict.fromkeys(CorePolicy.model_fields, "the core")
             found: list[PolicySection] = []
             for plugin, item in self._collect("register_policy_sections", PolicySection):
-                assert isinstance(item, PolicySection)
+                if not isinstance(item, PolicySection):
+                    raise TypeError("internal error: item is not PolicySection")
                 taken = [key for key in item.keys if key in owners]
                 if taken:
                     self._failures.append(PluginError(plugin, f"policy key {taken[0]!r} is already read by "
@@ -150,7 +153,8 @@ class Plugins:
             owners: dict[str, str] = {command.name: "the core" for command in CORE_COMMANDS}
             commands: dict[str, Command] = {}
             for plugin, item in self._collect("register_commands", Command):
-                assert isinstance(item, Command)
+                if not isinstance(item, Command):
+                    raise TypeError("internal error: item is not Command")
                 if item.name in owners:
                     self._failures.append(PluginError(plugin, f"command {item.name!r} is already added by "
                                                               f"{owners[item.name]}"))

@@ -208,7 +208,8 @@ class RouteTrie[T]:
             if key is not None:
                 node = node.literals.setdefault(key, _Node())
                 continue
-            assert name is not None
+            if name is None:
+                raise RuntimeError("internal error: name unset")
             if node.param is None:
                 node.param = _Node()
                 node.param_name = name
@@ -231,11 +232,13 @@ class RouteTrie[T]:
         parsed = self._parse(template)
         node: _Node[T] | None = self._root
         for key, _ in parsed.steps:
-            assert node is not None
+            if node is None:
+                raise RuntimeError("internal error: node unset")
             node = node.param if key is None else node.literals.get(key)
             if node is None:
                 return None
-        assert node is not None
+        if node is None:
+            raise RuntimeError("internal error: node unset")
         return (node.claims if parsed.claim else node.methods).get(method)
 
     def _mark_spans(self, parsed: _Parsed) -> None:
@@ -245,7 +248,8 @@ class RouteTrie[T]:
             if key is not None:
                 node = node.literals[key]
                 continue
-            assert node.param is not None
+            if node.param is None:
+                raise RuntimeError("internal error: node.param unset")
             node = node.param
             if parsed.spanning[k]:
                 node.spans = True

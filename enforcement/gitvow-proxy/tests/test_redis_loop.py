@@ -366,3 +366,51 @@ def test_tls_and_password_with_admissions_in_a_batch(tls_redis_server: RedisServ
         answers = asyncio.run(run())
     assert [str(w.message) for w in caught] == []
     assert answers == [Admission(None), Admission(59.0), Admission(None), Admission(59.0), Admission(None)]
+
+
+@pytest.mark.parametrize("command", [
+    ["EVALSHA", "0" * 40, "0"],  # NOSCRIPT
+    ["AUTH", "nobody-set-one"],  # ERR AUTH <password> called without any password configured...
+    ["AUTH"],  # ERR wrong number of arguments for 'auth' command
+    ["NOSUCHCOMMAND"],  # ERR unknown command
+    ["LPUSH", "gitvow:test:a-set", "x"],  # WRONGTYPE
+])
+def test_an_error_reply_is_the_exception_redis_py_raises_for_it(redis_server: RedisServer, command: list[str]) -> None:
+    """The loop's connection names a real server's error reply as the thread's client (redis-py)
+    does: the same public class, message and status code."""
+    import socket
+
+    import redis
+
+    client = redis.Redis(port=redis_server.port, decode_responses=True)
+    client.sadd("gitvow:test:a-set", "member")
+    with pytest.raises(redis.RedisError) as theirs:
+        client.execute_command(*command)
+    with socket.create_connection(("127.0.0.1", redis_server.port)) as raw:
+        raw.sendall(redis_loop.pack(command))
+        data = b""
+        while not data.endswith(b"\r\n"):
+            data += raw.recv(4096)
+    client.delete("gitvow:test:a-set")
+    client.close()
+    reply, _ = redis_loop.parse(data, 0)
+    ours = redis_loop.error_for(reply)
+    assert (type(ours), ours.args, ours.status_code) == (type(theirs.value), theirs.value.args, theirs.value.status_code)
+
+
+@pytest.mark.parametrize(("reply", "kind"), [
+    ("LOADING Redis is loading the dataset in memory", "BusyLoadingError"),
+    ("WRONGPASS invalid username-password pair or user is disabled.", "AuthenticationError"),
+    ("NOAUTH Authentication required.", "AuthenticationError"),
+    ("ERR max number of clients reached", "MaxClientsReachedError"),
+    ("READONLY You can't write against a read only replica.", "ReadOnlyError"),
+    ("OOM command not allowed when used memory > 'maxmemory'.", "OutOfMemoryError"),
+    ("BUSY Redis is busy running a script.", "ResponseError"),
+])
+def test_a_server_that_cannot_serve_is_a_connection_error_and_the_rest_response_errors(reply: str, kind: str) -> None:
+    import redis
+
+    error = redis_loop.error_for(reply)
+    assert type(error).__name__ == kind
+    assert isinstance(error, redis.ConnectionError) == (kind in ("BusyLoadingError", "AuthenticationError",
+                                                                 "MaxClientsReachedError"))

@@ -99,3 +99,27 @@ def test_a_port_in_use_points_at_listen_port(tmp_path: Path) -> None:
     assert proc.returncode != 0, said
     assert "address already in use" in said and f"--listen-port {port + 2}" in said, said
     assert "--mode" not in said, said
+
+
+def test_it_runs_itself_under_python_O_in_the_same_process(tmp_path: Path) -> None:
+    """``gitvow proxy`` execs itself under ``python -O`` (mitmproxy's per-message type checks
+    off): the same pid, the same arguments after the interpreter's, and no word of running
+    without it; SIGTERM still stops it cleanly."""
+    path = policy(tmp_path)
+    port = free_port()
+    log = tmp_path / "proxy.log"
+    command = [GITVOW, "proxy", "--policy", str(path), "--listen-port", str(port), "--allow-unset-secrets"]
+    with log.open("w") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=environment())
+    try:
+        deadline = time.monotonic() + 90
+        while "listening at" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "listening at" in log.read_text(), log.read_text()
+        running = Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+    assert running[1:] == ["-O", *command], running
+    assert code == 0
+    assert "without -O" not in log.read_text()

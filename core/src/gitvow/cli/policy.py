@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         loaded = engine(args.file, plugins, absent="error").policy
-        assert isinstance(loaded, Policy)  # a file was named: the loader's policy, sections and all
+        if not isinstance(loaded, Policy):  # a file was named: the loader's policy, sections and all
+            raise TypeError("internal error: loaded is not Policy")
         problems = failures(loaded, plugins)
         if problems:
             raise PolicyError("; ".join(problems), source=args.file)

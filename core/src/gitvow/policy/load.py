@@ -58,7 +58,8 @@ class Policy(CompiledPolicy):
         if found is None:
             found = _validate(model, {k: v for k, v in self.data.items() if k in model.model_fields}, self.source)
             self.sections[model] = found
-        assert isinstance(found, model)
+        if not isinstance(found, model):
+            raise TypeError("internal error: found is not model")
         return found
 
 

@@ -84,7 +84,8 @@ def judge_request(engine: Engine, test: PolicyTest) -> tuple[str, str | None]:
     from gitvow.pipeline import Action
     from gitvow.request import Request
 
-    assert test.method is not None and test.url is not None
+    if test.method is None or test.url is None:
+        raise RuntimeError("internal error: test.method or test.url unset")
     request = Request.from_url(test.method, test.url, headers=test.headers, body=test.body.encode())
     grant = (engine.policy.grant_for(test.agent) if test.agent else None) or Grant()
     decision = engine.decide(request, Caller("policy-test", grant))

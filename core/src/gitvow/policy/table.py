@@ -110,4 +110,5 @@ class PolicyTable(Mapping[str, PolicyRow]):
 
 DEFAULT_TABLE = PolicyTable()
 
-assert set(DEFAULT_ROWS) == set(OPERATIONS), "every operation needs a default row"
+if set(DEFAULT_ROWS) != set(OPERATIONS):
+    raise RuntimeError("every operation needs a default row")

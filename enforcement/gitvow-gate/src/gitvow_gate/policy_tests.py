@@ -35,7 +35,8 @@ def judge_tool_test(policy: Policy, test: PolicyTest) -> tuple[str, str | None]:
         target = os.path.join(cwd, test.path)
         call = GateCall("edit", test.tool, cwd, edits=(FileEdit(target),), tool_input={"file_path": target})
     else:
-        assert test.mcp is not None
+        if test.mcp is None:
+            raise RuntimeError("internal error: test.mcp unset")
         call = GateCall.mcp(test.mcp, dict(test.arguments), cwd)
     gate = gate_policy.from_policy(policy, source)
     decision = decide(gate, call, test.agent or "", env={})

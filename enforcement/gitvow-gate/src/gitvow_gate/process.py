@@ -53,7 +53,8 @@ def run(argv: Sequence[str], stdin: bytes, *, cwd: str | None, timeout: float, m
     timer.start()
     chunks: list[bytes] = []
     try:
-        assert proc.stdin is not None and proc.stdout is not None
+        if proc.stdin is None or proc.stdout is None:
+            raise RuntimeError("internal error: proc.stdin or proc.stdout unset")
         try:
             proc.stdin.write(stdin)
             proc.stdin.close()

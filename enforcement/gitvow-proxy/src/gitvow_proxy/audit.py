@@ -115,7 +115,8 @@ class AuditLog:
         if moved or self._fd is None:
             self._close_stream()
             self._open()
-        assert self._fd is not None
+        if self._fd is None:
+            raise RuntimeError("internal error: self._fd unset")
         return self._fd
 
     def _close_stream(self) -> None:
@@ -127,7 +128,8 @@ class AuditLog:
     def _append(self, line: str) -> None:
         """Write one whole line (a short write is continued, as a full disk may cause)."""
         if not self._owned:
-            assert self._stream is not None
+            if self._stream is None:
+                raise RuntimeError("internal error: self._stream unset")
             self._stream.write(line)
             self._stream.flush()
             return

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from gitvow.errors import GitvowError
 from gitvow.policy.load import load_policy
-from gitvow_proxy import message_check
 from gitvow_proxy.addons.graceful_stop import GracefulStop
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.shared import Shared
@@ -87,30 +86,6 @@ class PortHint(logging.Filter):
         return True
 
 
-def _skip_the_addon_catalogue() -> None:
-    """Import mitmproxy's addon modules one by one, without ``mitmproxy/addons/__init__``.
-
-    That package module imports every default addon, and with them LDAP, Flask, Jinja and
-    Werkzeug (about 15 MB resident, some 300 modules) that :func:`lean_addons` never uses.
-    A package module with the same search path and none of that code stands in for it, so
-    ``from mitmproxy.addons import core`` loads ``core`` alone. Only in ``gitvow proxy``'s
-    own process, and only before anything imported the real one (``mitmdump -s`` keeps it)."""
-    import importlib.util
-    import types
-
-    if "mitmproxy.addons" in sys.modules:
-        return
-    spec = importlib.util.find_spec("mitmproxy.addons")
-    if spec is None or spec.submodule_search_locations is None:
-        return
-    package = types.ModuleType("mitmproxy.addons", "mitmproxy's addons, loaded one by one by gitvow proxy")
-    package.__path__ = list(spec.submodule_search_locations)
-    package.__spec__ = spec
-    package.__package__ = "mitmproxy.addons"
-    package.__file__ = spec.origin
-    sys.modules["mitmproxy.addons"] = package
-
-
 def lean_addons() -> list[object]:
     """The mitmproxy addons a policy proxy needs, and no more.
 
@@ -124,7 +99,9 @@ def lean_addons() -> list[object]:
     start-up error reporting (errorcheck). Left out: replay, flow saving and export,
     traffic rewriting (map/modify/anticache/anticomp/sticky*), mitmproxy's own proxy
     authentication (gitvow identifies agents), onboarding, the browser and DNS helpers; their
-    options are therefore unknown to ``gitvow proxy --set``."""
+    options are therefore unknown to ``gitvow proxy --set``. They are imported through
+    mitmproxy's public ``mitmproxy.addons`` package, which loads its whole catalogue once at
+    start; the addons left out are never added to the master, so they cost nothing per request."""
     from mitmproxy.addons import (
         block,
         core,
@@ -151,8 +128,6 @@ def lean_addons() -> list[object]:
 
 
 async def serve(options: ProxyOptions) -> int:
-    _skip_the_addon_catalogue()
-    message_check.install()
     from mitmproxy import options as mitm_options
     from mitmproxy.master import Master
 
@@ -180,6 +155,8 @@ async def serve(options: ProxyOptions) -> int:
         confdir=str(confdir),
     )
     master = Master(opts, with_termlog=True)
+    if __debug__:  # not under python -O (gitvow proxy runs itself so: see gitvow_proxy.optimised)
+        log.info("gitvow: python runs without -O: mitmproxy type-checks every HTTP message, which is slower")
     shared = Shared()
     addons = proxy_addons(shared)
     master.addons.add(*lean_addons(), AddonChain(addons))  # type: ignore[no-untyped-call]

@@ -31,7 +31,8 @@ class AdminListener:
 
     def _policy(self) -> Policy:
         runtime = self.shared.runtime
-        assert runtime is not None
+        if runtime is None:
+            raise RuntimeError("internal error: runtime unset")
         return runtime.policy
 
     def running(self) -> None:

@@ -49,7 +49,8 @@ WAITING = (approvals.PENDING, approvals.APPROVED, approvals.SENDING)
 def candidate(flow: http.HTTPFlow, staged: StagedRefusal, now: float) -> approvals.Approval:
     """A new approval of the refused request, exactly as the agent sent it."""
     decision = staged.decision
-    assert decision.classification is not None
+    if decision.classification is None:
+        raise RuntimeError("internal error: decision.classification unset")
     req = flow.request
     url = f"{req.scheme}://{req.host}:{req.port}{req.path}"
     body = req.raw_content or b""
@@ -147,7 +148,8 @@ class ApprovalRelay:
         the approval staged anew (whose forge context is to be fetched), if any. Runs in a
         worker thread."""
         store, audit = self.shared.store, self.shared.audit
-        assert store is not None
+        if store is None:
+            raise RuntimeError("internal error: store unset")
         decision, request = staged.decision, staged.request
         fresh = candidate(flow, staged, time.time())
         capped = self._over_cap(fresh, staged)
@@ -174,7 +176,8 @@ class ApprovalRelay:
             return new
         verdict = self._verdict(approval, staged)
         runtime = staged.runtime
-        assert decision.classification is not None and verdict is not None
+        if decision.classification is None or verdict is None:
+            raise RuntimeError("internal error: decision.classification or verdict unset")
         adapter = runtime.engine.adapters.get(decision.adapter or "")
         message = runtime.engine.message(verdict, decision.classification, adapter, f"{request.method} {request.path}",
                                          approval=approval.id)
@@ -214,7 +217,8 @@ class ApprovalRelay:
         """The throttling answer (429, ``Retry-After``), as a write budget gives it."""
         decision, request, runtime = staged.decision, staged.request, staged.runtime
         classification = decision.classification
-        assert classification is not None
+        if classification is None:
+            raise RuntimeError("internal error: classification unset")
         what = ", ".join(classification.operations)
         message = (f"gitvow refused {what} ({request.method} {request.path}): agent {staged.identity.name} has "
                    f"{waiting} approvals waiting for a human, its cap is {cap}; wait until a human decides them. "

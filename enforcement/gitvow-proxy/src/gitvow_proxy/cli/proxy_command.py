@@ -26,6 +26,9 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gitvow_proxy.optimised import run_optimised
+
+    run_optimised()  # python -O: mitmproxy's per-message type checks off (returns when already, or not possible)
     from gitvow_proxy.run import ProxyOptions, main
 
     extra: dict[str, str] = {}

@@ -60,7 +60,8 @@ class EventStream:
         return data
 
     def _sessions(self, events: bytes) -> None:
-        assert self._on_session is not None
+        if self._on_session is None:
+            raise RuntimeError("internal error: self._on_session unset")
         text = events.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
         for block in text.split("\n\n"):
             lines = block.split("\n")

@@ -96,7 +96,8 @@ def replay(
                     side.act(*item.act)
             continue
         before = old.decide(item) if old is not None else item.recorded
-        assert before is not None
+        if before is None:
+            raise RuntimeError("internal error: before unset")
         report.add(item, before, new.decide(item))
     return report
 

@@ -112,7 +112,8 @@ class _Reader:
         ident = str(data["approval"])
         if verdict == "answered":
             item = _recorded(where, data, verdict)
-            assert item.recorded is not None
+            if item.recorded is None:
+                raise RuntimeError("internal error: item.recorded unset")
             self.items.append(replace(item, recorded=replace(item.recorded, held=True)))
             return
         if verdict == "staged":
@@ -136,7 +137,8 @@ class _Reader:
             if approval.request is None:
                 continue
             item = items[approval.request]
-            assert item.recorded is not None
+            if item.recorded is None:
+                raise RuntimeError("internal error: item.recorded unset")
             final = approval.final or Outcome("pending", "hard_deny", "approval", item.recorded.operations,
                                               item.recorded.repo, held=True)
             items[approval.request] = replace(item, recorded=final)

@@ -176,7 +176,8 @@ class Replayer:
 def _classification(adapter: Adapter, item: Recorded) -> Classification:
     """An audit line's operations and repository; its reason code stands in for the adapter's
     codes for unreadable requests when the line was refused by policy."""
-    assert item.classified is not None
+    if item.classified is None:
+        raise RuntimeError("internal error: item.classified unset")
     operations, repo = item.classified
     recorded = item.recorded
     code = "mode_denied"

@@ -14,21 +14,25 @@ concurrent writes share the system calls and the wake-ups (each command still it
 ``EVALSHA``, each reply its own answer).
 
 Redis-py still reads the URL (host, port, database, ``rediss://`` and its TLS options, made
-into an ``ssl.SSLContext`` by redis-py's own code) and names the errors (its parser's table:
+into an ``ssl.SSLContext`` by redis-py's own code), and an error reply is raised as the public
+exception class of ``redis.exceptions`` that redis-py raises for it (:func:`error_for`:
 ``NOSCRIPT``, ``WRONGPASS``, ``LOADING``...), so the loop's connection and the thread's client
-agree on both.
+agree on both: a server that cannot serve (loading, refusing the password, full of clients)
+is a ``ConnectionError`` to both, the store unavailable; any other error reply a
+``ResponseError``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 import redis
 import redis.asyncio
-from redis._parsers import BaseParser
+import redis.exceptions
 
 #: A command sent and the future of its reply (None: a reply to read and drop, the script's
 #: load), its bytes, the loop time by which it must be answered, whether it was sent again
@@ -104,6 +108,48 @@ def parse(data: bytes, pos: int) -> tuple[Any, int] | None:
     raise ValueError(f"an unknown reply type {bytes([kind])!r}")
 
 
+#: Error replies by their first word, raised as redis-py raises them (the same public classes).
+ERROR_CODES: dict[str, type[redis.exceptions.RedisError]] = {
+    "NOSCRIPT": redis.exceptions.NoScriptError,
+    "WRONGPASS": redis.exceptions.AuthenticationError,
+    "NOAUTH": redis.exceptions.AuthenticationError,
+    "LOADING": redis.exceptions.BusyLoadingError,
+    "READONLY": redis.exceptions.ReadOnlyError,
+    "OOM": redis.exceptions.OutOfMemoryError,
+    "NOPERM": redis.exceptions.NoPermissionError,
+    "EXECABORT": redis.exceptions.ExecAbortError,
+    "TRYAGAIN": redis.exceptions.TryAgainError,
+    "CLUSTERDOWN": redis.exceptions.ClusterDownError,
+    "MASTERDOWN": redis.exceptions.MasterDownError,
+}
+#: ``ERR`` replies whose message names a server that cannot serve this client (the store's
+#: commands are ``AUTH``, ``SELECT``, ``SCRIPT LOAD`` and ``EVALSHA``: no module, no cluster).
+ERR_MESSAGES: dict[str, type[redis.exceptions.RedisError]] = {
+    "max number of clients reached": redis.exceptions.MaxClientsReachedError,
+    "invalid password": redis.exceptions.AuthenticationError,
+    "AUTH <password> called without any password configured for the default user. Are you sure your "
+    "configuration is correct?": redis.exceptions.AuthenticationError,
+    "Client sent AUTH, but no password is set": redis.exceptions.AuthenticationError,
+    "wrong number of arguments for 'auth' command": redis.exceptions.AuthenticationWrongNumberOfArgsError,
+    "wrong number of arguments for 'AUTH' command": redis.exceptions.AuthenticationWrongNumberOfArgsError,
+}
+
+
+_CODE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+
+
+def error_for(reply: str) -> redis.exceptions.RedisError:
+    """The exception for an error reply (``-CODE message``): its code's class, else a
+    ``ResponseError``; the message without its code, the code as ``status_code``."""
+    code, _, message = reply.partition(" ")
+    if code == "ERR":
+        return ERR_MESSAGES.get(message, redis.exceptions.ResponseError)(message, status_code=code)
+    found = ERROR_CODES.get(code)
+    if found is not None:
+        return found(message, status_code=code)
+    return redis.exceptions.ResponseError(reply, status_code=code if _CODE.fullmatch(code) else None)
+
+
 def _copy(exc: BaseException) -> BaseException:
     """The same failure for another waiter (an exception instance is raised in one place)."""
     return type(exc)(*exc.args)
@@ -139,7 +185,8 @@ class _Connection(asyncio.Protocol):
     # -- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
+        if not isinstance(transport, asyncio.Transport):
+            raise TypeError("internal error: transport is not asyncio.Transport")
         self._transport = transport
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -187,7 +234,8 @@ class _Connection(asyncio.Protocol):
         if self._sent or self._queued:
             self._queued.append(entry)
             return
-        assert self._transport is not None
+        if self._transport is None:
+            raise RuntimeError("internal error: self._transport unset")
         self._transport.write(entry[1])
         self._sent.append(entry)
         if self._timer is None:
@@ -199,7 +247,8 @@ class _Connection(asyncio.Protocol):
         self._queued = []
         if not entries:
             return
-        assert self._transport is not None
+        if self._transport is None:
+            raise RuntimeError("internal error: self._transport unset")
         self._transport.write(b"".join(entry[1] for entry in entries))
         self._sent.extend(entries)
         first = min(entry[2] for entry in entries)
@@ -222,7 +271,7 @@ class _Connection(asyncio.Protocol):
                     self._push((None, self._load, deadline, True, self._loads))
                 self._push((future, command, deadline, True, self._loads))
                 return
-            future.set_exception(BaseParser.parse_error(value))  # type: ignore[no-untyped-call]
+            future.set_exception(error_for(value))
             return
         future.set_result(value)
 

@@ -10,10 +10,9 @@ canaries and read, but never take from a budget), so that proxy can keep the bud
   window, with the file's ``PRAGMA data_version`` then. That number changes when any other
   connection commits (a ``gitvow pause``, the desk, the store's own worker), so an
   admission that finds it unchanged knows its memory is the file's, and reading it costs a
-  few microseconds, no lock and no transaction. Before even that it looks at the header of
-  the WAL index (:class:`WalIndexHeader`): every commit of any connection rewrites it, so
-  while its bytes are the ones seen at the last check nothing was committed, and the pragma
-  (a statement and two ``fcntl`` calls) is not needed at all;
+  few microseconds, no lock and no transaction. The pragma is SQLite's documented way to ask
+  this; how a storage backend records commits (the WAL index in the ``-shm`` file) is left
+  to that backend, so nothing here reads it;
 - such an admission compares the flags and takes the units in memory. The units it takes are
   written with the next batch (at most :data:`FLUSH_SECONDS` later, one transaction for all
   of them); until then they count in memory, so this proxy never admits past a limit;
@@ -32,8 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import mmap
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -57,51 +54,6 @@ PENDING_LIMIT = 1024
 CHECKPOINT_EVERY = 200
 #: How long an admission made off the event loop waits for another writer of the file.
 BUSY_SECONDS = 10.0
-
-
-class WalIndexHeader:
-    """The header of a WAL database's index, read from the ``-shm`` file without a system call.
-
-    Every connection of every process maps the same file (SQLite's shared memory), and each
-    commit rewrites the header and its copy (https://www.sqlite.org/walformat.html: the
-    change counter, the last frame, checksums and salts). So bytes equal to the ones read
-    before mean no commit happened between the two reads; any difference, a torn read
-    included, only sends the caller to ``PRAGMA data_version``, which is exact. Mapping the
-    file adds no risk SQLite does not already take: its own connection in this process maps
-    the same pages. ``read`` gives ``None`` when there is no such file (yet)."""
-
-    #: The header and its copy, in the first 96 bytes of the file.
-    SIZE = 96
-
-    def __init__(self, database: Path) -> None:
-        self._path = database.with_name(database.name + "-shm")
-        self._map: mmap.mmap | None = None
-
-    def read(self) -> bytes | None:
-        if self._map is None and not self._open():
-            return None
-        assert self._map is not None
-        return self._map[:self.SIZE]
-
-    def _open(self) -> bool:
-        try:
-            fd = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            return False
-        try:
-            if os.fstat(fd).st_size < self.SIZE:
-                return False
-            self._map = mmap.mmap(fd, self.SIZE, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
-            return False
-        finally:
-            os.close(fd)
-        return True
-
-    def close(self) -> None:
-        if self._map is not None:
-            self._map.close()
-            self._map = None
 
 
 @dataclass
@@ -132,9 +84,6 @@ class SQLiteBudget:
         self._flush_loop: asyncio.AbstractEventLoop | None = None
         self._transactions = 0
         self._closed = False
-        self._index = WalIndexHeader(path)
-        #: The WAL index's header when ``PRAGMA data_version`` last matched the view's.
-        self._header: bytes | None = None
 
     # -- on the event loop ---------------------------------------------------------------------
 
@@ -161,7 +110,7 @@ class SQLiteBudget:
                     units: Sequence[int], now: float, window: float) -> Admission | None:
         """The admission from memory, or None when only a transaction can make it."""
         view = self._view
-        if view is None or len(self._pending) >= PENDING_LIMIT or not self._unchanged(db, view):
+        if view is None or len(self._pending) >= PENDING_LIMIT or _data_version(db) != view.version:
             return None
         used = view.used
         if any(key not in used for key, _ in keys):
@@ -175,18 +124,6 @@ class SQLiteBudget:
             self._windows[key] = window
             self._pending.extend([(key, now)] * amount)
         return Admission(None)
-
-    def _unchanged(self, db: sqlite3.Connection, view: _View) -> bool:
-        """Whether no other connection committed since ``view`` was read: the WAL index's
-        header as it was when that was last established, else ``PRAGMA data_version``. The
-        header is read before the pragma, so the one kept never postdates a commit."""
-        header = self._index.read()
-        if header is not None and header == self._header:
-            return True
-        if _data_version(db) != view.version:
-            return False
-        self._header = header
-        return True
 
     def _write_batch(self) -> None:
         """The loop's timer: the units admitted since the last transaction written in one."""
@@ -246,7 +183,6 @@ class SQLiteBudget:
                 except StoreError as exc:
                     log.error("gitvow: %d budget units could not be written at stop: %s", len(self._pending), exc)
             self._closed = True
-            self._index.close()
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -292,7 +228,6 @@ class SQLiteBudget:
         except sqlite3.Error as exc:
             raise StoreError(f"the state store {self.path} failed: {exc}") from None
         del self._pending[:len(batch)]
-        self._header = None  # this commit rewrote it: the next admission reads the pragma once
         old = self._view
         if old is not None and old.version == view.version:
             view.used = {**old.used, **view.used}
