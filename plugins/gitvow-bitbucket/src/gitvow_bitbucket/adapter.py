@@ -193,5 +193,8 @@ class BitbucketAdapter(Adapter):
     def unsupported(self) -> Mapping[str, str]:
         return fixtures.UNSUPPORTED
 
+    def approval_unsupported(self) -> Mapping[str, str]:
+        return fixtures.APPROVAL_UNSUPPORTED
+
     def not_implemented(self) -> Mapping[str, str]:
         return fixtures.NOT_IMPLEMENTED

@@ -136,3 +136,10 @@ UNSUPPORTED: Mapping[str, str] = {
 NOT_IMPLEMENTED: Mapping[str, str] = {
     "auth.login": "OAuth token exchanges on bitbucket.org/site/oauth2 are not classified yet: denied as unknown",
 }
+
+#: What the approval desk cannot show or pin for this forge yet (Adapter.approval_unsupported).
+APPROVAL_UNSUPPORTED: Mapping[str, str] = {
+    "context": "not read yet: a staged Bitbucket merge or creation shows the request alone",
+    "pin": "Bitbucket's merge takes no expected head (Data Center's version is the pull request's, not its "
+           "head's): the proxy sends it as approved",
+}
