@@ -47,17 +47,17 @@ def register_adapters(register: Callable[[Adapter], None]) -> None:
 '''
 
 
-def install_plugin(site: Path) -> None:
-    """``gitvow-bbforge`` 0.1 as an installer leaves it: its package and its metadata."""
-    package = site / "gitvow_bbforge"
+def install_plugin(site: Path, name: str = "bbforge", source: str = ADAPTER) -> None:
+    """``gitvow-NAME`` 0.1 as an installer leaves it: its package and its metadata."""
+    package = site / f"gitvow_{name}"
     package.mkdir(parents=True)
-    (package / "__init__.py").write_text('"""gitvow adapter for the bb forge (a test plugin)."""\n')
-    (package / "plugin.py").write_text(textwrap.dedent(ADAPTER))
-    info = site / "gitvow_bbforge-0.1.dist-info"
+    (package / "__init__.py").write_text(f'"""gitvow adapter {name} (a test plugin)."""\n')
+    (package / "plugin.py").write_text(textwrap.dedent(source))
+    info = site / f"gitvow_{name}-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gitvow-bbforge\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[gitvow]\nbbforge = gitvow_bbforge.plugin\n")
-    (info / "top_level.txt").write_text("gitvow_bbforge\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: gitvow-{name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[gitvow]\n{name} = gitvow_{name}.plugin\n")
+    (info / "top_level.txt").write_text(f"gitvow_{name}\n")
     (info / "RECORD").write_text("")
 
 
@@ -108,3 +108,24 @@ def test_without_the_plugin_bb_is_no_forge_program(repo: Path, tmp_path: Path, w
     assert hook("claude", "PreToolUse", claude_bash("bb pr merge 3", repo), cwd=repo, extra_env=without) == Hooked(0, "", "")
     index = json.loads((tmp_path / "cache-without" / "plugins.json").read_text())
     assert "bb" not in {program for entry in index["adapters"].values() for program in entry["commands"]}
+
+
+@pytest.mark.parametrize("first", ["bbforge", "bbshadow"])
+def test_tryfirst_orders_the_adapters_at_the_gate(first: str, repo: Path, tmp_path: Path,
+                                                  write_policy: Callable[..., Path],
+                                                  hook: Callable[..., Hooked]) -> None:
+    """Two plugins read ``bb``; each refuses ``bb pr merge 3`` its own way, and the gate answers
+    with the first adapter's refusal: the one whose ``register_adapters`` is ``tryfirst``, on the
+    call that discovers the plugins and on the next, read from the index, alike."""
+    site = tmp_path / "site"
+    mark = "@hookimpl(tryfirst=True)"
+    install_plugin(site, "bbforge", ADAPTER.replace("@hookimpl", mark) if first == "bbforge" else ADAPTER)
+    shadow = (ADAPTER.replace('name = "bbforge"', 'name = "bbshadow"')
+              .replace('ToolCall(("pr.merge",)', 'ToolCall(("repo.delete",)'))
+    install_plugin(site, "bbshadow", shadow.replace("@hookimpl", mark) if first == "bbshadow" else shadow)
+    write_policy(repo, {"agents": {"claude": {"mode": "issues_prs_merge"}}})
+    env = {"PYTHONPATH": str(site), "GITVOW_CACHE_DIR": str(tmp_path / "cache")}
+    expected = "gitvow refused pr.merge" if first == "bbforge" else "gitvow refused repo.delete"
+    for _ in ("discovery", "index"):
+        answer = hook("claude", "PreToolUse", claude_bash("bb pr merge 3", repo), cwd=repo, extra_env=env)
+        assert answer.json()["hookSpecificOutput"]["permissionDecisionReason"].startswith(expected)
