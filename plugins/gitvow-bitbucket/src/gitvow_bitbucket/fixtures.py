@@ -140,6 +140,6 @@ NOT_IMPLEMENTED: Mapping[str, str] = {
 #: What the approval desk cannot show or pin for this forge yet (Adapter.approval_unsupported).
 APPROVAL_UNSUPPORTED: Mapping[str, str] = {
     "context": "not read yet: a staged Bitbucket merge or creation shows the request alone",
-    "pin": "Bitbucket's merge takes no expected head (Data Center's version is the pull request's, not its "
-           "head's): the proxy sends it as approved",
+    "pin": "not pinned yet (Data Center's merge `version` is the pull request's, not its head's): the proxy "
+           "sends a Bitbucket merge as approved",
 }
