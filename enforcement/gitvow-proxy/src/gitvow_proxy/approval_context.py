@@ -26,7 +26,7 @@ import logging
 import ssl
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -93,8 +93,11 @@ def _ask_for(url: str, access: ForgeAccess) -> Ask:
 
 
 def staged_request(method: str, url: str, headers: tuple[tuple[str, str], ...], body: bytes) -> Request:
-    """The staged request as its adapter reads it."""
-    return Request.from_url(method, url, headers={k.lower(): v for k, v in headers}, body=body)
+    """The staged request as its adapter reads it (ContextError when its URL cannot be read)."""
+    try:
+        return Request.from_url(method, url, headers={k.lower(): v for k, v in headers}, body=body)
+    except ValueError as exc:
+        raise ContextError(f"the staged request cannot be read ({exc})") from None
 
 
 def _is_jsonrpc(body: bytes) -> bool:
@@ -140,8 +143,7 @@ def gather(adapter: Adapter, operations: tuple[str, ...], request: Request, ask:
     if why:
         return ApprovalContext(what.kind, repo=what.repo, fetched_at=now(), error=f"could not ask the forge: {why}",
                                number=what.number, head=what.head, base=what.base)
-    kept = {f.name: getattr(found, f.name) for f in fields(found)}
-    return ApprovalContext(**{**kept, "fetched_at": now()}).bounded()
+    return replace(found, fetched_at=now()).bounded()
 
 
 def context_now(operations: tuple[str, ...], request: Request, access: ForgeAccess) -> ApprovalContext | None:
