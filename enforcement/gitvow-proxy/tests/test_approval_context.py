@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -18,7 +18,7 @@ import pytest
 from gitvow.adapter import Adapter
 from gitvow.approval_context import DIFF_LIMIT, ApprovalContext
 from gitvow.plugins import installed
-from gitvow.request import Request
+from gitvow.request import Classification, Request
 from gitvow_proxy.approval_context import forge_get, gather, pin
 from gitvow_proxy.forge_recheck import merged
 
@@ -146,11 +146,34 @@ def test_mcp_calls_and_unread_requests_get_no_context_and_no_pin(forge: Forge) -
     assert gather(github, ("issue.comment",), staged("POST", MERGE_URL, b"{}"), forge.get()) is None
 
 
+class Unread(Adapter):
+    """An adapter that reads no context, and says why."""
+
+    name = "unread"
+
+    def classify(self, request: Request) -> Classification:
+        return Classification(("pr.merge",), repo="team/app")
+
+    def approval_unsupported(self) -> Mapping[str, str]:
+        return {"context": "this forge has no pull-request API", "pin": "its merge takes no head"}
+
+
 def test_an_adapter_that_declares_no_context_is_not_asked(forge: Forge) -> None:
+    url = "https://forge.test/team/app/merge/7"
+    assert gather(Unread(), ("pr.merge",), staged("POST", url, b"{}"), forge.get()) is None
+    assert pin(Unread(), staged("POST", url, b"{}"), SHA) == b"{}" and forge.seen == []
+
+
+def test_a_bitbucket_merge_is_read_and_not_pinned(forge: Forge) -> None:
     bitbucket = adapter("bitbucket")
-    url = "https://api.bitbucket.org/2.0/repositories/team/app/pullrequests/7/merge"
-    assert gather(bitbucket, ("pr.merge",), staged("POST", url, b"{}"), forge.get()) is None
-    assert pin(bitbucket, staged("POST", url, b"{}"), SHA) == b"{}" and forge.seen == []
+    root = "/2.0/repositories/team/app/pullrequests/7"
+    forge.routes[root] = {"id": 7, "title": "Tidy", "state": "MERGED", "author": {"display_name": "Coder"},
+                          "source": {"branch": {"name": "tidy"}, "commit": {"hash": "9f3c2a1b7d4e"}},
+                          "destination": {"branch": {"name": "main"}}}
+    url = f"https://api.bitbucket.org{root}/merge"
+    found = gather(bitbucket, ("pr.merge",), staged("POST", url, b"{}"), forge.get())
+    assert found is not None and found.error is None and found.head_sha == "9f3c2a1b7d4e" and merged(found) is True
+    assert pin(bitbucket, staged("POST", url, b"{}"), "9f3c2a1b7d4e") == b"{}"
 
 
 def test_a_pinned_merge_carries_the_head_its_adapter_names() -> None:

@@ -137,9 +137,9 @@ NOT_IMPLEMENTED: Mapping[str, str] = {
     "auth.login": "OAuth token exchanges on bitbucket.org/site/oauth2 are not classified yet: denied as unknown",
 }
 
-#: What the approval desk cannot show or pin for this forge yet (Adapter.approval_unsupported).
+#: What the proxy cannot do for an approval on this forge yet (Adapter.approval_unsupported): the
+#: head is asked for again right before a merge is sent instead.
 APPROVAL_UNSUPPORTED: Mapping[str, str] = {
-    "context": "not read yet: a staged Bitbucket merge or creation shows the request alone",
-    "pin": "not pinned yet (Data Center's merge `version` is the pull request's, not its head's): the proxy "
-           "sends a Bitbucket merge as approved",
+    "pin": "Bitbucket's merge carries no expected head here (Data Center's `version` is the pull request's, "
+           "not its head's): the proxy asks for the head right before it sends, and does not send when it cannot",
 }
