@@ -12,8 +12,9 @@ import json
 
 import pytest
 
+from gitvow.approval_context import ApprovalContext, Changes, FileChange, PullRequest
+
 reader = pytest.importorskip("gitvow_proxy.approval_reader")
-context_module = pytest.importorskip("gitvow_proxy.approval_context")
 desk = pytest.importorskip("gitvow_proxy.desk")
 approvals = pytest.importorskip("gitvow_proxy.approvals")
 
@@ -36,11 +37,11 @@ def test_summary_of_a_graphql_merge(benchmark: object) -> None:
 
 
 def test_detail_card_with_a_200_file_diff(benchmark: object) -> None:
-    files = tuple(context_module.FileChange(f"src/m{n}.py", 10, 3, "modified") for n in range(200))
+    files = tuple(FileChange(f"src/m{n}.py", 10, 3, "modified") for n in range(200))
     diff = "".join(f"diff --git a/src/m{n}.py b/src/m{n}.py\n@@ -1 +1 @@\n-old\n+new\n" for n in range(200))
-    context = context_module.Context(
-        "merge", repo="team/app", pull=context_module.PullRequest(number=7, title="T", head_sha="a" * 40),
-        changes=context_module.Changes(files, diff), head_sha="a" * 40)
+    context = ApprovalContext(
+        "merge", repo="team/app", pull=PullRequest(number=7, title="T", head_sha="a" * 40),
+        changes=Changes(files, diff), head_sha="a" * 40)
     approval = approvals.Approval(
         id="7K3F2Q", fingerprint="f", agent="coder", operations=("pr.merge",), repo=None, adapter="github",
         method="POST", url="https://ghes.test:443/api/graphql", headers=JSON, body=GRAPHQL, created=0.0, expires=1.0)

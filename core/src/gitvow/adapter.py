@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
+    from gitvow.approval_context import ApprovalContext, ApprovalFixture, Ask, Subject
     from gitvow.targets import Fetch
 
 
@@ -150,6 +151,49 @@ class Adapter(ABC):
         :mod:`gitvow.refusal`), so ``gh``, PyGithub or python-gitlab show the line rather than
         "403 Forbidden". The status code and ``X-Gitvow-Reason`` header are the caller's."""
         return refusal.plain(message)
+
+    # -- the approval's context: what the forge says about a staged merge or creation --------
+
+    def approval_subject(self, request: Request, operations: Sequence[str]) -> Subject | None:
+        """What a staged ``pr.merge`` or ``pr.create`` acts on, read where the forge reads it
+        (:class:`gitvow.approval_context.Subject`); None when the request does not say which
+        pull request or branches (the human is told so). No I/O. The default reads nothing:
+        declare ``"context"`` in :meth:`approval_unsupported` then."""
+        return None
+
+    def approval_context(self, request: Request, subject: Subject, ask: Ask) -> ApprovalContext:
+        """What the forge says about ``subject`` now, for the human approving ``request``: a
+        merge's pull request (title, author, branches, head sha, mergeability, checks, reviews)
+        and its changes, a creation's comparison of base and head.
+
+        ``ask(method, path, body=b"", accept="application/json")`` sends one request to the
+        staged request's host with the injected credential. Raise
+        :class:`~gitvow.approval_context.ContextError` with a line for the human when the forge
+        does not say; any other exception is shown as the forge's answer lacking something. The
+        enforcement point cuts the diff (:meth:`ApprovalContext.bounded`), calls this off its
+        event loop, and never lets the answer decide anything but whether the head moved."""
+        from gitvow.approval_context import ContextError
+
+        raise ContextError(f"adapter {self.name!r} reads no approval context")
+
+    def pin_head(self, request: Request, head_sha: str) -> bytes | None:
+        """The staged merge's body with ``head_sha`` (the head the human saw) as the head the
+        forge must merge, so the forge refuses it if the head moved; a value the agent set is
+        kept (the forge checks that one). None when this request cannot carry one (the default):
+        the proxy then asks :meth:`approval_context` for the head right before it sends, and
+        does not send when the forge cannot say."""
+        return None
+
+    def approval_fixtures(self) -> Sequence[ApprovalFixture]:
+        """Staged merges and creations with the forge's recorded answers, for the contract kit's
+        check of :meth:`approval_context` and :meth:`pin_head`."""
+        return ()
+
+    def approval_unsupported(self) -> Mapping[str, str]:
+        """``"context"`` and/or ``"pin"`` → why this adapter provides no approval context or no
+        pin for its ``pr.merge`` and ``pr.create`` (a forge whose merge takes no expected head).
+        The kit requires either these or an implementation with :meth:`approval_fixtures`."""
+        return {}
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         """Operations a shell command (already split, wrappers removed) performs, or None."""

@@ -543,6 +543,18 @@ class AdapterContract:
                 problems.append(f"{label}: the line quotes a query string")
         _fail(problems, "denial line")
 
+    def test_approval_context(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
+        """An adapter whose fixtures stage ``pr.merge`` or ``pr.create`` reads the forge's
+        context and pins a merge, or says why not (``approval_unsupported()``); read from its
+        ``approval_fixtures()`` (the forge's answers, recorded), the context has the right types
+        and values, its JSON form reads back the same, a forge answering 404 is a
+        ``ContextError``, and a pin carries the head, keeps one already set and changes no
+        classification (:mod:`gitvow.contract.approvals`)."""
+        from gitvow.contract.approvals import approval_problems
+
+        problems, tracebacks = approval_problems(adapter, fixtures)
+        _fail(problems, "approval context and pin", tracebacks=tracebacks)
+
     def test_unknown_is_denied_with_a_code(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
         """An ``unknown`` classification carries a reason code and a note for the agent."""
         problems = []

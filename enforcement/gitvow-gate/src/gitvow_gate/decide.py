@@ -206,7 +206,7 @@ def _forge_stage(policy: GatePolicy, call: GateCall, agent: str, found: RuleFind
         return ()
     from gitvow_gate import forge
 
-    if not forge.may_be_forge(call, found.commands):
+    if not forge.may_be_forge(call, found.commands, env):
         return ()
     verdict = forge.evaluate(call, found.commands, agent, policy, env)
     if not verdict.allowed:

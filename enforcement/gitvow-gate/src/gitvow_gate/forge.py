@@ -9,8 +9,11 @@ and the adapters the call needs. This module has no policy stage of its own.
 
 This stage applies only when the policy names the hook's agent in ``[agents.NAME]``: with no
 entry the gate behaves as gitvow 0.42 did. It is also the only stage that imports the
-plugin machinery, and only for a call that may be a forge operation (a forge CLI talking to
-a remote, or an MCP tool), so a plain shell command never pays for plugin discovery.
+plugin machinery, and only for a call that may be a forge operation (an MCP tool, or a
+program an installed adapter names in its ``commands``: ``gh``, ``glab``, a third party's
+``bb``; ``git`` only for a subcommand that talks to a remote). Which programs those are comes
+from the plugin index (:mod:`gitvow_gate.plugin_index`), built once by full discovery and read
+from its cache after, so a plain shell command never pays for plugin discovery.
 """
 
 from __future__ import annotations
@@ -36,11 +39,10 @@ def _log_error(message: str, *args: object) -> None:
 
 
 
-#: Programs whose commands adapters classify (git, GitHub, GitLab, Gitea/Forgejo CLIs; curl, which
-#: gitvow-bitbucket reads because Bitbucket has no CLI).
-FORGE_PROGRAMS = frozenset({"git", "gh", "glab", "tea", "hub", "fj", "berg", "curl"})
 #: git subcommands that talk to a remote; ``git status`` and friends never reach a forge, and
-#: agents run them constantly, so they do not pay for loading the plugins.
+#: agents run them constantly, so they do not pay for loading the plugins. (This is git's own
+#: command line, the same on every forge; which programs are forge programs at all is the
+#: adapters' ``commands``, read from the plugin index.)
 GIT_REMOTE_SUBCOMMANDS = frozenset({"push", "fetch", "pull", "clone", "ls-remote", "submodule", "lfs", "remote",
                                     "request-pull", "archive"})
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
@@ -53,12 +55,23 @@ def _git_subcommand(args: Sequence[str]) -> str | None:
     return args[i] if i < len(args) else None
 
 
-def _may_reach_forge(command: Command) -> bool:
-    if command.indirect or command.program not in FORGE_PROGRAMS:
+def _may_reach_forge(command: Command, programs: frozenset[str] | None) -> bool:
+    """Whether an adapter reads ``command``: its program is one some adapter names in
+    ``commands`` (``programs``; None when a plugin failed and any program may be its)."""
+    if command.indirect or (programs is not None and command.program not in programs):
         return False
     if command.program == "git":
         return _git_subcommand(command.args) in GIT_REMOTE_SUBCOMMANDS
     return True
+
+
+def forge_programs(env: Mapping[str, str] | None = None) -> frozenset[str] | None:
+    """The programs installed adapters read, from the plugin index (built once by full discovery)."""
+    import os
+
+    from gitvow_gate import plugin_index
+
+    return plugin_index.programs(os.environ if env is None else env)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +86,14 @@ class ForgeVerdict:
     outcome: str = "allow"
 
 
-def may_be_forge(call: GateCall, commands: Sequence[Command] | None) -> bool:
+def may_be_forge(call: GateCall, commands: Sequence[Command] | None, env: Mapping[str, str] | None = None) -> bool:
+    """Whether the call may be a forge operation: an MCP tool, or a shell command whose program
+    an installed adapter reads."""
     if call.kind == "mcp":
         return True
     if call.kind == "shell" and commands:
-        return any(_may_reach_forge(c) for c in commands)
+        programs = forge_programs(env)
+        return any(_may_reach_forge(c, programs) for c in commands)
     return False
 
 
@@ -86,7 +102,8 @@ def _refused(message: str) -> ForgeVerdict:
                         outcome="deny")
 
 
-def _installed(call: GateCall, commands: Sequence[Command] | None, env: Mapping[str, str]) -> AdapterSet | str:
+def _installed(call: GateCall, commands: Sequence[Command] | None, env: Mapping[str, str],
+               programs: frozenset[str] | None) -> AdapterSet | str:
     """The adapters this call needs and the relay templates, or a failure line naming a broken plugin.
 
     A shell command loads only the adapters of its programs, through the cached plugin index
@@ -97,8 +114,7 @@ def _installed(call: GateCall, commands: Sequence[Command] | None, env: Mapping[
     if call.kind == "shell" and commands:
         from gitvow_gate import plugin_index
 
-        programs = {c.program for c in commands if _may_reach_forge(c)}
-        loaded = plugin_index.for_programs(programs, env)
+        loaded = plugin_index.for_programs({c.program for c in commands if _may_reach_forge(c, programs)}, env)
         if loaded is not None:
             return AdapterSet(loaded.adapters, loaded.relays)
     from gitvow.plugins import installed
@@ -109,14 +125,15 @@ def _installed(call: GateCall, commands: Sequence[Command] | None, env: Mapping[
     return AdapterSet(plugins.adapters, plugins.relays, plugins.adapter_plugin)
 
 
-def _tool_calls(call: GateCall, commands: Sequence[Command] | None,
-                adapter: Adapter) -> list[tuple[ToolCall, str]]:
+def _tool_calls(call: GateCall, commands: Sequence[Command] | None, adapter: Adapter,
+                programs: frozenset[str] | None) -> list[tuple[ToolCall, str]]:
     """What ``adapter`` recognises in the call, each with what the denial line names."""
     found: list[tuple[ToolCall | None, str]] = []
     if call.kind == "mcp":
         found.append((adapter.classify_mcp_tool(call.mcp_tool, dict(call.arguments)), call.mcp_tool))
     else:
-        found.extend((adapter.classify_command(c.argv), c.program) for c in commands or () if _may_reach_forge(c))
+        found.extend((adapter.classify_command(c.argv), c.program) for c in commands or ()
+                     if _may_reach_forge(c, programs))
     return [(tool_call, what) for tool_call, what in found if tool_call is not None]
 
 
@@ -149,7 +166,8 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
     grant = compiled.grant_for(agent)
     if grant is None:
         return ForgeVerdict(True)
-    installed = _installed(call, commands, env)
+    programs = forge_programs(env) if call.kind == "shell" else None
+    installed = _installed(call, commands, env, programs)
     if isinstance(installed, str):
         # the operation may be one the broken plugin would have refused: fail closed, by name
         return _refused(installed)
@@ -161,7 +179,7 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
     found: list[str] = []
     for adapter in engine.adapters.values():
         try:
-            tool_calls = _tool_calls(call, commands, adapter)
+            tool_calls = _tool_calls(call, commands, adapter, programs)
         except Exception as exc:
             _log_error("adapter %r raised classifying a tool call: %s: %s", adapter.name, type(exc).__name__, exc)
             return _refused(f"adapter {adapter.name!r} failed to classify it ({type(exc).__name__}); ask a human")

@@ -7,6 +7,8 @@ needs only the GitHub adapter. So the first forge call discovers everything once
 that registers it and the programs it classifies (``Adapter.commands``), plus the relay
 templates as plain data. Later calls read the index and import only the plugin module the
 command's program needs, calling its ``register_adapters`` hook implementation directly.
+The programs of every adapter (:func:`programs`) are also what the forge stage looks for in
+a shell command at all: a plugin's ``commands`` are the only list of forge programs.
 
 The index is keyed on the import path: each ``sys.path`` directory (after the script's own)
 with its modification time
@@ -68,16 +70,42 @@ def _path(env: Mapping[str, str]) -> str:
     return os.path.join(cache_dir(env), "plugins.json")
 
 
+#: The index last read or built in this process, with its path: a warm process (the resident
+#: gate) reads the file again only when the key moved.
+_last: tuple[str, dict[str, Any]] | None = None
+
+
 def read(env: Mapping[str, str]) -> dict[str, Any] | None:
     """The index for this environment as it is now, or None when there is none or it is stale."""
+    global _last
+    path, now = _path(env), key(env)
+    if _last is not None and _last[0] == path and _last[1].get("key") == now:
+        return _last[1]
     try:
-        with open(_path(env), encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             index: dict[str, Any] = json.load(fh)
     except (OSError, ValueError):
         return None
-    if not isinstance(index, dict) or index.get("key") != key(env):
+    if not isinstance(index, dict) or index.get("key") != now:
         return None
+    _last = (path, index)
     return index
+
+
+def current(env: Mapping[str, str]) -> dict[str, Any]:
+    """The index for this environment: read, or built by full discovery when there is none."""
+    return read(env) or build(env)
+
+
+def programs(env: Mapping[str, str]) -> frozenset[str] | None:
+    """Every program some installed adapter reads (its ``commands``): what the gate's forge
+    stage looks at, so a third party's ``commands = ("bb",)`` reaches it. None when a plugin
+    failed to load: its programs are unknown, so any program may be one of them."""
+    index = current(env)
+    if index.get("failures"):
+        return None
+    return frozenset(program for entry in index["adapters"].values() for program in entry["commands"]
+                     if program != ANY)
 
 
 def build(env: Mapping[str, str]) -> dict[str, Any]:
@@ -108,6 +136,8 @@ def build(env: Mapping[str, str]) -> dict[str, Any]:
         "failures": [str(f) for f in plugins.failures],
     }
     path = _path(env)
+    global _last
+    _last = (path, index)
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -129,7 +159,7 @@ def _module_of(plugins: Any, plugin: str) -> str | None:
 
 def for_programs(programs: set[str], env: Mapping[str, str]) -> Loaded | None:
     """The adapters that classify ``programs``, loaded alone; None when only full discovery can say."""
-    index = read(env) or build(env)
+    index = current(env)
     if index.get("failures"):
         return None  # let full discovery report the broken plugin, by name
     wanted = {name: entry for name, entry in index["adapters"].items()

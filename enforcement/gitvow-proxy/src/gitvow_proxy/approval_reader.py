@@ -175,12 +175,11 @@ def describe(operations: tuple[str, ...], method: str, url: str, body: bytes,
 
 def _push(body: bytes, encoded: str) -> dict[str, Any]:
     """A held git push: its ref updates, changed paths, and each protected file (the built-in
-    ``[paths]`` patterns) as the push leaves it, read from the pack by the gitsmart plugin."""
-    try:
-        from gitvow.change_rules import DEFAULT_RULES
-        from gitvow_gitsmart.classify import describe_push
-    except ImportError:
-        return {"unreadable": "gitvow-gitsmart is not installed: the push cannot be read here"}
+    ``[paths]`` patterns) as the push leaves it, read from the pack by gitvow-gitsmart (a
+    dependency of the proxy: git's smart-HTTP is every forge's)."""
+    from gitvow.change_rules import DEFAULT_RULES
+    from gitvow_gitsmart.classify import describe_push
+
     try:
         if encoded == "gzip":
             import zlib

@@ -42,10 +42,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from gitvow.approval_context import DIFF_LIMIT, ApprovalContext
 from gitvow.errors import GitvowError
 from gitvow.policy.load import Policy
 from gitvow_proxy.admin import Routes, allowed_hosts, host_allowed
-from gitvow_proxy.approval_context import DIFF_LIMIT, Context, stored_context
+from gitvow_proxy.approval_context import stored_context
 from gitvow_proxy.approvals import FAILED, PENDING, SENDING, Approval
 from gitvow_proxy.audit import AuditLog, audit_approval
 from gitvow_proxy.identity import read_secret
@@ -206,7 +207,7 @@ class Desk:
     def audit(self) -> AuditLog:
         return AuditLog(self.policy().section(ProxyPolicy).audit.path)
 
-    def context(self, approval: Approval) -> Context | None:
+    def context(self, approval: Approval) -> ApprovalContext | None:
         """What the forge said about the approval, if the proxy asked yet."""
         return stored_context(self.store, approval.id)
 
@@ -517,7 +518,7 @@ def _outcome_rows(a: Approval) -> list[tuple[str, str]]:
     return rows
 
 
-def _forge_rows(c: Context) -> list[tuple[str, str]]:
+def _forge_rows(c: ApprovalContext) -> list[tuple[str, str]]:
     pull = c.pull
     rows: list[tuple[str, str]] = []
     if pull is not None:
@@ -535,7 +536,7 @@ def _forge_rows(c: Context) -> list[tuple[str, str]]:
     return rows
 
 
-def _context(c: Context | None, *, full: bool) -> str:
+def _context(c: ApprovalContext | None, *, full: bool) -> str:
     """What the forge said, or plainly that it could not be asked."""
     if c is None:
         return ""
@@ -557,7 +558,7 @@ def _context(c: Context | None, *, full: bool) -> str:
     return out + "</div>"
 
 
-def _texts(a: Approval, summary: dict[str, Any], context: Context | None, *, full: bool) -> str:
+def _texts(a: Approval, summary: dict[str, Any], context: ApprovalContext | None, *, full: bool) -> str:
     """The pull request's body, the forge's context, and on the detail page the raw request and answer."""
     body = summary.get("body")
     text = f"<p>Body:</p><pre>{_e(body)}</pre>" if isinstance(body, str) and body else ""
@@ -581,7 +582,7 @@ def _actions(a: Approval, session: Session) -> str:
     )
 
 
-def _approval_card(a: Approval, session: Session, context: Context | None = None, *, full: bool = False,
+def _approval_card(a: Approval, session: Session, context: ApprovalContext | None = None, *, full: bool = False,
                    deliveries: dict[str, str] | None = None) -> str:
     summary = a.summary()
     repo = a.repo or (context.repo if context is not None else None)

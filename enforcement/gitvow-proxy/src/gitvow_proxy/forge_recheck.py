@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import ssl
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
-from gitvow_proxy.approval_context import Context, context_now
+from gitvow.approval_context import ApprovalContext
+from gitvow_proxy.approval_context import ForgeAccess, context_now, staged_request
 from gitvow_proxy.approvals import Approval
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.settings import ProxyPolicy
@@ -37,10 +37,10 @@ RECHECK_EVERY = 30.0
 #: Seconds between two looks for stuck approvals (each look is one store read).
 LOOK_EVERY = 5.0
 
-Access = Callable[[Approval], tuple[Callable[[str], Mapping[str, str]], ssl.SSLContext] | None]
+Access = Callable[[Approval], ForgeAccess | None]
 
 
-def merged(found: Context | None) -> bool | None:
+def merged(found: ApprovalContext | None) -> bool | None:
     """Whether the forge says the merge happened (None: it did not say)."""
     return found.pull.merged if found is not None and found.pull is not None else None
 
@@ -75,8 +75,8 @@ class StuckRecheck:
         if access is None:
             return
         try:
-            found = await asyncio.to_thread(context_now, approval.adapter, approval.operations, approval.url,
-                                            approval.body, access[0], access[1])
+            request = staged_request(approval.method, approval.url, approval.headers, approval.body)
+            found = await asyncio.to_thread(context_now, approval.operations, request, access)
         except Exception as exc:  # the forge cannot say now: it stays stuck, asked again later
             log.warning("gitvow: stuck approval %s: the forge could not be asked: %s", approval.id, exc)
             return
@@ -85,7 +85,7 @@ class StuckRecheck:
             return
         await asyncio.to_thread(self._resolve, approval, outcome, found, bound)
 
-    def _resolve(self, approval: Approval, outcome: bool, found: Context, bound: float) -> None:
+    def _resolve(self, approval: Approval, outcome: bool, found: ApprovalContext, bound: float) -> None:
         """Worker thread: resolve as the forge said, with an audit line (once, whichever replica)."""
         store, audit = self.shared.store, self.shared.audit
         if store is None:

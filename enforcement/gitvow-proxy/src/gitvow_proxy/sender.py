@@ -19,16 +19,17 @@ import contextlib
 import logging
 import ssl
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from mitmproxy import connection, ctx, http
 
+from gitvow.approval_context import ContextError
 from gitvow.denial import REASON_HEADER
 from gitvow.relay import APPROVAL_HEAD_MOVED
 from gitvow.request import Request
-from gitvow_proxy.approval_context import ContextError
+from gitvow_proxy.approval_context import ForgeAccess, staged_request
 from gitvow_proxy.approvals import SENDING, Approval, new_id
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.flow_metadata import APPROVAL_KEY, REFUSED_KEY
@@ -185,25 +186,26 @@ class Sender:
         asked for again first; moved (a merge or a creation) → :class:`HeadMoved`. When the
         forge cannot be asked, a pinnable merge is sent pinned (the forge refuses a moved
         head itself) and an unpinnable one (a GitLab ``/merge`` note) is not sent."""
-        from gitvow_proxy.approval_context import MERGE, head_now, pin, stored_context
+        from gitvow.approval_context import MERGE
+        from gitvow_proxy.approval_context import head_now, pin, stored_context
 
         store = self.shared.store
         seen = await asyncio.to_thread(stored_context, store, approval.id) if store is not None else None
         if seen is None or seen.error or not seen.head_sha:
             return approval
         access = self.forge_access(approval)
+        request = staged_request(approval.method, approval.url, approval.headers, approval.body)
         now: str | None = None
         if access is not None:
             try:
-                now = await asyncio.to_thread(head_now, approval.adapter, approval.operations, approval.url,
-                                              approval.body, access[0], access[1])
+                now = await asyncio.to_thread(head_now, approval.operations, request, access)
             except Exception as exc:
                 log.warning("gitvow: approval %s: the head could not be asked for: %s", approval.id, exc)
         if now and now != seen.head_sha:
             raise HeadMoved(seen.head_sha, now)
         if seen.kind != MERGE:
             return approval
-        pinned = pin(approval.adapter, approval.url, approval.body, seen.head_sha)
+        pinned = pin(access.adapter, request, seen.head_sha) if access is not None else approval.body
         if now is None and pinned == approval.body:
             raise ContextError("not sent: the forge could not say whether the head moved since it was approved, "
                                "and this merge cannot carry the head the human saw")
@@ -238,9 +240,10 @@ class Sender:
 
     # -- asking the forge about an approval ------------------------------------------------
 
-    def forge_access(self, approval: Approval) -> tuple[Callable[[str], Mapping[str, str]], ssl.SSLContext] | None:
-        """Credential headers for a path on the approval's forge host, and the upstream TLS
-        context: what the proxy asks the forge about an approval with (never the agent's)."""
+    def forge_access(self, approval: Approval) -> ForgeAccess | None:
+        """The adapter that judged the approval, credential headers for a path on its forge
+        host, and the upstream TLS context: what the proxy asks the forge about an approval
+        with (never the agent's)."""
         runtime = self.shared.runtime
         adapter = runtime.engine.adapters.get(approval.adapter) if runtime is not None else None
         if runtime is None or adapter is None:
@@ -261,7 +264,7 @@ class Sender:
             extra = getattr(ctx.options, "ssl_verify_upstream_trusted_ca", None) or None
         if self._tls is None or self._tls[0] != extra:
             self._tls = (extra, tls_context(extra))
-        return headers, self._tls[1]
+        return ForgeAccess(adapter, headers, self._tls[1])
 
     def fetch_context(self, approval: Approval | None) -> None:
         """Ask the forge about a new approval in a worker thread: the agent has its answer
@@ -273,9 +276,9 @@ class Sender:
         access = self.forge_access(approval)
         if access is None or self.shared.store is None:
             return
+        request = staged_request(approval.method, approval.url, approval.headers, approval.body)
         task = asyncio.get_running_loop().run_in_executor(
-            None, fetch_and_keep, self.shared.store, approval.id, approval.adapter, approval.operations, approval.url,
-            approval.body, access[0], access[1])
+            None, fetch_and_keep, self.shared.store, approval.id, approval.operations, request, access)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

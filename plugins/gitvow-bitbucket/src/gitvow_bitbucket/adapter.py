@@ -43,6 +43,7 @@ from gitvow_bitbucket.routes import CLOUD, SERVER
 from gitvow_gitsmart import classify_git, is_git_path
 
 if TYPE_CHECKING:
+    from gitvow.approval_context import ApprovalContext, ApprovalFixture, Ask, Subject
     from gitvow.targets import Fetch
 
 CLOUD_API = "api.bitbucket.org"
@@ -192,6 +193,26 @@ class BitbucketAdapter(Adapter):
 
     def unsupported(self) -> Mapping[str, str]:
         return fixtures.UNSUPPORTED
+
+    # The approval's context (gitvow_bitbucket.approval_context): asked by the proxy off its
+    # event loop for a staged merge, never on the agent gate's path.
+    def approval_subject(self, request: Request, operations: Sequence[str]) -> Subject | None:
+        from gitvow_bitbucket.approval_context import subject
+
+        return subject(request, tuple(operations))
+
+    def approval_context(self, request: Request, subject: Subject, ask: Ask) -> ApprovalContext:
+        from gitvow_bitbucket.approval_context import context
+
+        return context(request, subject, ask)
+
+    def approval_fixtures(self) -> Sequence[ApprovalFixture]:
+        from gitvow_bitbucket.approval_fixtures import APPROVAL_FIXTURES
+
+        return APPROVAL_FIXTURES
+
+    def approval_unsupported(self) -> Mapping[str, str]:
+        return fixtures.APPROVAL_UNSUPPORTED
 
     def not_implemented(self) -> Mapping[str, str]:
         return fixtures.NOT_IMPLEMENTED

@@ -136,3 +136,10 @@ UNSUPPORTED: Mapping[str, str] = {
 NOT_IMPLEMENTED: Mapping[str, str] = {
     "auth.login": "OAuth token exchanges on bitbucket.org/site/oauth2 are not classified yet: denied as unknown",
 }
+
+#: What the proxy cannot do for an approval on this forge yet (Adapter.approval_unsupported): the
+#: head is asked for again right before a merge is sent instead.
+APPROVAL_UNSUPPORTED: Mapping[str, str] = {
+    "pin": "Bitbucket's merge carries no expected head here (Data Center's `version` is the pull request's, "
+           "not its head's): the proxy asks for the head right before it sends, and does not send when it cannot",
+}

@@ -37,6 +37,7 @@ from gitvow_gitea.routes import ISSUE, ROUTES, Route
 from gitvow_gitsmart import classify_git, is_git_path
 
 if TYPE_CHECKING:
+    from gitvow.approval_context import ApprovalContext, ApprovalFixture, Ask, Subject
     from gitvow.targets import Fetch
     from gitvow_gitea.options import GiteaOptions
 
@@ -217,3 +218,25 @@ class GiteaAdapter(Adapter):
 
     def unsupported(self) -> Mapping[str, str]:
         return fixtures.UNSUPPORTED
+
+    # The approval's context (gitvow_gitea.approval_context): asked by the proxy off its event
+    # loop for a staged merge or creation, never on the agent gate's path.
+    def approval_subject(self, request: Request, operations: Sequence[str]) -> Subject | None:
+        from gitvow_gitea.approval_context import subject
+
+        return subject(request, tuple(operations))
+
+    def approval_context(self, request: Request, subject: Subject, ask: Ask) -> ApprovalContext:
+        from gitvow_gitea.approval_context import context
+
+        return context(request, subject, ask)
+
+    def pin_head(self, request: Request, head_sha: str) -> bytes | None:
+        from gitvow_gitea.approval_context import pin
+
+        return pin(request, head_sha)
+
+    def approval_fixtures(self) -> Sequence[ApprovalFixture]:
+        from gitvow_gitea.approval_fixtures import APPROVAL_FIXTURES
+
+        return APPROVAL_FIXTURES

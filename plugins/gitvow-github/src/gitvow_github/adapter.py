@@ -16,6 +16,7 @@ from gitvow_github.hosts import API_HOST, DEFAULT_HOSTS, GHES_REST_PREFIX, LOGIN
 from gitvow_github.mcp import classify_mcp
 
 if TYPE_CHECKING:
+    from gitvow.approval_context import ApprovalContext, ApprovalFixture, Ask, Subject
     from gitvow.targets import Fetch
     from gitvow_github.graphql import DocumentCache
     from gitvow_github.options import GitHubOptions
@@ -200,3 +201,25 @@ class GitHubAdapter(Adapter):
         from gitvow_github.fixtures import UNSUPPORTED
 
         return UNSUPPORTED
+
+    # The approval's context (gitvow_github.approval_context): asked by the proxy off its event
+    # loop for a staged merge or creation, never on the agent gate's path.
+    def approval_subject(self, request: Request, operations: Sequence[str]) -> Subject | None:
+        from gitvow_github.approval_context import subject
+
+        return subject(request, tuple(operations))
+
+    def approval_context(self, request: Request, subject: Subject, ask: Ask) -> ApprovalContext:
+        from gitvow_github.approval_context import context
+
+        return context(request, subject, ask)
+
+    def pin_head(self, request: Request, head_sha: str) -> bytes | None:
+        from gitvow_github.approval_context import pin
+
+        return pin(request, head_sha)
+
+    def approval_fixtures(self) -> Sequence[ApprovalFixture]:
+        from gitvow_github.approval_fixtures import APPROVAL_FIXTURES
+
+        return APPROVAL_FIXTURES

@@ -40,6 +40,7 @@ from gitvow_gitsmart import classify_git, is_git_path
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT
 
 if TYPE_CHECKING:
+    from gitvow.approval_context import ApprovalContext, ApprovalFixture, Ask, Subject
     from gitvow.targets import Fetch
     from gitvow_gitlab.options import GitLabOptions
 
@@ -228,6 +229,28 @@ class GitLabAdapter(Adapter):
 
     def unsupported(self) -> Mapping[str, str]:
         return dict(UNSUPPORTED)
+
+    # The approval's context (gitvow_gitlab.approval_context): asked by the proxy off its event
+    # loop for a staged merge or creation, never on the agent gate's path.
+    def approval_subject(self, request: Request, operations: Sequence[str]) -> Subject | None:
+        from gitvow_gitlab.approval_context import subject
+
+        return subject(request, tuple(operations))
+
+    def approval_context(self, request: Request, subject: Subject, ask: Ask) -> ApprovalContext:
+        from gitvow_gitlab.approval_context import context
+
+        return context(request, subject, ask)
+
+    def pin_head(self, request: Request, head_sha: str) -> bytes | None:
+        from gitvow_gitlab.approval_context import pin
+
+        return pin(request, head_sha)
+
+    def approval_fixtures(self) -> Sequence[ApprovalFixture]:
+        from gitvow_gitlab.approval_fixtures import APPROVAL_FIXTURES
+
+        return APPROVAL_FIXTURES
 
 
 __all__ = ["UNSUPPORTED", "GitLabAdapter", "PathRefused", "split_path"]

@@ -11,8 +11,9 @@ import json
 import sys
 import time
 
+from gitvow.approval_context import DIFF_LIMIT, ApprovalContext
 from gitvow.errors import GitvowError
-from gitvow_proxy.approval_context import DIFF_LIMIT, Context, stored_context
+from gitvow_proxy.approval_context import stored_context
 from gitvow_proxy.approvals import FAILED, FINAL, PENDING, REJECTED, SENT, Approval
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.cli._state import State, add_arguments, add_by, opened, who
@@ -118,7 +119,7 @@ def _get(state: State, approval_id: str) -> Approval:
     return found
 
 
-def _print_context(c: Context | None) -> None:
+def _print_context(c: ApprovalContext | None) -> None:
     if c is None:
         print("  forge       not asked yet")
         return
