@@ -41,11 +41,7 @@ def approval_problems(adapter: Adapter, fixtures: Sequence[Fixture]) -> tuple[li
     problems: list[str] = []
     tracebacks: list[str] = []
     declared = dict(adapter.approval_unsupported())
-    for part, why in declared.items():
-        if part not in PARTS:
-            problems.append(f"approval_unsupported() names {part!r}; the parts are {', '.join(PARTS)}")
-        elif not isinstance(why, str) or not why.strip():
-            problems.append(f"approval_unsupported()[{part!r}] gives no reason")
+    problems.extend(_declared_problems(declared))
     staged = [f for f in fixtures if not f.near_miss and kind_of(f.operations)]
     merges = [f for f in staged if "pr.merge" in f.operations]
     recorded_fixtures = list(adapter.approval_fixtures())
@@ -68,6 +64,17 @@ def approval_problems(adapter: Adapter, fixtures: Sequence[Fixture]) -> tuple[li
         problems.append(f"fixtures stage pr.merge ({merges[0].id}), but pin_head() pinned {where} and "
                         "approval_unsupported() gives no 'pin' reason")
     return problems, tracebacks
+
+
+def _declared_problems(declared: dict[str, str]) -> list[str]:
+    """What is wrong with ``approval_unsupported()``'s answer: a part it does not know, or no reason."""
+    problems: list[str] = []
+    for part, why in declared.items():
+        if part not in PARTS:
+            problems.append(f"approval_unsupported() names {part!r}; the parts are {', '.join(PARTS)}")
+        elif not isinstance(why, str) or not why.strip():
+            problems.append(f"approval_unsupported()[{part!r}] gives no reason")
+    return problems
 
 
 def _one(adapter: Adapter, found: ApprovalFixture, pins: bool) -> tuple[list[str], bool]:
@@ -126,10 +133,7 @@ def _shape(context: ApprovalContext) -> list[str]:
     if context.changes is not None:
         if not isinstance(context.changes, Changes) or not isinstance(context.changes.diff, str):
             return [*problems, "changes is not a Changes with a text diff"]
-        for change in context.changes.files:
-            if not isinstance(change, FileChange) or not isinstance(change.path, str) or not all(
-                    isinstance(n, int | None) and not isinstance(n, bool) for n in (change.additions, change.deletions)):
-                problems.append(f"a file change {change!r} is not a FileChange with a path and counts")
+        problems.extend(_file_problems(context.changes))
     if not isinstance(context.notes, tuple) or not all(isinstance(n, str) for n in context.notes):
         problems.append("notes is not a tuple of text")
     if not problems:
@@ -137,6 +141,12 @@ def _shape(context: ApprovalContext) -> list[str]:
         if again != context:
             problems.append("the context's JSON form does not read back the same")
     return problems
+
+
+def _file_problems(changes: Changes) -> list[str]:
+    return [f"a file change {change!r} is not a FileChange with a path and counts" for change in changes.files
+            if not isinstance(change, FileChange) or not isinstance(change.path, str) or not all(
+                isinstance(n, int | None) and not isinstance(n, bool) for n in (change.additions, change.deletions))]
 
 
 def _pin_problems(adapter: Adapter, request: Request, pinned: bytes, head_sha: str) -> list[str]:
