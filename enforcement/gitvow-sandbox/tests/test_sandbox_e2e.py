@@ -217,6 +217,35 @@ def test_the_environment_is_the_agents_and_none_of_the_operators(proxy: ProxyPro
     assert env["HOME"] == str(operator)
 
 
+PROC = """
+import json, os
+seen = {}
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        for name in ("environ", "cmdline"):
+            try:
+                seen[f"{pid}/{name}"] = open(f"/proc/{pid}/{name}", "rb").read().decode(errors="replace")
+            except OSError:
+                pass
+print(json.dumps(seen))
+"""
+REVIEWER_SECRET = "reviewer-sandbox-secret-9"
+
+
+def test_no_process_inside_holds_the_operators_environment(proxy: ProxyProcess, operator: Path) -> None:
+    result = run_in(proxy, operator, python_inside(PROC),
+                    env={"GITVOW_TEST_REVIEWER": REVIEWER_SECRET, "GITVOW_ADMIN_SECRET": "operator-desk-secret"})
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert "1/environ" in seen and "1/cmdline" in seen  # bubblewrap, pid 1 inside, among them
+    assert sum(key.endswith("/environ") for key in seen) >= 3  # pid 1, the shell's socat, this Python
+    for key, text in seen.items():
+        for secret in (OPERATOR_TOKEN, GIT_TOKEN, REVIEWER_SECRET, "operator-desk-secret", "GITVOW_TEST_CODER"):
+            assert secret not in text, f"{secret} in /proc/{key}"
+    # the agent's own proxy secret is in its proxy URL, and only there
+    assert f"HTTPS_PROXY=http://coder:{CODER_SECRET}@127.0.0.1:3128" in seen["1/environ"].split("\0")
+
+
 # -- every other way out fails ---------------------------------------------------------------
 
 def test_a_direct_connection_to_the_forges_port_fails(proxy: ProxyProcess, forge: Upstream, operator: Path) -> None:

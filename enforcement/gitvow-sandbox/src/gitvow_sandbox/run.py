@@ -84,11 +84,16 @@ def _plan(options: RunOptions, data: dict[str, object], settings: SandboxSetting
         raise SandboxError(str(exc)) from None
 
 
-def _spawn(argv: list[str]) -> tuple[int, bool]:
-    """Run bubblewrap: (exit status, whether the command started inside, as bubblewrap reported)."""
+def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, bool]:
+    """Run bubblewrap with ``env`` as its whole environment: (exit status, whether the command
+    started inside, as bubblewrap reported).
+
+    bubblewrap is pid 1 inside and keeps the environment it was started with, readable there
+    as ``/proc/1/environ``: started with the caller's, it would hand the agent every token of
+    the operator's shell (``--clearenv`` clears only the child's)."""
     status_read, status_write = os.pipe()
     argv = [argv[0], "--json-status-fd", str(status_write), *argv[1:]]
-    proc = subprocess.Popen(argv, pass_fds=(status_write,))
+    proc = subprocess.Popen(argv, pass_fds=(status_write,), env=env)
     os.close(status_write)
     try:
         code = proc.wait()
@@ -129,9 +134,9 @@ def run(options: RunOptions) -> int:
             agent_env = environment.for_sandbox(_agent_env(options, proxy), run_dir) | extra
             env = environment.compose(agent_env, plan.home, [*settings.pass_env, *options.pass_env])
             bridge = Bridge(run_dir / bwrap.SOCKET.name, (proxy.host, proxy.port)).start()
-            argv = bwrap.command_line(bwrap_path, layout.mount_arguments(plan), env, str(options.cwd.resolve()),
+            argv = bwrap.command_line(bwrap_path, layout.mount_arguments(plan), str(options.cwd.resolve()),
                                       options.command)
-            code, started = _spawn(argv)
+            code, started = _spawn(argv, env)
             if not started:
                 raise SandboxError(bwrap.diagnose(bwrap_path))
             return code
