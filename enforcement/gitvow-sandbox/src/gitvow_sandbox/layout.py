@@ -10,10 +10,13 @@ otherwise stay readable at its target.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from gitvow_sandbox import gitseal
 
 #: The operator's credentials under a home directory: SSH, git, forge CLIs, cloud CLIs,
 #: registries, password stores, gitvow's own state. The sandbox's home is a fresh one, so
@@ -52,8 +55,10 @@ class Layout:
     writable: tuple[Path, ...]
     readable: tuple[Path, ...]
     """Bound read-only over the empty home (tools installed under it: ``--allow-read``)."""
+    git_mounts: tuple[Path, ...]
+    """``.git`` directories bound on themselves (a mount point cannot be renamed or replaced)."""
     read_only: tuple[Path, ...]
-    """Inside writable paths, kept read-only: a repository's hooks and config, which git outside would run."""
+    """Inside writable paths, kept read-only: what git outside would obey or run (:mod:`gitvow_sandbox.gitseal`)."""
     hidden: tuple[Path, ...]
     run_dir: Path
 
@@ -103,16 +108,6 @@ def working_tree(cwd: Path) -> Path:
     return cwd
 
 
-def _git_protected(tree: Path) -> list[Path]:
-    """What git outside the sandbox would run or obey: the hooks directory (made if missing,
-    or the agent could make it) and the repository's config (``core.hooksPath``, filters)."""
-    git = tree / ".git"
-    if not git.is_dir():
-        return []
-    (git / "hooks").mkdir(exist_ok=True)
-    return [p for p in (git / "hooks", git / "config") if p.exists()]
-
-
 def _resolved(paths: Iterable[Path]) -> list[Path]:
     """Each existing path at its resolved location (where a bind lands), without repeats."""
     out: dict[Path, None] = {}
@@ -141,11 +136,20 @@ def plan(
         raise LayoutError(f"the working tree would be {tree}, which holds your home directory; "
                           "run from a project directory")
     writable = _resolved([tree, *allow_write])
-    protected = [p for t in writable for p in _git_protected(t)]
+    try:
+        sealed = gitseal.seal(writable, home, global_configs=_global_configs(home))
+    except gitseal.SealError as exc:
+        raise LayoutError(str(exc)) from None
     hidden = _resolved([*(home / name for name in HOME_CREDENTIALS), *hide])
-    return Layout(home=home, agent_home=agent_home, workdir=cwd, writable=tuple(writable),
-                  readable=tuple(_resolved(allow_read)), read_only=tuple(protected),
-                  hidden=tuple(hidden), run_dir=run_dir)
+    return Layout(home=home, agent_home=agent_home, workdir=cwd, writable=tuple([*writable, *sealed.writable]),
+                  readable=tuple(_resolved(allow_read)), git_mounts=tuple(sealed.mount_points),
+                  read_only=tuple(sealed.read_only), hidden=tuple(hidden), run_dir=run_dir)
+
+
+def _global_configs(home: Path) -> list[Path]:
+    """The operator's own git configuration files (``git help config``, FILES)."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    return [Path("/etc/gitconfig"), Path(xdg) / "git" / "config", home / ".gitconfig"]
 
 
 def mount_arguments(layout: Layout, resolv_conf: Path = Path("/etc/resolv.conf")) -> list[str]:
@@ -160,6 +164,8 @@ def mount_arguments(layout: Layout, resolv_conf: Path = Path("/etc/resolv.conf")
     for path in layout.readable:
         args += ["--ro-bind", str(path), str(path)]
     for path in layout.writable:
+        args += ["--bind", str(path), str(path)]
+    for path in layout.git_mounts:
         args += ["--bind", str(path), str(path)]
     for path in layout.read_only:
         args += ["--ro-bind", str(path), str(path)]
