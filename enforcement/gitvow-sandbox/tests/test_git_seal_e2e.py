@@ -118,9 +118,10 @@ print(json.dumps(out))
 """
 
 
-def run(home: Path, cwd: Path, listener: int, command: list[str]) -> subprocess.CompletedProcess[str]:
+def run(home: Path, cwd: Path, listener: int, command: list[str], policy_extra: str = ""
+        ) -> subprocess.CompletedProcess[str]:
     policy = home.parent / "policy.toml"
-    policy.write_text('[agents.coder]\nmode = "issues_and_prs"\n')
+    policy.write_text('[agents.coder]\nmode = "issues_and_prs"\n' + policy_extra)
     env_json = home.parent / "env.json"
     env_json.write_text(json.dumps({"HTTPS_PROXY": f"http://coder:secret@127.0.0.1:{listener}"}))
     return gitvow_run(["--agent", "coder", "--policy", str(policy), "--proxy", f"http://127.0.0.1:{listener}",
@@ -164,3 +165,52 @@ def test_a_symlinked_git_directory_is_refused_naming_it(home: Path, listener: in
         gitvow run: {linked / '.git'} is a symbolic link, which the sandbox cannot keep in place; replace it with \
 the directory it points to (or a `gitdir:` file) and run again""").strip()
     assert not marker.exists()
+
+
+# -- a sane git inside ---------------------------------------------------------------------------
+
+GIT_INSIDE = """
+set -e
+git config --global --list
+git init -q fresh
+cd fresh
+git commit -q --allow-empty -m inside
+git log -1 --format='%an <%ae> on %D'
+for f in "$HOME/.netrc" "$HOME/.git-credentials"; do cat "$f" 2>&1 || true; done
+"""
+
+
+def test_git_inside_works_for_an_operator_with_a_gitconfig(home: Path, listener: int) -> None:
+    (home / ".gitconfig").write_text(textwrap.dedent("""
+        [user]
+            name = Op Erator
+        [include]
+            path = ~/.gitconfig-identity
+        [init]
+            defaultBranch = trunk
+        [credential]
+            helper = store
+        [url "https://op:ghp_operatorsowntoken@github.com/"]
+            insteadOf = https://github.com/
+    """))
+    (home / ".gitconfig-identity").write_text("[user]\n\temail = op@example.test\n")
+    (home / ".netrc").write_text("machine github.com password ghp_operatorsowntoken\n")
+    (home / ".git-credentials").write_text("https://op:ghp_operatorsowntoken@github.com\n")
+    result = run(home, home / "src" / "project", listener, ["/bin/sh", "-c", GIT_INSIDE])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:5] == ["user.name=Op Erator", "user.email=op@example.test", "init.defaultbranch=trunk",
+                         "http.proxy=http://coder:secret@127.0.0.1:3128", "Op Erator <op@example.test> on HEAD -> trunk"]
+    # the operator's credentials: absent, not unreadable (a tool reading them carries on)
+    assert lines[5:] == [f"cat: {home}/.netrc: No such file or directory",
+                         f"cat: {home}/.git-credentials: No such file or directory"]
+    assert "ghp_operatorsowntoken" not in result.stdout + result.stderr
+
+
+def test_the_sandboxs_git_identity_can_be_set_in_the_policy(home: Path, listener: int) -> None:
+    (home / ".gitconfig").write_text("[user]\n\tname = Op Erator\n\temail = op@example.test\n")
+    policy_extra = '[sandbox]\ngit_user_name = "Coding Agent"\ngit_user_email = "agent@example.test"\n'
+    result = run(home, home / "src" / "project", listener,
+                 ["/bin/sh", "-c", "git config --global user.name; git config --global user.email"], policy_extra)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Coding Agent\nagent@example.test\n"

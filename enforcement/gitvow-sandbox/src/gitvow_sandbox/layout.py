@@ -152,11 +152,24 @@ def _global_configs(home: Path) -> list[Path]:
     return [Path("/etc/gitconfig"), Path(xdg) / "git" / "config", home / ".gitconfig"]
 
 
+#: Mounted empty and private inside.
+SCRATCH = (Path("/tmp"), Path("/var/tmp"), Path("/run"), Path("/dev/shm"))
+
+
+def _shown(path: Path, layout: Layout) -> bool:
+    """Whether ``path`` of the machine would be seen inside without hiding: under a bind, or
+    under ``/`` where no empty home or scratch directory is mounted over it."""
+    if any(path == bound or bound in path.parents for bound in (*layout.readable, *layout.writable)):
+        return True
+    covered = (layout.home, layout.home.resolve(), *SCRATCH)
+    return not any(path == over or over in path.parents for over in covered)
+
+
 def mount_arguments(layout: Layout, resolv_conf: Path = Path("/etc/resolv.conf")) -> list[str]:
     """bubblewrap's file-system arguments for ``layout``, in the order that makes them hold."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for scratch in ("/tmp", "/var/tmp", "/run", "/dev/shm"):  # /run: the host's sockets (docker, dbus) are not ours
-        args += ["--tmpfs", scratch]
+    for scratch in SCRATCH:  # /run: the host's sockets (docker, dbus) are not ours
+        args += ["--tmpfs", str(scratch)]
     if layout.agent_home is not None:
         args += ["--bind", str(layout.agent_home), str(layout.home)]
     else:
@@ -169,16 +182,19 @@ def mount_arguments(layout: Layout, resolv_conf: Path = Path("/etc/resolv.conf")
         args += ["--bind", str(path), str(path)]
     for path in layout.read_only:
         args += ["--ro-bind", str(path), str(path)]
+    # An empty file, not /dev/null: device nodes do not open under a user namespace's bind, and
+    # a file that cannot be opened breaks the tools that read it (git with an unreadable config).
+    empty = layout.run_dir / "empty"
+    empty.touch(mode=0o444)
     for path in layout.hidden:
+        if not _shown(path, layout):
+            continue  # under the empty home or a private scratch directory: absent inside
         if path.is_dir():
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         else:
-            args += ["--ro-bind", "/dev/null", str(path)]
+            args += ["--ro-bind", str(empty), str(path)]
     if resolv_conf.exists() or resolv_conf.is_symlink():
         # No name server inside: nothing to ask, and a query could not leave (loopback only).
-        # An empty file, not /dev/null: device nodes do not open under a user namespace's bind.
-        empty = layout.run_dir / "empty"
-        empty.touch(mode=0o444)
         args += ["--ro-bind", str(empty), str(resolv_conf.resolve())]
     args += ["--ro-bind", str(layout.run_dir), str(RUN_DIR)]
     return args

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gitvow_sandbox import bwrap, environment, hook, layout
+from gitvow_sandbox import bwrap, environment, gitconfig, hook, layout
 from gitvow_sandbox.bridge import Bridge
 from gitvow_sandbox.errors import SandboxError
 from gitvow_sandbox.proxies import Proxy, find_or_start
@@ -134,8 +134,10 @@ def run(options: RunOptions) -> int:
             agent_env = environment.for_sandbox(_agent_env(options, proxy), run_dir) | extra
             env = environment.compose(agent_env, plan.home, [*settings.pass_env, *options.pass_env])
             bridge = Bridge(run_dir / bwrap.SOCKET.name, (proxy.host, proxy.port)).start()
-            argv = bwrap.command_line(bwrap_path, layout.mount_arguments(plan), str(options.cwd.resolve()),
-                                      options.command)
+            git_file = gitconfig.write(run_dir, Path(os.environ.get("HOME") or Path.home()),
+                                       settings.model_dump(include=set(gitconfig.KEYS.values())), env)
+            mounts = [*layout.mount_arguments(plan), "--ro-bind", str(git_file), str(plan.home / ".gitconfig")]
+            argv = bwrap.command_line(bwrap_path, mounts, str(options.cwd.resolve()), options.command)
             code, started = _spawn(argv, env)
             if not started:
                 raise SandboxError(bwrap.diagnose(bwrap_path))
