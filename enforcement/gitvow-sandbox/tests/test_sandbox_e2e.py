@@ -570,6 +570,45 @@ def test_the_gates_hook_is_installed_for_the_agent_it_starts(proxy: ProxyProcess
     assert not (operator / ".claude").exists()  # the operator's own home is untouched
 
 
+def _venv_under(home: Path) -> Path:
+    """A virtualenv under the operator's home, as the README's install makes one (``.venv`` of a
+    checkout there): its own interpreter and ``gitvow`` script, with this test environment's
+    packages (gitvow-proxy beside gitvow-gate) through a ``.pth`` file."""
+    import site
+    import sys
+
+    venv = home / "gitvow" / ".venv"
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (purelib,) = [Path(p) for p in site.getsitepackages() if p.startswith(sys.prefix)]
+    (target,) = (venv / "lib").glob("python3*/site-packages")
+    (target / "dev.pth").write_text(f"import site; site.addsitedir({str(purelib)!r})\n")
+    script = venv / "bin" / "gitvow"
+    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom gitvow.cli.main import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_hook_just_works_under_the_readmes_install(proxy: ProxyProcess, operator: Path) -> None:
+    pytest.importorskip("gitvow_gate", reason="--hook installs gitvow-gate's hook")
+    gitvow = _venv_under(operator)
+    (operator / ".local" / "state" / "gitvow").mkdir(parents=True)  # the proxy's default state and audit
+    policy = proxy.policy.parent / "readme-policy.toml"
+    policy.write_text(proxy.policy.read_text().replace(f'path = "{proxy.policy.parent / 'audit.jsonl'}"', "")
+                      + '\n[[bash_deny]]\npattern = "rm -rf /srv"\nreason = "not the server\'s files"\n')
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(operator), "LANG": "C.UTF-8",
+           "GITVOW_TEST_CODER": CODER_SECRET}
+    result = subprocess.run([str(gitvow), "run", "--agent", "coder", "--policy", str(policy), "--proxy", proxy.url(),
+                             "--hook", "claude", "--allow-read", str(operator / ".local"),  # tools there, as pipx puts them
+                             "--", *python_inside(HOOK), "rm -rf /srv/app"],
+                            cwd=operator / "src" / "project", env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["code"] == 0, seen["err"]
+    decision = json.loads(seen["out"])["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny", seen
+    assert "not the server's files" in decision["permissionDecisionReason"]
+
+
 # -- hosts that are not forges -------------------------------------------------------------------
 
 def _wheel(name: str, version: str) -> bytes:

@@ -122,9 +122,11 @@ def run(options: RunOptions) -> int:
     bwrap_path, _socat = bwrap.tools()
     data, settings = _settings(options.policy)
     with _private_dir() as private, _private_dir() as run_dir:
-        if options.hook is not None and options.home is None:  # the hook's configuration needs a home to go in
-            (private / "home").mkdir()
-            options = replace(options, home=private / "home")
+        if options.hook is not None:
+            if options.home is None:  # the hook's configuration needs a home to go in
+                (private / "home").mkdir()
+                options = replace(options, home=private / "home")
+            options = replace(options, allow_read=[*options.allow_read, *hook.reachable(Path(os.environ.get("HOME") or Path.home()))])
         plan = _plan(options, data, settings, run_dir)
         extra = {} if options.hook is None or plan.agent_home is None else hook.install(
             options.hook, data, home=plan.agent_home, tree=plan.writable[0], run_dir=run_dir)
