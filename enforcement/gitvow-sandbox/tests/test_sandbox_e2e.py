@@ -215,6 +215,20 @@ def test_the_environment_is_the_agents_and_none_of_the_operators(proxy: ProxyPro
     assert env["GH_TOKEN"] != OPERATOR_TOKEN and env["GITHUB_TOKEN"] == env["GH_TOKEN"]  # the canary
     assert OPERATOR_TOKEN not in result.stdout and GIT_TOKEN not in result.stdout
     assert env["HOME"] == str(operator)
+    # the model keys are the proxy's: the agent holds its canary in their place
+    assert env["ANTHROPIC_API_KEY"] == env["OPENAI_API_KEY"] == env["GH_TOKEN"]
+
+
+def test_a_model_key_is_not_passed_in_the_proxy_holds_it(proxy: ProxyProcess, operator: Path) -> None:
+    marker = operator / "src" / "project" / "ran"
+    result = run_in(proxy, operator, ["touch", str(marker)], "--pass-env", "ANTHROPIC_API_KEY",
+                    env={"ANTHROPIC_API_KEY": "sk-ant-operators-own"})
+    assert result.returncode == 125
+    assert result.stderr.strip() == (
+        "gitvow run: ANTHROPIC_API_KEY is not passed into the sandbox: the proxy holds model keys. Put it in the "
+        'policy as [credentials.anthropic] token_env = "ANTHROPIC_API_KEY" (the agent gets a placeholder) and drop '
+        "it from --pass-env / [sandbox] pass_env")
+    assert not marker.exists()
 
 
 PROC = """

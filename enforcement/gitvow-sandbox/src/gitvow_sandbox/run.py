@@ -121,6 +121,7 @@ def run(options: RunOptions) -> int:
         signal.signal(sig, _exit_on)
     bwrap_path, _socat = bwrap.tools()
     data, settings = _settings(options.policy)
+    environment.refuse_model_keys([*settings.pass_env, *options.pass_env])
     with _private_dir() as private, _private_dir() as run_dir:
         if options.hook is not None:
             if options.home is None:  # the hook's configuration needs a home to go in

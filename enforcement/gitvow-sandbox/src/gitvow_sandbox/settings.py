@@ -6,7 +6,7 @@ Keys, in one place::
     allow_write = ["~/.cache/pip"]     # writable inside besides the working tree (--allow-write adds)
     allow_read = ["~/.local/bin"]      # readable inside from your home, which is empty otherwise (--allow-read adds)
     hide = ["/srv/secrets"]            # unreadable inside, besides the built-in list
-    pass_env = ["ANTHROPIC_API_KEY"]   # variables passed in besides the built-in safe list
+    pass_env = ["OLLAMA_HOST"]         # variables passed in besides the built-in safe list (not model keys)
     git_user_name = "Coding Agent"     # the sandbox's ~/.gitconfig (default: the operator's git's values)
     git_user_email = "agent@example.com"
     git_default_branch = "main"
