@@ -67,6 +67,10 @@ def home(tmp_path: Path) -> Path:
     ok("config", "include.path", "../team.gitconfig", cwd=project, home=home)
     ok("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(tmp_path / "lib.git"), "sub",
        cwd=project, home=home)
+    # an older submodule whose repository is embedded in its checkout (legacy/.git a directory)
+    ok("clone", "-q", str(tmp_path / "lib.git"), str(project / "legacy"), cwd=tmp_path, home=home)
+    ok("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(tmp_path / "lib.git"), "legacy",
+       cwd=project, home=home)
     ok("commit", "-q", "-m", "first", cwd=project, home=home)
     ok("push", "-q", "origin", "main", cwd=project, home=home)
     ok("worktree", "add", "-q", str(src / "wt"), "-b", "side", cwd=project, home=home)
@@ -109,6 +113,9 @@ attempt("modules config", write(".git/modules/sub/config", config.format("module
 attempt("modules hook", write(".git/modules/sub/hooks/post-commit", hook.format("modules-hook"), 0o755))
 attempt("modules commondir", write(".git/modules/sub/commondir", "../../evil\n"))
 attempt("submodule gitdir file", write("sub/.git", "gitdir: ../.git/evil\n"))
+attempt("embedded submodule config", write("legacy/.git/config", config.format("legacy-config")))
+attempt("embedded submodule hook", write("legacy/.git/hooks/post-commit", hook.format("legacy-hook"), 0o755))
+attempt("rename embedded .git", lambda: os.rename("legacy/.git", "legacy/.git-old"))
 attempt("worktree config", write(".git/worktrees/wt/config.worktree", config.format("worktree-config")))
 attempt("worktree commondir", write(".git/worktrees/wt/commondir", "../../evil\n"))
 attempt("worktree gitdir", write(".git/worktrees/wt/gitdir", "/nowhere/.git\n"))
@@ -145,7 +152,7 @@ def test_a_hostile_run_leaves_nothing_git_outside_obeys_and_commits_inside_land(
         assert (inside.returncode, inside.stdout) == (0, "inside\n"), inside.stderr
 
     # the operator's git, outside, in each of them
-    for tree in (project, wt, project / "sub"):
+    for tree in (project, wt, project / "sub", project / "legacy"):
         ok("status", "--short", cwd=tree, home=home)
         ok("log", "-1", "--format=%s", cwd=tree, home=home)
         ok("commit", "-q", "--allow-empty", "-m", "operator", cwd=tree, home=home)
@@ -165,6 +172,25 @@ def test_a_symlinked_git_directory_is_refused_naming_it(home: Path, listener: in
         gitvow run: {linked / '.git'} is a symbolic link, which the sandbox cannot keep in place; replace it with \
 the directory it points to (or a `gitdir:` file) and run again""").strip()
     assert not marker.exists()
+
+
+MADE_INSIDE = """
+set -e
+git init -q -b main made
+git -C made -c user.name=a -c user.email=a@example.test commit -q --allow-empty -m made
+git -C made config core.fsmonitor "echo x >$1/made"
+git update-index --add --cacheinfo "160000,$(git -C made rev-parse HEAD),made"
+"""
+
+
+def test_a_submodule_made_inside_is_named_after_the_run(home: Path, listener: int, tmp_path: Path) -> None:
+    project = home / "src" / "project"
+    result = run(home, project, listener, ["/bin/sh", "-c", MADE_INSIDE, "made-inside", str(tmp_path)])
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"gitvow run: warning: {project / 'made'} is a repository made in the sandbox that the index names as a "
+        f"submodule: git status in its superproject runs git there, obeying its configuration "
+        f"({project / 'made' / '.git'}); inspect it, or drop it (git rm --cached made)"]
 
 
 # -- a sane git inside ---------------------------------------------------------------------------

@@ -62,6 +62,10 @@ class Seal:
     mount_points: list[Path] = field(default_factory=list)
     """``.git`` directories bound on themselves, so they stay where they are."""
     read_only: list[Path] = field(default_factory=list)
+    git_dirs: list[Path] = field(default_factory=list)
+    """Every git directory sealed (what git in them reads as configuration is read-only)."""
+    trees: list[Path] = field(default_factory=list)
+    """The top-level working trees whose repositories were sealed."""
 
 
 def _under(path: Path, roots: Iterable[Path]) -> bool:
@@ -124,6 +128,18 @@ def _config_entries(path: Path) -> list[tuple[str, str]]:
     return entries
 
 
+def _submodule_paths(gitmodules: Path) -> list[str]:
+    """The ``submodule.*.path`` values of a ``.gitmodules`` file, as git reads them."""
+    if not gitmodules.is_file():
+        return []
+    try:
+        done = subprocess.run(["git", "config", "--no-includes", "--file", str(gitmodules), "-z", "--get-regexp",
+                               r"^submodule\..*\.path$"], capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [item.partition("\n")[2] for item in done.stdout.decode(errors="replace").split("\0") if item]
+
+
 def _program(value: str) -> str | None:
     """The program of a command value when it is given by path (``!`` of an alias dropped)."""
     words = value.lstrip("!").split()
@@ -136,6 +152,7 @@ class _Sealer:
         self.home = home
         self.seal = Seal()
         self._configs: set[Path] = set()
+        self._trees: set[Path] = set()
 
     def _read_only(self, path: Path) -> None:
         if path.exists() and path not in self.seal.read_only:
@@ -144,7 +161,14 @@ class _Sealer:
     def _inside(self, path: Path) -> bool:
         return _under(path, [*self.writable, *self.seal.writable])
 
-    def repository(self, tree: Path) -> None:
+    def repository(self, tree: Path, *, top: bool = True) -> None:
+        """Seal the repository of ``tree`` and of each submodule ``.gitmodules`` names in it.
+        Only a top-level tree's repository is bound writable where it lies outside the
+        writable paths (a linked worktree's): a submodule's stays read-only there, as ``/`` is
+        (``.gitmodules`` is the agent's to write, so it must not bind other directories in)."""
+        if tree in self._trees:
+            return
+        self._trees.add(tree)
         gitdir = git_dir(tree)
         if gitdir is None:
             return
@@ -152,17 +176,26 @@ class _Sealer:
         if dotgit.is_dir():
             self.seal.mount_points.append(dotgit)
         else:
-            self.seal.read_only.append(dotgit)
+            self._read_only(dotgit)
         common = common_dir(gitdir)
         for directory in dict.fromkeys((gitdir, common)):
             if not self._inside(directory):
+                if not top:
+                    return
                 self.seal.writable.append(directory)
         self.git_directory(common, tree, linked=False)
         if gitdir != common:
             self.git_directory(gitdir, tree, linked=True)
+        for path in _submodule_paths(tree / ".gitmodules"):
+            sub = (tree / path).resolve()
+            if sub != tree and self._inside(sub) and sub.is_dir():
+                self.repository(sub, top=False)
 
     def git_directory(self, gitdir: Path, tree: Path | None, *, linked: bool, depth: int = 0) -> None:
         """Seal one git directory (a linked worktree's holds only its own files)."""
+        if gitdir in self.seal.git_dirs:
+            return
+        self.seal.git_dirs.append(gitdir)
         if not linked:
             if not (gitdir / "commondir").exists():
                 (gitdir / "commondir").write_text(".\n", encoding="utf-8")
@@ -249,6 +282,36 @@ def seal(writable: Iterable[Path], home: Path, global_configs: Iterable[Path] = 
     sealer = _Sealer(paths, home)
     for tree in paths:
         sealer.repository(tree)
+        if git_dir(tree) is not None:
+            sealer.seal.trees.append(tree)
     for config in global_configs:
         sealer.config_file(config, base=None)
     return sealer.seal
+
+
+def unsealed_submodules(seal: Seal) -> list[Path]:
+    """Submodules the index of a sealed tree names whose repository was not sealed (read after
+    a run): the agent made them, and ``git status`` in the tree runs git in each, which obeys
+    that repository's configuration. git is asked for the index only (``ls-files`` runs no
+    program of the repository's)."""
+    sealed = {path.resolve() for path in seal.git_dirs}
+    found: list[Path] = []
+    for tree in seal.trees:
+        try:
+            done = subprocess.run(["git", "-C", str(tree), "--no-optional-locks", "ls-files", "--stage", "-z"],
+                                  capture_output=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        for entry in done.stdout.decode(errors="replace").split("\0"):
+            info, _, path = entry.partition("\t")
+            if not info.startswith("160000 "):
+                continue
+            checkout = tree / path
+            try:
+                gitdir = git_dir(checkout) if checkout.is_dir() else None
+            except SealError:
+                found.append(checkout)
+                continue
+            if gitdir is not None and gitdir.resolve() not in sealed:
+                found.append(checkout)
+    return found

@@ -61,6 +61,8 @@ class Layout:
     """Inside writable paths, kept read-only: what git outside would obey or run (:mod:`gitvow_sandbox.gitseal`)."""
     hidden: tuple[Path, ...]
     run_dir: Path
+    sealed: gitseal.Seal | None = None
+    """The repositories sealed, to look at again after the run (:func:`gitseal.unsealed_submodules`)."""
 
 
 class LayoutError(Exception):
@@ -143,7 +145,7 @@ def plan(
     hidden = _resolved([*(home / name for name in HOME_CREDENTIALS), *hide])
     return Layout(home=home, agent_home=agent_home, workdir=cwd, writable=tuple([*writable, *sealed.writable]),
                   readable=tuple(_resolved(allow_read)), git_mounts=tuple(sealed.mount_points),
-                  read_only=tuple(sealed.read_only), hidden=tuple(hidden), run_dir=run_dir)
+                  read_only=tuple(sealed.read_only), hidden=tuple(hidden), run_dir=run_dir, sealed=sealed)
 
 
 def _global_configs(home: Path) -> list[Path]:

@@ -12,12 +12,13 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gitvow_sandbox import bwrap, environment, gitconfig, hook, layout
+from gitvow_sandbox import bwrap, environment, gitconfig, gitseal, hook, layout
 from gitvow_sandbox.bridge import Bridge
 from gitvow_sandbox.errors import SandboxError
 from gitvow_sandbox.proxies import Proxy, find_or_start
@@ -108,6 +109,16 @@ def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, bool]:
     return code, started
 
 
+def _warn_unsealed(plan: layout.Layout) -> None:
+    """One line per submodule the agent made: git outside would obey its configuration."""
+    if plan.sealed is None:
+        return
+    for checkout in gitseal.unsealed_submodules(plan.sealed):
+        print(f"gitvow run: warning: {checkout} is a repository made in the sandbox that the index names as a "
+              f"submodule: git status in its superproject runs git there, obeying its configuration "
+              f"({checkout / '.git'}); inspect it, or drop it (git rm --cached {checkout.name})", file=sys.stderr)
+
+
 def _exit_on(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
@@ -144,6 +155,7 @@ def run(options: RunOptions) -> int:
             code, started = _spawn(argv, env)
             if not started:
                 raise SandboxError(bwrap.diagnose(bwrap_path))
+            _warn_unsealed(plan)
             return code
         finally:
             if bridge is not None:
