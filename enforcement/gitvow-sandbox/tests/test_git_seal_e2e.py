@@ -65,6 +65,10 @@ def home(tmp_path: Path) -> Path:
     (project / ".githooks").mkdir()
     (project / "team.gitconfig").write_text("[core]\n\thooksPath = .githooks\n")
     ok("config", "include.path", "../team.gitconfig", cwd=project, home=home)
+    (project / "tools").mkdir()
+    (project / "tools" / "fsmonitor.sh").write_text("#!/bin/sh\nexit 1\n")  # the operator's, run by git
+    (project / "tools" / "fsmonitor.sh").chmod(0o755)
+    ok("config", "core.fsmonitor", "tools/fsmonitor.sh", cwd=project, home=home)
     ok("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(tmp_path / "lib.git"), "sub",
        cwd=project, home=home)
     # an older submodule whose repository is embedded in its checkout (legacy/.git a directory)
@@ -108,6 +112,7 @@ attempt("config.worktree", write(".git/config.worktree", config.format("config.w
 attempt("include", write("team.gitconfig", config.format("include")))
 attempt("hooks", write(".git/hooks/post-commit", hook.format("hooks"), 0o755))
 attempt("hooksPath", write(".githooks/post-commit", hook.format("hooksPath"), 0o755))
+attempt("fsmonitor program", write("tools/fsmonitor.sh", hook.format("fsmonitor-program"), 0o755))
 attempt("info", write(".git/info/attributes", "* diff=evil\n"))
 attempt("modules config", write(".git/modules/sub/config", config.format("modules-config")))
 attempt("modules hook", write(".git/modules/sub/hooks/post-commit", hook.format("modules-hook"), 0o755))
