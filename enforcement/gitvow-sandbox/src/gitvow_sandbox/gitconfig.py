@@ -29,7 +29,7 @@ def operators(home: Path) -> dict[str, str]:
     try:
         done = subprocess.run(["git", "config", "--global", "--includes", "-z", "--get-regexp",
                                "^(user\\.name|user\\.email|init\\.defaultbranch)$"],
-                              capture_output=True, env=env, timeout=30, check=False)
+                              capture_output=True, env=env, timeout=30, check=False, cwd="/")
     except (OSError, subprocess.TimeoutExpired):
         return {}
     values: dict[str, str] = {}

@@ -117,7 +117,7 @@ def _config_entries(path: Path) -> list[tuple[str, str]]:
         return []
     try:
         done = subprocess.run(["git", "config", "--no-includes", "--file", str(path), "--list", "-z"],
-                              capture_output=True, timeout=30, check=False)
+                              capture_output=True, timeout=30, check=False, cwd="/")
     except (OSError, subprocess.TimeoutExpired):
         return []
     entries = []
@@ -134,7 +134,7 @@ def _submodule_paths(gitmodules: Path) -> list[str]:
         return []
     try:
         done = subprocess.run(["git", "config", "--no-includes", "--file", str(gitmodules), "-z", "--get-regexp",
-                               r"^submodule\..*\.path$"], capture_output=True, timeout=30, check=False)
+                               r"^submodule\..*\.path$"], capture_output=True, timeout=30, check=False, cwd="/")
     except (OSError, subprocess.TimeoutExpired):
         return []
     return [item.partition("\n")[2] for item in done.stdout.decode(errors="replace").split("\0") if item]
@@ -292,13 +292,14 @@ def seal(writable: Iterable[Path], home: Path, global_configs: Iterable[Path] = 
 def unsealed_submodules(seal: Seal) -> list[Path]:
     """Submodules the index of a sealed tree names whose repository was not sealed (read after
     a run): the agent made them, and ``git status`` in the tree runs git in each, which obeys
-    that repository's configuration. git is asked for the index only (``ls-files`` runs no
-    program of the repository's)."""
+    that repository's configuration. git is asked for the index only (``ls-files``, with no
+    file-system monitor: it runs no program)."""
     sealed = {path.resolve() for path in seal.git_dirs}
     found: list[Path] = []
     for tree in seal.trees:
         try:
-            done = subprocess.run(["git", "-C", str(tree), "--no-optional-locks", "ls-files", "--stage", "-z"],
+            done = subprocess.run(["git", "-C", str(tree), "--no-optional-locks", "-c", "core.fsmonitor=false",
+                                   "ls-files", "--stage", "-z"],
                                   capture_output=True, timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired):
             continue
