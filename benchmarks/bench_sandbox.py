@@ -9,7 +9,9 @@ directory), then three commands, alternately so load on the machine hits them al
 - ``env``: the same set-up without the sandbox, as an operator runs it today:
   ``gitvow env --agent A --json`` (the agent's environment for the same proxy), then ``true``;
 - ``run``: ``gitvow run --proxy URL --agent A -- true``: the environment, the file-system
-  layout, the bridge to the proxy, bubblewrap's namespaces and the bridge's inner end.
+  layout (the working tree a git repository, its ``.git`` sealed; the home holding a
+  ``~/.gitconfig``, read for the sandbox's own), the bridge to the proxy, bubblewrap's
+  namespaces and the bridge's inner end.
 
 Reported: median and 90th percentile wall time of each, and what the sandbox adds: ``run``
 minus ``env`` (goal: at most 150 ms) and ``run`` minus ``true``; and the median CPU time
@@ -91,6 +93,8 @@ def run(runs: int, workdir: Path) -> dict[str, dict[str, float]]:
     (workdir / "home").mkdir()
     tree = workdir / "home" / "project"
     tree.mkdir()
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)  # a developer's tree: its .git is sealed
+    (workdir / "home" / ".gitconfig").write_text("[user]\n\tname = Bench\n\temail = bench@example.test\n")
     policy = workdir / "policy.toml"
     policy.write_text(POLICY.format(workdir=workdir))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workdir / "home"),

@@ -24,7 +24,7 @@ def test_the_builtin_inference_adapter_registers_like_any_plugin() -> None:
     found = installed()
     assert "inference" in found.adapters
     info = next(i for i in found.infos if i.name == "inference")
-    assert info.distribution == "gitvow" and info.adapters == ("inference",)
+    assert info.distribution == "gitvow" and info.adapters == ("inference", "anthropic", "openai")
 
 
 def test_broken_plugins_are_reported_by_name_and_the_rest_load(tmp_path: Path, gitvow_cli: Callable[..., Any]) -> None:

@@ -51,6 +51,11 @@ class Adapter(ABC):
     #: the adapter sees it (``path_not_canonical``), as for forges that decode it to a separator.
     encoded_slash: ClassVar[bool] = False
 
+    #: Whether this API answers with event streams (``text/event-stream``) a client reads as they
+    #: come (a model's tokens): the proxy then passes them on one scrubbed event at a time, and
+    #: asks for them uncompressed, instead of holding the whole answer back.
+    streams_events: ClassVar[bool] = False
+
     @classmethod
     def options_model(cls) -> type[BaseModel] | None:
         """The pydantic model of ``[adapters.NAME]``, or None if the adapter takes no options.

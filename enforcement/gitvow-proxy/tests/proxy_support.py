@@ -295,7 +295,10 @@ def start_proxy(
     mitmdump: bool = False,
     extra: Sequence[str] = (),
     args: Sequence[str] = (),
+    wrapper: Sequence[str] = (),
 ) -> ProxyProcess:
+    """``gitvow proxy`` (or mitmdump with the script) on a free loopback port; ``wrapper`` is
+    put before the command (bubblewrap, to give the proxy a resolver of the test's own)."""
     port = free_port()
     confdir = workdir / "confdir"
     if not confdir.exists():  # generating a CA costs a second: every test proxy shares one
@@ -314,7 +317,7 @@ def start_proxy(
         for option in extra:
             cmd += ["--set", option]
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env})
+        proc = subprocess.Popen([*wrapper, *cmd], stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env})
     proxy = ProxyProcess(proc, port, policy, confdir, workdir / "audit.jsonl", log)
     try:
         wait_for_port(port, proc)

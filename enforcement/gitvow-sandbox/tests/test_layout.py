@@ -39,7 +39,7 @@ def test_hidden_paths_come_after_the_binds_that_would_show_them(tmp_path: Path) 
     policy.write_text("")
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    layout = plan(cwd=tree, home=home, run_dir=run_dir, allow_write=[home], hide=[policy])
+    layout = plan(cwd=tree, home=home, run_dir=run_dir, allow_write=[home], allow_read=[real_gh.parent], hide=[policy])
     binds = _binds(mount_arguments(layout))
     order = {pair: i for i, pair in enumerate(binds)}
     assert binds[0] == ("--ro-bind", "/")

@@ -215,6 +215,49 @@ def test_the_environment_is_the_agents_and_none_of_the_operators(proxy: ProxyPro
     assert env["GH_TOKEN"] != OPERATOR_TOKEN and env["GITHUB_TOKEN"] == env["GH_TOKEN"]  # the canary
     assert OPERATOR_TOKEN not in result.stdout and GIT_TOKEN not in result.stdout
     assert env["HOME"] == str(operator)
+    # the model keys are the proxy's: the agent holds its canary in their place
+    assert env["ANTHROPIC_API_KEY"] == env["OPENAI_API_KEY"] == env["GH_TOKEN"]
+
+
+def test_a_model_key_is_not_passed_in_the_proxy_holds_it(proxy: ProxyProcess, operator: Path) -> None:
+    marker = operator / "src" / "project" / "ran"
+    result = run_in(proxy, operator, ["touch", str(marker)], "--pass-env", "ANTHROPIC_API_KEY",
+                    env={"ANTHROPIC_API_KEY": "sk-ant-operators-own"})
+    assert result.returncode == 125
+    assert result.stderr.strip() == (
+        "gitvow run: ANTHROPIC_API_KEY is not passed into the sandbox: the proxy holds model keys. Put it in the "
+        'policy as [credentials.anthropic] token_env = "ANTHROPIC_API_KEY" (the agent gets a placeholder) and drop '
+        "it from --pass-env / [sandbox] pass_env")
+    assert not marker.exists()
+
+
+PROC = """
+import json, os
+seen = {}
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        for name in ("environ", "cmdline"):
+            try:
+                seen[f"{pid}/{name}"] = open(f"/proc/{pid}/{name}", "rb").read().decode(errors="replace")
+            except OSError:
+                pass
+print(json.dumps(seen))
+"""
+REVIEWER_SECRET = "reviewer-sandbox-secret-9"
+
+
+def test_no_process_inside_holds_the_operators_environment(proxy: ProxyProcess, operator: Path) -> None:
+    result = run_in(proxy, operator, python_inside(PROC),
+                    env={"GITVOW_TEST_REVIEWER": REVIEWER_SECRET, "GITVOW_ADMIN_SECRET": "operator-desk-secret"})
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert "1/environ" in seen and "1/cmdline" in seen  # bubblewrap, pid 1 inside, among them
+    assert sum(key.endswith("/environ") for key in seen) >= 3  # pid 1, the shell's socat, this Python
+    for key, text in seen.items():
+        for secret in (OPERATOR_TOKEN, GIT_TOKEN, REVIEWER_SECRET, "operator-desk-secret", "GITVOW_TEST_CODER"):
+            assert secret not in text, f"{secret} in /proc/{key}"
+    # the agent's own proxy secret is in its proxy URL, and only there
+    assert f"HTTPS_PROXY=http://coder:{CODER_SECRET}@127.0.0.1:3128" in seen["1/environ"].split("\0")
 
 
 # -- every other way out fails ---------------------------------------------------------------
@@ -539,6 +582,45 @@ def test_the_gates_hook_is_installed_for_the_agent_it_starts(proxy: ProxyProcess
     assert not {"credentials", "proxy", "audit", "admin"} & set(seen["policy"])
     assert "secret_env" not in json.dumps(seen["policy"])
     assert not (operator / ".claude").exists()  # the operator's own home is untouched
+
+
+def _venv_under(home: Path) -> Path:
+    """A virtualenv under the operator's home, as the README's install makes one (``.venv`` of a
+    checkout there): its own interpreter and ``gitvow`` script, with this test environment's
+    packages (gitvow-proxy beside gitvow-gate) through a ``.pth`` file."""
+    import site
+    import sys
+
+    venv = home / "gitvow" / ".venv"
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (purelib,) = [Path(p) for p in site.getsitepackages() if p.startswith(sys.prefix)]
+    (target,) = (venv / "lib").glob("python3*/site-packages")
+    (target / "dev.pth").write_text(f"import site; site.addsitedir({str(purelib)!r})\n")
+    script = venv / "bin" / "gitvow"
+    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom gitvow.cli.main import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_hook_just_works_under_the_readmes_install(proxy: ProxyProcess, operator: Path) -> None:
+    pytest.importorskip("gitvow_gate", reason="--hook installs gitvow-gate's hook")
+    gitvow = _venv_under(operator)
+    (operator / ".local" / "state" / "gitvow").mkdir(parents=True)  # the proxy's default state and audit
+    policy = proxy.policy.parent / "readme-policy.toml"
+    policy.write_text(proxy.policy.read_text().replace(f'path = "{proxy.policy.parent / 'audit.jsonl'}"', "")
+                      + '\n[[bash_deny]]\npattern = "rm -rf /srv"\nreason = "not the server\'s files"\n')
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(operator), "LANG": "C.UTF-8",
+           "GITVOW_TEST_CODER": CODER_SECRET}
+    result = subprocess.run([str(gitvow), "run", "--agent", "coder", "--policy", str(policy), "--proxy", proxy.url(),
+                             "--hook", "claude", "--allow-read", str(operator / ".local"),  # tools there, as pipx puts them
+                             "--", *python_inside(HOOK), "rm -rf /srv/app"],
+                            cwd=operator / "src" / "project", env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["code"] == 0, seen["err"]
+    decision = json.loads(seen["out"])["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny", seen
+    assert "not the server's files" in decision["permissionDecisionReason"]
 
 
 # -- hosts that are not forges -------------------------------------------------------------------

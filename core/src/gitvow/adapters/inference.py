@@ -1,13 +1,20 @@
-"""The inference adapter: model endpoints produce ``inference.call`` (allowed at every mode).
+"""The inference adapters: model endpoints produce ``inference.call`` (allowed at every mode).
 
-It exists so model traffic gets the same verdict type and denial format as forge traffic;
-routing and budgets for inference are not the pipeline's business. Only the known model API
-paths classify; anything else on an inference host is ``unknown`` and denied.
+They exist so model traffic gets the same verdict type, audit and denial format as forge
+traffic, and so the model API key is the proxy's to hold: ``[credentials.anthropic]``,
+``[credentials.openai]`` (and ``[credentials.inference]`` for Copilot's hosts) are injected
+like forge tokens, in the header each API reads, while the agent holds a placeholder. Only
+the known model API paths classify; anything else on a model host is ``unknown`` and denied.
+
+- ``inference``: GitHub Copilot's model hosts (``Authorization: Bearer``).
+- ``anthropic``: ``api.anthropic.com`` (``x-api-key``, the header its SDKs and Claude Code send).
+- ``openai``: ``api.openai.com`` (``Authorization: Bearer``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 from gitvow.adapter import Adapter
 from gitvow.hookspecs import hookimpl
@@ -31,7 +38,8 @@ class InferenceAdapter(Adapter):
     """Model endpoints: GitHub Copilot's by default, others mapped in ``[hosts]``."""
 
     name = "inference"
-    default_hosts = ("api.githubcopilot.com", "api.individual.githubcopilot.com")
+    default_hosts: ClassVar[tuple[str, ...]] = ("api.githubcopilot.com", "api.individual.githubcopilot.com")
+    streams_events = True
 
     def classify(self, request: Request) -> Classification:
         if request.method in _READ_METHODS:
@@ -44,7 +52,7 @@ class InferenceAdapter(Adapter):
         return {"authorization": f"Bearer {token}"}
 
     def fixtures(self) -> Sequence[Fixture]:
-        host = "https://api.githubcopilot.com"
+        host = f"https://{self.default_hosts[0]}"
         return (
             Fixture("POST", f"{host}/chat/completions", ("inference.call",), body=b'{"model":"x","messages":[]}'),
             Fixture("POST", f"{host}/v1/messages", ("inference.call",), body=b"{}"),
@@ -53,12 +61,31 @@ class InferenceAdapter(Adapter):
         )
 
     def fail_closed_fixtures(self) -> Sequence[Fixture]:
-        return (Fixture("DELETE", "https://api.githubcopilot.com/chat/completions", ("unknown",)),)
+        return (Fixture("DELETE", f"https://{self.default_hosts[0]}/v1/chat/completions", ("unknown",)),)
 
     def unsupported(self) -> Mapping[str, str]:
         return {name: "a model endpoint performs no forge operations" for name in OPERATIONS if name not in _SUPPORTED}
 
 
+class AnthropicAdapter(InferenceAdapter):
+    """Anthropic's API: its key travels in ``x-api-key`` (an agent's ``Authorization`` is dropped too)."""
+
+    name = "anthropic"
+    default_hosts = ("api.anthropic.com",)
+
+    def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
+        return {"x-api-key": token}
+
+
+class OpenAIAdapter(InferenceAdapter):
+    """OpenAI's API (``Authorization: Bearer``)."""
+
+    name = "openai"
+    default_hosts = ("api.openai.com",)
+
+
 @hookimpl
 def register_adapters(register: Callable[[Adapter], None]) -> None:
     register(InferenceAdapter())
+    register(AnthropicAdapter())
+    register(OpenAIAdapter())

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from gitvow.policy.compile import CompiledPolicy
     from gitvow.policy.load import Policy
+    from gitvow.policy.sections import PolicySection
 
 QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
 WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
@@ -386,8 +387,20 @@ def parse_document(path: str, content: bytes) -> dict[str, Any]:
     return parse(path, content.decode("utf-8", errors="replace"))
 
 
+def _sections_read(sections: Sequence[PolicySection], data: Mapping[str, Any]) -> list[PolicySection]:
+    """The gate's own sections, and every other one the document sets a key of.
+
+    Another distribution's section the file does not mention holds only its defaults, and
+    their checks are about that distribution's machine, not the policy: the proxy's default
+    audit log must be creatable where the proxy runs, which says nothing where the gate runs
+    (inside ``gitvow run``, the proxy's directories are hidden)."""
+    return [section for section in sections
+            if section.distribution == "gitvow-gate" or any(key in data for key in section.keys)]
+
+
 def validate(path: str, content: bytes) -> GatePolicy:
-    """Full validation (every installed section, operation table, relays), then the gate's plain form.
+    """Full validation (the gate's sections and every other the file sets keys of, operation
+    table, relays), then the gate's plain form.
 
     Keys of the proxy are accepted unread when gitvow-proxy is not installed (one file serves
     both; ``gitvow policy check`` is where a missing distribution is an error).
@@ -397,8 +410,8 @@ def validate(path: str, content: bytes) -> GatePolicy:
 
     data = parse_document(path, content)
     plugins = installed()
-    policy = parse_policy(data, source=path, relays=plugins.relays, sections=plugins.sections, absent="skip",
-                          adapters=plugins.adapters)
+    policy = parse_policy(data, source=path, relays=plugins.relays, sections=_sections_read(plugins.sections, data),
+                          absent="skip", adapters=plugins.adapters)
     return from_policy(policy, path, data)
 
 

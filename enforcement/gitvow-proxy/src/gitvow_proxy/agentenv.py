@@ -1,9 +1,9 @@
 """What an agent's shell needs to go through the proxy: ``gitvow env --agent NAME``.
 
 The proxy URL carries the agent's own proxy credentials; the CA variables point at a bundle
-of the system's CAs plus the proxy's (so tunnelled hosts keep working); the forge token
-variables hold the agent's canary — a placeholder the proxy replaces on the wire and refuses
-to see leave in a body.
+of the system's CAs plus the proxy's (so tunnelled hosts keep working); the forge token and
+model API key variables hold the agent's canary — a placeholder the proxy replaces on the
+wire (``[credentials.NAME]``) and refuses to see leave in a body.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ TOKEN_VARIABLES = (
     "GL_TOKEN",
     "LINEAR_API_KEY",
 )
+#: The model API keys agents read (Claude Code, Codex, their SDKs): the proxy holds the real
+#: ones (``[credentials.anthropic]``, ``[credentials.openai]``), the agent a placeholder.
+MODEL_KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
 
 def proxy_ca(confdir: Path) -> Path:
@@ -94,7 +97,7 @@ def agent_environment(
     # git otherwise sends each request without proxy credentials first and retries after the
     # 407: one wasted round trip and one refused audit line per network command.
     env["GIT_HTTP_PROXY_AUTHMETHOD"] = "basic"
-    for name in TOKEN_VARIABLES:
+    for name in (*TOKEN_VARIABLES, *MODEL_KEY_VARIABLES):
         env[name] = canary
     env["GITVOW_AGENT"] = agent
     return env

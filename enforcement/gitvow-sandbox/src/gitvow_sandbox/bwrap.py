@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from gitvow_sandbox.environment import INNER_PORT
@@ -66,12 +66,12 @@ def no_nested_userns(bwrap: str) -> list[str]:
     return ["--unshare-user", "--disable-userns"] if supported and available else []
 
 
-def command_line(bwrap: str, mounts: Sequence[str], env: Mapping[str, str], cwd: str, command: Sequence[str]
-                 ) -> list[str]:
+def command_line(bwrap: str, mounts: Sequence[str], cwd: str, command: Sequence[str]) -> list[str]:
+    """bubblewrap's arguments. No environment among them: bubblewrap itself is started with
+    the sandbox's environment alone (:func:`gitvow_sandbox.run`), because it is the sandbox's
+    pid 1 and its ``/proc/1/environ`` and ``cmdline`` are readable inside."""
     args = [bwrap, "--unshare-all", *no_nested_userns(bwrap), "--cap-drop", "ALL", "--die-with-parent",
-            "--new-session", "--hostname", "gitvow-sandbox", "--clearenv"]
-    for name, value in env.items():
-        args += ["--setenv", name, value]
+            "--new-session", "--hostname", "gitvow-sandbox"]
     args += [*mounts, "--chdir", cwd, "--"]
     args += ["/bin/sh", "-c", INNER, "gitvow-run", str(INNER_PORT), str(SOCKET), listening_pattern(INNER_PORT),
              *command]

@@ -3,7 +3,9 @@ of the bridge, plus a short list of harmless variables of the caller's.
 
 Nothing else of the caller's environment goes in: a forge token, a cloud key or an SSH agent
 socket in the operator's shell would otherwise be the agent's. ``[sandbox] pass_env`` and
-``--pass-env`` add variables by name (an agent's own model API key).
+``--pass-env`` add variables by name. Model API keys are not among them: inside they are
+placeholders (the agent's canary) and the proxy sends the real key (``[credentials.anthropic]``,
+``[credentials.openai]``), so a prompt-injected agent has no key to send elsewhere.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
 CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO")
 BUNDLE = "ca-bundle.pem"
 PROXY_CA = "proxy-ca.pem"
+#: The model API key variables agents read → the ``[credentials.NAME]`` the proxy sends instead.
+MODEL_KEYS = {"ANTHROPIC_API_KEY": "anthropic", "OPENAI_API_KEY": "openai"}
+#: What a model key variable holds inside when the agent's environment names no canary.
+PLACEHOLDER = "gitvow-held-by-the-proxy"
 #: The caller's variables that carry no credential and that programs expect.
 SAFE = ("PATH", "TERM", "COLORTERM", "NO_COLOR", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ",
         "USER", "LOGNAME", "SHELL", "EDITOR", "VISUAL", "PAGER")
@@ -84,7 +90,18 @@ def for_sandbox(agent_env: Mapping[str, str], run_dir: Path) -> dict[str, str]:
         env[name] = str(RUN_DIR / basename)
     env.pop("NO_PROXY", None)
     env.pop("no_proxy", None)
+    for name in MODEL_KEYS:  # an environment from an older `gitvow env --json` lacks them
+        env.setdefault(name, env.get("GH_TOKEN", PLACEHOLDER))
     return env
+
+
+def refuse_model_keys(pass_env: Iterable[str]) -> None:
+    """SandboxError when a model API key is asked to be passed in: the proxy holds it."""
+    for name in pass_env:
+        if name in MODEL_KEYS:
+            raise SandboxError(f"{name} is not passed into the sandbox: the proxy holds model keys. Put it in the "
+                               f"policy as [credentials.{MODEL_KEYS[name]}] token_env = \"{name}\" (the agent gets "
+                               f"a placeholder) and drop it from --pass-env / [sandbox] pass_env")
 
 
 def compose(agent_env: Mapping[str, str], home: Path, pass_env: Iterable[str],

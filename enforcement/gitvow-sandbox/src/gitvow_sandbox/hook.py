@@ -10,6 +10,7 @@ sandbox; the copy is read-only inside.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,28 @@ def gate_policy(data: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(agents, Mapping):
         out["agents"] = {name: {k: v for k, v in rule.items() if k not in SECRET_KEYS} if isinstance(rule, Mapping)
                          else rule for name, rule in agents.items()}
+    return out
+
+
+def reachable(home: Path) -> list[Path]:
+    """What the hook command needs to run inside: the ``gitvow`` that runs this, its
+    virtualenv and the interpreter's installation, where they lie under the operator's home
+    or a scratch directory (hidden otherwise, and a hook that is not found refuses every
+    tool call). Never the home itself or a directory holding it."""
+    import sys
+
+    from gitvow_sandbox.layout import SCRATCH
+
+    paths = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent]
+    ran = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    if os.path.basename(ran).startswith("gitvow") and os.path.isfile(ran):
+        paths.append(Path(os.path.abspath(ran)).parent)
+    home = home.resolve()
+    out = []
+    for path in dict.fromkeys(p.resolve() for p in paths):
+        hidden_here = any(path == over or over in path.parents for over in (home, *SCRATCH))
+        if hidden_here and path != home and path not in home.parents:
+            out.append(path)
     return out
 
 

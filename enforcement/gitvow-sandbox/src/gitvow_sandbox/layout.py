@@ -10,10 +10,13 @@ otherwise stay readable at its target.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from gitvow_sandbox import gitseal
 
 #: The operator's credentials under a home directory: SSH, git, forge CLIs, cloud CLIs,
 #: registries, password stores, gitvow's own state. The sandbox's home is a fresh one, so
@@ -52,10 +55,14 @@ class Layout:
     writable: tuple[Path, ...]
     readable: tuple[Path, ...]
     """Bound read-only over the empty home (tools installed under it: ``--allow-read``)."""
+    git_mounts: tuple[Path, ...]
+    """``.git`` directories bound on themselves (a mount point cannot be renamed or replaced)."""
     read_only: tuple[Path, ...]
-    """Inside writable paths, kept read-only: a repository's hooks and config, which git outside would run."""
+    """Inside writable paths, kept read-only: what git outside would obey or run (:mod:`gitvow_sandbox.gitseal`)."""
     hidden: tuple[Path, ...]
     run_dir: Path
+    sealed: gitseal.Seal | None = None
+    """The repositories sealed, to look at again after the run (:func:`gitseal.unsealed_submodules`)."""
 
 
 class LayoutError(Exception):
@@ -103,16 +110,6 @@ def working_tree(cwd: Path) -> Path:
     return cwd
 
 
-def _git_protected(tree: Path) -> list[Path]:
-    """What git outside the sandbox would run or obey: the hooks directory (made if missing,
-    or the agent could make it) and the repository's config (``core.hooksPath``, filters)."""
-    git = tree / ".git"
-    if not git.is_dir():
-        return []
-    (git / "hooks").mkdir(exist_ok=True)
-    return [p for p in (git / "hooks", git / "config") if p.exists()]
-
-
 def _resolved(paths: Iterable[Path]) -> list[Path]:
     """Each existing path at its resolved location (where a bind lands), without repeats."""
     out: dict[Path, None] = {}
@@ -141,18 +138,40 @@ def plan(
         raise LayoutError(f"the working tree would be {tree}, which holds your home directory; "
                           "run from a project directory")
     writable = _resolved([tree, *allow_write])
-    protected = [p for t in writable for p in _git_protected(t)]
+    try:
+        sealed = gitseal.seal(writable, home, global_configs=_global_configs(home))
+    except gitseal.SealError as exc:
+        raise LayoutError(str(exc)) from None
     hidden = _resolved([*(home / name for name in HOME_CREDENTIALS), *hide])
-    return Layout(home=home, agent_home=agent_home, workdir=cwd, writable=tuple(writable),
-                  readable=tuple(_resolved(allow_read)), read_only=tuple(protected),
-                  hidden=tuple(hidden), run_dir=run_dir)
+    return Layout(home=home, agent_home=agent_home, workdir=cwd, writable=tuple([*writable, *sealed.writable]),
+                  readable=tuple(_resolved(allow_read)), git_mounts=tuple(sealed.mount_points),
+                  read_only=tuple(sealed.read_only), hidden=tuple(hidden), run_dir=run_dir, sealed=sealed)
+
+
+def _global_configs(home: Path) -> list[Path]:
+    """The operator's own git configuration files (``git help config``, FILES)."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    return [Path("/etc/gitconfig"), Path(xdg) / "git" / "config", home / ".gitconfig"]
+
+
+#: Mounted empty and private inside.
+SCRATCH = (Path("/tmp"), Path("/var/tmp"), Path("/run"), Path("/dev/shm"))
+
+
+def _shown(path: Path, layout: Layout) -> bool:
+    """Whether ``path`` of the machine would be seen inside without hiding: under a bind, or
+    under ``/`` where no empty home or scratch directory is mounted over it."""
+    if any(path == bound or bound in path.parents for bound in (*layout.readable, *layout.writable)):
+        return True
+    covered = (layout.home, layout.home.resolve(), *SCRATCH)
+    return not any(path == over or over in path.parents for over in covered)
 
 
 def mount_arguments(layout: Layout, resolv_conf: Path = Path("/etc/resolv.conf")) -> list[str]:
     """bubblewrap's file-system arguments for ``layout``, in the order that makes them hold."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for scratch in ("/tmp", "/var/tmp", "/run", "/dev/shm"):  # /run: the host's sockets (docker, dbus) are not ours
-        args += ["--tmpfs", scratch]
+    for scratch in SCRATCH:  # /run: the host's sockets (docker, dbus) are not ours
+        args += ["--tmpfs", str(scratch)]
     if layout.agent_home is not None:
         args += ["--bind", str(layout.agent_home), str(layout.home)]
     else:
@@ -161,18 +180,23 @@ def mount_arguments(layout: Layout, resolv_conf: Path = Path("/etc/resolv.conf")
         args += ["--ro-bind", str(path), str(path)]
     for path in layout.writable:
         args += ["--bind", str(path), str(path)]
+    for path in layout.git_mounts:
+        args += ["--bind", str(path), str(path)]
     for path in layout.read_only:
         args += ["--ro-bind", str(path), str(path)]
+    # An empty file, not /dev/null: device nodes do not open under a user namespace's bind, and
+    # a file that cannot be opened breaks the tools that read it (git with an unreadable config).
+    empty = layout.run_dir / "empty"
+    empty.touch(mode=0o444)
     for path in layout.hidden:
+        if not _shown(path, layout):
+            continue  # under the empty home or a private scratch directory: absent inside
         if path.is_dir():
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         else:
-            args += ["--ro-bind", "/dev/null", str(path)]
+            args += ["--ro-bind", str(empty), str(path)]
     if resolv_conf.exists() or resolv_conf.is_symlink():
         # No name server inside: nothing to ask, and a query could not leave (loopback only).
-        # An empty file, not /dev/null: device nodes do not open under a user namespace's bind.
-        empty = layout.run_dir / "empty"
-        empty.touch(mode=0o444)
         args += ["--ro-bind", str(empty), str(resolv_conf.resolve())]
     args += ["--ro-bind", str(layout.run_dir), str(RUN_DIR)]
     return args

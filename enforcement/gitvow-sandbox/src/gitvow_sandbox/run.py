@@ -12,12 +12,13 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gitvow_sandbox import bwrap, environment, hook, layout
+from gitvow_sandbox import bwrap, environment, gitconfig, gitseal, hook, layout
 from gitvow_sandbox.bridge import Bridge
 from gitvow_sandbox.errors import SandboxError
 from gitvow_sandbox.proxies import Proxy, find_or_start
@@ -84,11 +85,16 @@ def _plan(options: RunOptions, data: dict[str, object], settings: SandboxSetting
         raise SandboxError(str(exc)) from None
 
 
-def _spawn(argv: list[str]) -> tuple[int, bool]:
-    """Run bubblewrap: (exit status, whether the command started inside, as bubblewrap reported)."""
+def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, bool]:
+    """Run bubblewrap with ``env`` as its whole environment: (exit status, whether the command
+    started inside, as bubblewrap reported).
+
+    bubblewrap is pid 1 inside and keeps the environment it was started with, readable there
+    as ``/proc/1/environ``: started with the caller's, it would hand the agent every token of
+    the operator's shell (``--clearenv`` clears only the child's)."""
     status_read, status_write = os.pipe()
     argv = [argv[0], "--json-status-fd", str(status_write), *argv[1:]]
-    proc = subprocess.Popen(argv, pass_fds=(status_write,))
+    proc = subprocess.Popen(argv, pass_fds=(status_write,), env=env)
     os.close(status_write)
     try:
         code = proc.wait()
@@ -101,6 +107,16 @@ def _spawn(argv: list[str]) -> tuple[int, bool]:
     with os.fdopen(status_read, "rb") as status:
         started = any("child-pid" in json.loads(line) for line in status.read().splitlines() if line.strip())
     return code, started
+
+
+def _warn_unsealed(plan: layout.Layout) -> None:
+    """One line per submodule the agent made: git outside would obey its configuration."""
+    if plan.sealed is None:
+        return
+    for checkout in gitseal.unsealed_submodules(plan.sealed):
+        print(f"gitvow run: warning: {checkout} is a repository made in the sandbox that the index names as a "
+              f"submodule: git status in its superproject runs git there, obeying its configuration "
+              f"({checkout / '.git'}); inspect it, or drop it (git rm --cached {checkout.name})", file=sys.stderr)
 
 
 def _exit_on(signum: int, _frame: object) -> None:
@@ -116,10 +132,13 @@ def run(options: RunOptions) -> int:
         signal.signal(sig, _exit_on)
     bwrap_path, _socat = bwrap.tools()
     data, settings = _settings(options.policy)
+    environment.refuse_model_keys([*settings.pass_env, *options.pass_env])
     with _private_dir() as private, _private_dir() as run_dir:
-        if options.hook is not None and options.home is None:  # the hook's configuration needs a home to go in
-            (private / "home").mkdir()
-            options = replace(options, home=private / "home")
+        if options.hook is not None:
+            if options.home is None:  # the hook's configuration needs a home to go in
+                (private / "home").mkdir()
+                options = replace(options, home=private / "home")
+            options = replace(options, allow_read=[*options.allow_read, *hook.reachable(Path(os.environ.get("HOME") or Path.home()))])
         plan = _plan(options, data, settings, run_dir)
         extra = {} if options.hook is None or plan.agent_home is None else hook.install(
             options.hook, data, home=plan.agent_home, tree=plan.writable[0], run_dir=run_dir)
@@ -129,11 +148,14 @@ def run(options: RunOptions) -> int:
             agent_env = environment.for_sandbox(_agent_env(options, proxy), run_dir) | extra
             env = environment.compose(agent_env, plan.home, [*settings.pass_env, *options.pass_env])
             bridge = Bridge(run_dir / bwrap.SOCKET.name, (proxy.host, proxy.port)).start()
-            argv = bwrap.command_line(bwrap_path, layout.mount_arguments(plan), env, str(options.cwd.resolve()),
-                                      options.command)
-            code, started = _spawn(argv)
+            git_file = gitconfig.write(run_dir, Path(os.environ.get("HOME") or Path.home()),
+                                       settings.model_dump(include=set(gitconfig.KEYS.values())), env)
+            mounts = [*layout.mount_arguments(plan), "--ro-bind", str(git_file), str(plan.home / ".gitconfig")]
+            argv = bwrap.command_line(bwrap_path, mounts, str(options.cwd.resolve()), options.command)
+            code, started = _spawn(argv, env)
             if not started:
                 raise SandboxError(bwrap.diagnose(bwrap_path))
+            _warn_unsealed(plan)
             return code
         finally:
             if bridge is not None:

@@ -6,7 +6,10 @@ Keys, in one place::
     allow_write = ["~/.cache/pip"]     # writable inside besides the working tree (--allow-write adds)
     allow_read = ["~/.local/bin"]      # readable inside from your home, which is empty otherwise (--allow-read adds)
     hide = ["/srv/secrets"]            # unreadable inside, besides the built-in list
-    pass_env = ["ANTHROPIC_API_KEY"]   # variables passed in besides the built-in safe list
+    pass_env = ["OLLAMA_HOST"]         # variables passed in besides the built-in safe list (not model keys)
+    git_user_name = "Coding Agent"     # the sandbox's ~/.gitconfig (default: the operator's git's values)
+    git_user_email = "agent@example.com"
+    git_default_branch = "main"
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ class SandboxSettings(BaseModel):
     allow_read: list[str] = Field(default_factory=list)
     hide: list[str] = Field(default_factory=list)
     pass_env: list[str] = Field(default_factory=list)
+    git_user_name: str | None = None
+    git_user_email: str | None = None
+    git_default_branch: str | None = None
 
     @field_validator("allow_write", "allow_read", "hide")
     @classmethod

@@ -15,7 +15,9 @@ before it left on the flow, :mod:`gitvow_proxy.flow_metadata`):
    derived from the call, so the agent's retry finds its approval;
    :class:`GitAdvertisement` adds ``no-thin`` to git's receive-pack advertisements and
    remembers the default branch an upload-pack one names;
-6. :class:`ScrubAndRecord` scrubs injected secrets from responses and writes recordings;
+6. :class:`ResponseStreaming` passes a model's event stream on as it comes, event by event,
+   scrubbed (:mod:`gitvow_proxy.addons.response_streaming`);
+   :class:`ScrubAndRecord` scrubs injected secrets from responses and writes recordings;
 7. :class:`ApprovalRelay` stages what the ``approval`` relay refused and sends approved
    requests once;
 8. :class:`~gitvow_proxy.mcp.addons.McpAnswers` answers MCP clients as they read: refusals
@@ -41,6 +43,7 @@ from gitvow_proxy.addons.git_advertisement import GitAdvertisement
 from gitvow_proxy.addons.graceful_stop import GracefulStop
 from gitvow_proxy.addons.policy_reload import PolicyReload
 from gitvow_proxy.addons.proxy_identity import ProxyIdentity
+from gitvow_proxy.addons.response_streaming import ResponseStreaming
 from gitvow_proxy.addons.scrub_and_record import ScrubAndRecord
 from gitvow_proxy.mcp.addons import McpAnswers, McpSessions, McpStaging
 from gitvow_proxy.shared import Shared
@@ -59,6 +62,7 @@ def proxy_addons(shared: Shared | None = None) -> list[object]:
         PolicyEnforcement(shared),
         McpStaging(shared),
         GitAdvertisement(shared),
+        ResponseStreaming(shared),
         ScrubAndRecord(shared),
         ApprovalRelay(shared),
         McpAnswers(shared, sessions.bindings),
@@ -74,5 +78,5 @@ def gitvow_addon(shared: Shared | None = None) -> AddonChain:
 
 __all__ = [
     "AddonChain", "AdminListener", "ApprovalRelay", "DecisionAudit", "EgressControl", "GitAdvertisement", "GracefulStop",
-    "PolicyEnforcement", "PolicyReload", "ProxyIdentity", "ScrubAndRecord", "gitvow_addon", "proxy_addons",
+    "PolicyEnforcement", "PolicyReload", "ProxyIdentity", "ResponseStreaming", "ScrubAndRecord", "gitvow_addon", "proxy_addons",
 ]

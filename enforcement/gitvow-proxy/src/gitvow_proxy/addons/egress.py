@@ -12,7 +12,10 @@ tunnelled untouched (or refused by ``[proxy] other_hosts``). Two checks come fir
   ``egress_private_address``, unless ``[egress] internal`` maps it. A name the agent chose
   must not point the proxy at the operator's own services (the proxy's admin listener, a
   database, the metadata service). The connection then goes to the address that was
-  checked (pinned in ``server_connect``), so a second DNS answer cannot differ.
+  checked (pinned in ``server_connect``), so a second DNS answer cannot differ. A name that
+  does not resolve here, or resolves to nothing, is refused with ``egress_unresolved``: left
+  to mitmproxy, it would be looked up again, and a resolver that fails first and answers a
+  loopback address second would get past the check.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ log = logging.getLogger("gitvow_proxy")
 
 EGRESS_NOT_ALLOWED = "egress_not_allowed"
 EGRESS_PRIVATE_ADDRESS = "egress_private_address"
+EGRESS_UNRESOLVED = "egress_unresolved"
 
 
 def is_public(address: str) -> bool:
@@ -91,8 +95,10 @@ class EgressControl:
             return
         try:
             infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError:
-            return  # unresolvable: the connection fails on its own, as it would without gitvow
+        except OSError as exc:  # never left to a second lookup, which could answer otherwise
+            self._refuse(flow, proven[0].name, EGRESS_UNRESOLVED,
+                         f"{host} could not be resolved ({exc.strerror or type(exc).__name__})")
+            return
         addresses = [str(info[4][0]) for info in infos]
         private = [a for a in addresses if not is_public(a)]
         if private:
@@ -100,8 +106,10 @@ class EgressControl:
                          f"{host} resolves to {private[0]}, which is not a public address (map it in "
                          "[egress] internal if it is meant)")
             return
-        if addresses:
-            self._pinned[(flow.client_conn.id, host, port)] = addresses[0]
+        if not addresses:
+            self._refuse(flow, proven[0].name, EGRESS_UNRESOLVED, f"{host} resolves to no address")
+            return
+        self._pinned[(flow.client_conn.id, host, port)] = addresses[0]
 
     @staticmethod
     def _refuse(flow: http.HTTPFlow, agent: str, code: str, why: str) -> None:
@@ -112,4 +120,4 @@ class EgressControl:
                                            "egress")
 
 
-__all__ = ["EGRESS_NOT_ALLOWED", "EGRESS_PRIVATE_ADDRESS", "EgressControl", "is_public"]
+__all__ = ["EGRESS_NOT_ALLOWED", "EGRESS_PRIVATE_ADDRESS", "EGRESS_UNRESOLVED", "EgressControl", "is_public"]

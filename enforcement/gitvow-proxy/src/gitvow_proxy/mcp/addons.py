@@ -239,7 +239,7 @@ class McpAnswers:
             return
         if APPROVAL_KEY in flow.metadata or LISTS_KEY in flow.metadata:
             return  # recorded for the approval, or filtered: read whole
-        response.stream = EventStream(flow.metadata.get(SECRETS_KEY, ()), self._binder(flow))
+        response.stream = EventStream(flow.metadata.get(SECRETS_KEY, ()), self._binder(flow)).chunks
 
     def _binder(self, flow: http.HTTPFlow) -> Callable[[str], None] | None:
         """A callback binding the sessions an older transport's event stream announces."""

@@ -52,6 +52,13 @@ class EventStream:
             self._sessions(ready)
         return self._scrub(ready)
 
+    def chunks(self, chunk: bytes) -> list[bytes]:
+        """The callable for mitmproxy's ``response.stream``: nothing ready is no chunk at all.
+        An empty chunk would be sent, and in a chunked HTTP/1 body it is the end: an event
+        cut in two on the wire would end the agent's answer after its first half arrived."""
+        out = self(chunk)
+        return [out] if out else []
+
     def _scrub(self, data: bytes) -> bytes:
         for needle in self._needles:
             if needle in data:
