@@ -105,3 +105,19 @@ def run(agent: str, event: str, stdin: str, env: Mapping[str, str] | None = None
         return adapter.render(final, payload)
     except Exception as exc:  # the gate fails closed, with a reason
         return _blocked(adapter, f"gitvow hook failed ({type(exc).__name__}: {str(exc)[:200]})", payload)
+
+
+def answer(agent: str, event: str, stdin: bytes, env: Mapping[str, str]) -> tuple[int, bytes, bytes]:
+    """:func:`run` on the payload as the hook process read it: its exit status and the bytes it prints.
+
+    The one decision both the gate server and an in-process hook call make
+    (:mod:`gitvow_gate.hook_client`); a payload that is not UTF-8 is an unreadable one.
+    """
+    try:
+        text = stdin.decode("utf-8")
+    except UnicodeDecodeError:
+        text = ""
+    result = run(agent, event, text, env)
+    out = (result.stdout + "\n").encode("utf-8", "replace") if result.stdout else b""
+    err = (result.stderr + "\n").encode("utf-8", "replace") if result.stderr else b""
+    return result.code, out, err
