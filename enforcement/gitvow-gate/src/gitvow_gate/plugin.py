@@ -22,7 +22,7 @@ def register_policy_sections(register: Callable[[PolicySection], None]) -> None:
 def register_commands(register: Callable[[Command], None]) -> None:
     """``gitvow hook``, ``gitvow check``, ``gitvow ask``, ``gitvow install``, ``gitvow uninstall``."""
     register(Command("hook", "gitvow_gate.cli.hook",
-                     "run as an agent's pre-tool-use hook (the agent's JSON on stdin)", fast=True))
+                     "run as an agent's pre-tool-use hook (the agent's JSON on stdin; installs run gitvow-hook)"))
     register(Command("check", "gitvow_gate.cli.check",
                      "what the agent gate decides for a command, a file edit or an MCP tool"))
     register(Command("ask", "gitvow_gate.cli.ask",

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 #: What an agent is told when the hook command itself failed (gone, crashed).
-HOOK_FAILED = "gitvow hook could not run (the gitvow executable is missing or broken)"
+HOOK_FAILED = "gitvow hook could not run (the gitvow-hook executable is missing or broken)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ class AgentAdapter(ABC):
         if refusal.stdout:
             fallback.append(f"printf '%s\\n' {shlex.quote(refusal.stdout)}")
         fallback.append(f"exit {refusal.code}")
-        return (f"{executable} hook --agent {self.name} {event}; s=$?; case $s in {codes}) exit $s;; esac; "
+        return (f"{executable} --agent {self.name} {event}; s=$?; case $s in {codes}) exit $s;; esac; "
                 + "; ".join(fallback))
 
     #: Exit codes of a hook that answered (claude and codex answer with exit 2 too); any other

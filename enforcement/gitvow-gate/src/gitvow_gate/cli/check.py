@@ -22,7 +22,7 @@ import os
 import shlex
 import sys
 
-from gitvow_gate.cli.hook import AGENT_NAMES
+from gitvow_gate.hook_client import AGENT_NAMES
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:

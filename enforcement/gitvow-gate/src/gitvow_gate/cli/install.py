@@ -1,8 +1,9 @@
 """``gitvow install --agent NAME [--user | REPO]``: write the agent's hook configuration.
 
 Per user (``--user``: the agent's file under ``~``) or per repository (``REPO``, default the
-current one). The hook is named by the absolute path of the ``gitvow`` that ran the install,
-inside a wrapper that turns a missing or broken ``gitvow`` into the agent's own refusal; the
+current one). The hook is named by the absolute path of the ``gitvow-hook`` beside the ``gitvow``
+that ran the install, inside a wrapper that turns a missing or broken ``gitvow-hook`` into the
+agent's own refusal; the
 installed command is then run once on a harmless call to prove it answers. Idempotent;
 ``gitvow uninstall`` with the same arguments undoes it.
 """
@@ -13,7 +14,7 @@ import argparse
 import os
 import sys
 
-AGENT_NAMES = ("claude", "codex", "cursor", "gemini", "copilot")
+from gitvow_gate.hook_client import AGENT_NAMES
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
