@@ -42,6 +42,8 @@ from gitvow_gate.invocation import answer
 
 #: Seconds without a call after which the server exits (``GITVOW_GATE_IDLE``).
 IDLE = 600.0
+#: Tries (0.1 s apart) at the lock another server holds, before this one gives way.
+LOCK_TRIES = 20
 #: The most seconds a client may take to send its call.
 READ_TIMEOUT = 5.0
 
@@ -152,6 +154,19 @@ def warm() -> None:
     installed()
 
 
+def take(lock: int) -> bool:
+    """The server's lock, waited for a little: a client starts a server when it cannot reach one,
+    which may be while the last one is still on its way out (idle, or built from another plugin set)."""
+    for _ in range(LOCK_TRIES):
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            time.sleep(0.1)
+        else:
+            return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
@@ -165,9 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gitvow gate server: {exc}", file=sys.stderr)
         return 1
     lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not take(lock):
         return 0  # another server holds this socket
     os.chdir("/")
     key = plugin_key(sys.path, env)  # started with -P: no script directory heads sys.path
