@@ -6,7 +6,6 @@ throwaway distribution on ``PYTHONPATH``.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from gitvow.plugins import installed
 
+from gitvow.plugins import installed
 from gitvow_gate import hook_client
 
 from .conftest import hook_argv

@@ -124,10 +124,7 @@ def check_private(path: str, *, kind: str) -> None:
 
 def make_private_dir(path: str) -> None:
     """Create the runtime directory 0700 if missing; then it must pass :func:`check_private`."""
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
+    os.makedirs(path, mode=0o700, exist_ok=True)
     check_private(path, kind="dir")
 
 

@@ -17,7 +17,9 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -61,9 +63,6 @@ def probe(agent: str, *, cwd: str, env: Mapping[str, str] | None = None) -> tupl
     Returns whether it answered in the agent's protocol (any answer but the wrapper's own
     refusal) and one line saying what it did.
     """
-    import subprocess
-    import time
-
     adapter = agents.get(agent)
     event, payload = adapter.probe(cwd)
     command = adapter.hook_command(executable(), event)
