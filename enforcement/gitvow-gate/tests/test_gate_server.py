@@ -247,6 +247,9 @@ def impostor(listener: socket.socket) -> int:
 
 
 @as_root
+# the forked child only makes system calls (setuid, listen, accept, send) and never returns to Python code that
+# another thread could hold a lock in
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_a_server_of_another_uid_is_never_believed(repo: Path, merge_policy: Path, served: dict[str, str],
                                                    tmp_path: Path) -> None:
     """The socket file passes every check (ours, 0600); the process listening on it is another user's."""

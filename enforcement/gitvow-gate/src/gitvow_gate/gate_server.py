@@ -137,9 +137,11 @@ class GateServer:
             os.chdir("/")
         reply(conn, [b"ok", b"%d" % code, out, err])
         return True
+        return True
 
 
 def reply(conn: socket.socket, fields: list[bytes]) -> None:
+    conn.settimeout(READ_TIMEOUT)
     with contextlib.suppress(OSError):  # the client gave up (its bound passed): it decides in-process
         conn.sendall(frame(fields))
 

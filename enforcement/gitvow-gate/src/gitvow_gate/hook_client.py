@@ -204,10 +204,10 @@ def serve(agent: str | None, event: str) -> int:
         stdin = b""
     if env.get(SWITCH, "").lower() not in ("off", "0", "no", "false"):
         path = socket_path(env)
-        # sys.path[0] is the script's directory: nothing is installed there
-        request = frame([PROTOCOL, b"decide", plugin_key(sys.path[1:], env), agent.encode(), event.encode(),
-                         os.fsencode(os.getcwd()), environment_text(env), stdin])
         try:
+            # sys.path[0] is the script's directory: nothing is installed there
+            request = frame([PROTOCOL, b"decide", plugin_key(sys.path[1:], env), agent.encode(), event.encode(),
+                             os.fsencode(os.getcwd()), environment_text(env), stdin])
             code, out, err = ask_server(path, request)
         except FileNotFoundError:
             start_server(path, env)
