@@ -16,6 +16,8 @@ commands run alternately, so load on the machine hits them alike, each warmed up
 
 - ``python -I -S -c pass`` of our virtualenv: the start of a bare interpreter, the floor of
   any Python hook;
+- ``python -c 'import socket'``: the interpreter with ``site`` and the standard library's
+  ``socket`` module, the floor of a client that talks to a server through public modules;
 - ``gitvow-hook``, warm: the gate server up (``$XDG_RUNTIME_DIR`` in the scratch directory),
   for ``ls -la`` and for ``gh pr merge 3`` in a repository whose policy has
   ``[agents.claude]`` (the forge stage). Goal: median ≤ 1.6× the bare interpreter's;
@@ -122,6 +124,8 @@ def main() -> int:
         plain, merge = claude("ls -la", repo), claude("gh pr merge 3", forge_repo)
         commands: dict[str, tuple[list[str], str, Path, dict[str, str]]] = {
             "python -I -S -c pass": ([python, "-I", "-S", "-c", "pass"], "", repo, env),
+            # the floor of a client that uses the standard library's public socket module
+            "python -c 'import socket'": ([python, "-c", "import socket"], "", repo, env),
             "warm, ls -la": ([ours, *hook], plain, repo, warm_env),
             "warm, gh pr merge 3": ([ours, *hook], merge, forge_repo, warm_env),
             "cold, ls -la": ([ours, *hook], plain, repo, cold_env),
@@ -165,7 +169,7 @@ def main() -> int:
         return 0
     print(f"the agent's hook process, start to exit, {args.runs} runs each, alternating")
     for name, f in figures.items():
-        print(f"  {name:22} median {f['median_ms']:7.1f} ms   p90 {f['p90_ms']:7.1f} ms   "
+        print(f"  {name:26} median {f['median_ms']:7.1f} ms   p90 {f['p90_ms']:7.1f} ms   "
               f"cpu median {f['cpu_median_ms']:6.1f} ms")
     for name, value in ratios.items():
         print(f"  {name}: {value:.2f}")

@@ -1,7 +1,7 @@
 """The gate server: one per user and installation, keeping the gate's engine loaded between hook calls.
 
 ``gitvow-hook`` (:mod:`gitvow_gate.hook_client`) starts it on first use, detached, as
-``python -P -m gitvow_gate.gate_server SOCKET``. It listens on a Unix socket, mode 0600, in
+``gitvow-gate-server SOCKET`` (:func:`gitvow_gate.hook_client.server_argv`). It listens on a Unix socket, mode 0600, in
 a 0700 directory (``$XDG_RUNTIME_DIR/gitvow``, else ``$TMPDIR/gitvow-UID``), answers one call
 per connection, one call at a time, and exits after :data:`IDLE` seconds without one
 (``GITVOW_GATE_IDLE``), or when ``gitvow-hook --stop`` asks.
@@ -170,7 +170,7 @@ def take(lock: int) -> bool:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m gitvow_gate.gate_server SOCKET", file=sys.stderr)
+        print("usage: gitvow-gate-server SOCKET", file=sys.stderr)
         return 2
     path = os.path.abspath(args[0])
     env = dict(os.environ)
@@ -183,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     if not take(lock):
         return 0  # another server holds this socket
     os.chdir("/")
-    key = plugin_key(sys.path, env)  # started with -P: no script directory heads sys.path
+    # as the client computes it, without the script's directory (``python -P -m``, the
+    # fallback of server_argv, puts none first)
+    key = plugin_key(sys.path if sys.flags.safe_path else sys.path[1:], env)
     warm()
     server = GateServer(path, key)
     try:

@@ -175,13 +175,29 @@ def ask_server(path: str, request: bytes) -> tuple[int, bytes, bytes]:
     return code, answer[2], answer[3]
 
 
+def server_argv(path: str) -> list[str]:
+    """``gitvow-gate-server SOCKET``, the console script beside this one (or beside the Python).
+
+    An installed script rather than ``python -m``: its ``sys.path`` is laid out as the hook's
+    own (the scripts directory first, never the agent's working directory), so the server and
+    an in-process call key the plugin index alike (:mod:`gitvow_gate.plugin_index`).
+    """
+    ran = sys.argv[0] if sys.argv else ""
+    where = os.path.dirname(os.path.abspath(ran)) if os.path.basename(ran).startswith("gitvow") else ""
+    for directory in (where, os.path.dirname(sys.executable)):
+        script = os.path.join(directory, "gitvow-gate-server")
+        if directory and os.path.isfile(script):
+            return [sys.executable, script, path]
+    return [sys.executable, "-P", "-m", "gitvow_gate.gate_server", path]
+
+
 def start_server(path: str, env: dict[str, str]) -> None:
     """Start the server for the next call, detached (its own session, no terminal), never waited for."""
     try:
         make_private_dir(os.path.dirname(path))
         devnull = os.open(os.devnull, os.O_RDWR)
         try:
-            os.posix_spawn(sys.executable, [sys.executable, "-P", "-m", "gitvow_gate.gate_server", path], env,
+            os.posix_spawn(sys.executable, server_argv(path), env,
                            file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, devnull, 1),
                                          (os.POSIX_SPAWN_DUP2, devnull, 2)],
                            setsid=True)
