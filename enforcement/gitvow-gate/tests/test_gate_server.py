@@ -143,6 +143,15 @@ def test_a_served_call_imports_only_the_standard_library(repo: Path, merge_polic
 
 
 @github
+def test_the_server_and_an_in_process_call_share_the_plugin_index(repo: Path, merge_policy: Path,
+                                                                  served: dict[str, str], tmp_path: Path) -> None:
+    """The server keys the plugin index as the hook does: neither makes the other discover plugins again."""
+    served_answer("gh pr merge 3", repo, served, tmp_path)  # the server read (or rewrote) the index
+    alone = in_process("gh pr merge 3", repo, served, tmp_path)
+    assert not {"importlib.metadata", "pluggy", "gitvow.plugins"} & alone.imported, alone.imported
+
+
+@github
 def test_a_policy_edit_is_in_force_on_the_next_call(repo: Path, merge_policy: Path, served: dict[str, str],
                                                     tmp_path: Path, write_policy: Callable[..., Path]) -> None:
     refused = served_answer("gh pr merge 3", repo, served, tmp_path)
