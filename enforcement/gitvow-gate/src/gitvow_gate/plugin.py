@@ -7,13 +7,17 @@ from collections.abc import Callable
 from gitvow.cli.command import Command
 from gitvow.hookspecs import hookimpl
 from gitvow.policy.sections import PolicySection
-from gitvow_gate.gate_sections import IGNORED_KEYS, GateSections, notes
-from gitvow_gate.policy_tests import judge_tool_test
 
 
 @hookimpl
 def register_policy_sections(register: Callable[[PolicySection], None]) -> None:
     """gitvow 0.42's keys: ``bash_deny``, ``bash_confirm``, ``path_confirm``, ``mcp_allow``, ``mcp_deny``, ``providers``, ``llm_classifier``."""
+    # Here, not at the top: every gitvow process (the proxy's included) imports this module when it
+    # discovers plugins, and must not get the gate's pydantic models and engine with it; they load
+    # when sections are asked for, to validate a policy (tests/packaging/test_install_sets.py).
+    from gitvow_gate.gate_sections import IGNORED_KEYS, GateSections, notes
+    from gitvow_gate.policy_tests import judge_tool_test
+
     register(PolicySection(GateSections, "gitvow-gate", ignored=IGNORED_KEYS, notes=notes, tool_tests=judge_tool_test))
 
 
