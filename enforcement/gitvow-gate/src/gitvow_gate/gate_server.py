@@ -28,6 +28,7 @@ import socket
 import sys
 import time
 
+from gitvow.plugins import installed
 from gitvow_gate.hook_client import (
     PROTOCOL,
     Refused,
@@ -147,10 +148,7 @@ def reply(conn: socket.socket, fields: list[bytes]) -> None:
 
 
 def warm() -> None:
-    """Load what every call needs, so the first call after start is as fast as the rest."""
-    from gitvow.plugins import installed
-    from gitvow_gate import agents, forge, gate_policy  # noqa: F401
-
+    """Discover the plugins once, so the first call after start is as fast as the rest."""
     installed()
 
 
