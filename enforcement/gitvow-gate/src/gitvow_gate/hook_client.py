@@ -105,8 +105,10 @@ def runtime_dir(env: dict[str, str]) -> str:
 
 
 def socket_path(env: dict[str, str]) -> str:
-    """One server per user and per installation (the Python the hook runs with)."""
-    return os.path.join(runtime_dir(env), f"gate-{zlib.crc32(os.fsencode(sys.executable)):08x}.sock")
+    """One server per user and per installation: the environment's prefix (a virtualenv) and the
+    Python's version, however the interpreter is named (``python``, ``python3.12``)."""
+    installation = os.fsencode(f"{sys.prefix}\0{sys.version}")
+    return os.path.join(runtime_dir(env), f"gate-{zlib.crc32(installation):08x}.sock")
 
 
 def check_private(path: str, *, kind: str) -> None:
