@@ -1,12 +1,11 @@
-"""Commands come from plugins (``register_commands``); a fast one is found without discovery.
+"""Commands come from plugins (``register_commands``), found by discovery on every run.
 
-Each test runs ``gitvow`` as a subprocess with its own cache directory, and a plugin given by
-an entry point of a throwaway distribution on ``PYTHONPATH``.
+Each test runs ``gitvow`` as a subprocess, with a plugin given by an entry point of a
+throwaway distribution on ``PYTHONPATH``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -20,23 +19,15 @@ from gitvow.hookspecs import hookimpl
 
 @hookimpl
 def register_commands(register):
-    register(Command("greet", "greet_cli", "say hello", fast=True))
+    register(Command("greet", "greet_cli", "say hello"))
     register(Command("count", "greet_cli", "count the arguments"))
 '''
 
 CLI = '''
-import os, sys
 
 
 def add_parser(parser):
     parser.add_argument("words", nargs="*")
-
-
-def fast(argv):
-    if argv == ["--slow"]:
-        return None
-    print("fast", os.environ.get("GITVOW_TEST_DISCOVERED", "?"), " ".join(argv))
-    return 0
 
 
 def run(args):
@@ -58,9 +49,9 @@ def site(tmp_path: Path) -> Path:
     return where
 
 
-def gitvow(tmp_path: Path, *argv: str, discovered: str = "") -> subprocess.CompletedProcess[str]:
+def gitvow(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), *sys.path[1:]]),
-           "GITVOW_CACHE_DIR": str(tmp_path / "cache"), "GITVOW_TEST_DISCOVERED": discovered}
+           "GITVOW_CACHE_DIR": str(tmp_path / "cache")}
     code = "import sys\nfrom gitvow.cli.main import main\nsys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=120)
 
@@ -72,37 +63,15 @@ def test_a_plugin_command_runs_and_is_listed_with_its_distribution(tmp_path: Pat
     assert "say hello [gitvow-greet]" in " ".join(listed.stdout.split())
     counted = gitvow(tmp_path, "count", "a", "b")
     assert (counted.returncode, counted.stdout) == (0, "slow 2\n"), counted.stderr
-    assert not (tmp_path / "cache" / "commands.json").exists()  # only a fast command writes the index
 
 
-def test_a_fast_command_is_remembered_and_then_found_without_discovery(tmp_path: Path) -> None:
+def test_a_command_that_discovery_no_longer_finds_is_not_run(tmp_path: Path) -> None:
+    """No index remembers a plugin's command: a plugin that breaks takes its commands with it."""
     site(tmp_path)
-    first = gitvow(tmp_path, "greet", "you", discovered="first")
-    assert (first.returncode, first.stdout) == (0, "fast first you\n"), first.stderr
-    index = json.loads((tmp_path / "cache" / "commands.json").read_text())
-    assert index["commands"]["greet"] == "greet_cli" and "count" not in index["commands"]
-    # The plugin now breaks on import (rewritten in place: the directory's mtime, the index's
-    # key, stays): only the index can still name the command's module.
-    with open(tmp_path / "site" / "greet_plugin.py", "r+") as fh:
-        fh.write("raise SystemExit('discovery ran')\n")
-    again = gitvow(tmp_path, "greet", "again", discovered="second")
-    assert (again.returncode, again.stdout) == (0, "fast second again\n"), again.stderr
-
-
-def test_a_fast_command_that_declines_falls_back_to_argparse(tmp_path: Path) -> None:
-    site(tmp_path)
-    result = gitvow(tmp_path, "greet", "--slow")
-    assert result.returncode == 2  # argparse: --slow is no option of greet
-    assert "unrecognized arguments: --slow" in result.stderr
-
-
-def test_a_stale_index_is_not_trusted(tmp_path: Path) -> None:
-    site(tmp_path)
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    (cache / "commands.json").write_text(json.dumps({"key": "stale", "commands": {"greet": "os"}}))
-    result = gitvow(tmp_path, "greet", "x", discovered="yes")
-    assert (result.returncode, result.stdout) == (0, "fast yes x\n"), result.stderr
+    assert gitvow(tmp_path, "count", "a").stdout == "slow 1\n"
+    (tmp_path / "site" / "greet_plugin.py").write_text("raise ImportError('broken')\n")
+    broken = gitvow(tmp_path, "count", "a")
+    assert broken.returncode == 2 and "invalid choice: 'count'" in broken.stderr, broken.stderr
 
 
 def test_a_first_party_command_that_is_not_installed_says_what_to_install(tmp_path: Path) -> None:

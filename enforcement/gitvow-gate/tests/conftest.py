@@ -20,9 +20,15 @@ LEGACY_DEFAULT = FIXTURES / "gitvow-0.42.0-default_policy.json"
 
 
 def gitvow_argv() -> list[str]:
-    """The installed ``gitvow`` command of this environment, as an agent would run it."""
+    """The installed ``gitvow`` command of this environment."""
     exe = shutil.which("gitvow", path=os.path.dirname(sys.executable))
     return [exe] if exe else [sys.executable, "-m", "gitvow"]
+
+
+def hook_argv() -> list[str]:
+    """The installed ``gitvow-hook`` of this environment, as ``gitvow install`` writes it for an agent."""
+    exe = shutil.which("gitvow-hook", path=os.path.dirname(sys.executable))
+    return [exe] if exe else [sys.executable, "-m", "gitvow_gate.hook_client"]
 
 
 @dataclass
@@ -43,13 +49,19 @@ def policy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy_cache: Path) -> dict[str, str]:
-    """A clean environment: a fresh HOME and record directory; no inherited policy."""
+    """A clean environment: a fresh HOME and record directory; no inherited policy.
+
+    The hook decides in-process (``GITVOW_GATE_SERVER=off``), so no test leaves a gate server
+    behind; the server's own tests (test_gate_server.py) turn it on, in a directory of their own.
+    """
     home = tmp_path / "home"
     home.mkdir()
     values = {
         "HOME": str(home),
         "GITVOW_CACHE_DIR": str(policy_cache),
         "GITVOW_HOME": str(tmp_path / "gitvow-home"),
+        "GITVOW_GATE_SERVER": "off",
+        "XDG_RUNTIME_DIR": str(tmp_path / "run"),
     }
     for key, value in values.items():
         monkeypatch.setenv(key, value)
@@ -86,13 +98,13 @@ def write_policy() -> Callable[..., Path]:
 
 @pytest.fixture
 def hook(env: dict[str, str]) -> Callable[..., Hooked]:
-    """Run ``gitvow hook --agent AGENT EVENT`` with ``payload`` on stdin, as the agent does."""
+    """Run ``gitvow-hook --agent AGENT EVENT`` with ``payload`` on stdin, as the agent does."""
 
     def run(agent: str, event: str, payload: Mapping[str, Any] | str, *, cwd: Path | None = None,
             extra_env: Mapping[str, str] | None = None) -> Hooked:
         stdin = payload if isinstance(payload, str) else json.dumps(payload)
         done = subprocess.run(
-            [*gitvow_argv(), "hook", "--agent", agent, event],
+            [*hook_argv(), "--agent", agent, event],
             input=stdin,
             capture_output=True,
             text=True,

@@ -202,9 +202,9 @@ def test_the_plugin_index_loads_one_adapter_and_notices_installs(repo: Path, for
     own = {**env, "GITVOW_CACHE_DIR": str(tmp_path / "index-cache")}
     probe = (
         "import io, json, sys\n"
-        "sys.stdin = io.StringIO(sys.argv[1])\n"
-        "from gitvow.cli.main import main\n"
-        "main(['hook', '--agent', 'claude', 'PreToolUse'])\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
+        "from gitvow_gate.hook_client import main\n"
+        "main(['--agent', 'claude', 'PreToolUse'])\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('gitvow_') and m.count('.') == 0 "
         "or m in ('importlib.metadata', 'pluggy'))), file=sys.stderr)\n"
     )

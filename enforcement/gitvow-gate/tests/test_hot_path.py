@@ -1,10 +1,11 @@
-"""The hook's hot path: with the policy unchanged, no pydantic, no plugin discovery, no proxy.
+"""What the agent's hook process imports: the client, the standard library only; the in-process
+decision, no pydantic and no plugin discovery while the policy file is unchanged.
 
-Speed is guarded by what is imported, never by timings: the standard-library modules that
-cost the hook most (dataclasses and the inspect/ast/dis it pulls in, typing, urllib.parse and
-ipaddress, contextlib, importlib, threading, hashlib) are refused on the forge path too, and
-the count of modules each path adds is bounded, so a new import shows up here first
-(docs/benchmarks.md, "Agent hook").
+The process an agent starts is :mod:`gitvow_gate.hook_client`: it forwards the call to the gate
+server and imports nothing of gitvow's engine. When it decides in-process (no server, or one
+it cannot trust), the compiled-policy cache and the plugin index keep validation (pydantic)
+and discovery (``importlib.metadata``, pluggy) off the call. Speed itself is measured in
+benchmarks/bench_hook.py, never here.
 """
 
 from __future__ import annotations
@@ -16,31 +17,40 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+CLIENT = """
+import json, sys
+before = set(sys.modules)
+import gitvow_gate.hook_client
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
 PROBE = """
 import io, json, sys
-sys.stdin = io.StringIO(sys.argv[1])
-before = set(sys.modules)
-from gitvow.cli.main import main
-code = main(["hook", "--agent", "claude", "PreToolUse"])
-heavy = ["pydantic", "pluggy", "mitmproxy", "graphql", "importlib.metadata", "gitvow.plugins", "gitvow.pipeline",
-         "gitvow.policy.model", "concurrent.futures", "argparse", "subprocess", "threading",
-         "urllib.parse", "ipaddress", "hashlib", "base64", "logging"]
-print(json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules],
-                  "added": len(set(sys.modules) - before)}), file=sys.stderr)
+sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))
+from gitvow_gate.hook_client import main
+code = main(["--agent", "claude", "PreToolUse"])
+heavy = ["pydantic", "pluggy", "mitmproxy", "graphql", "importlib.metadata", "gitvow.plugins",
+         "gitvow.policy.model", "gitvow.policy.load", "gitvow_gate.gate_sections", "gitvow.pipeline"]
+print(json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules]}), file=sys.stderr)
 """
-#: The most modules a path may add to the interpreter's own (the probe's json and re already
-#: loaded): a plain command ~25 today, a forge command ~60 (the kernel and one adapter).
-MAX_ADDED_PLAIN = 60
-MAX_ADDED_FORGE = 110
-#: What the forge path must still never import, beyond the plugin machinery.
-FORGE_FORBIDDEN = {"pydantic", "pluggy", "importlib.metadata", "gitvow.plugins", "gitvow.policy.model", "mitmproxy",
-                   "urllib.parse", "ipaddress", "contextlib", "importlib",
-                   "threading", "hashlib", "base64", "copy", "logging"}
+#: Never imported by a call decided in-process from the caches: validation and discovery.
+SLOW_PATH = {"pydantic", "pluggy", "importlib.metadata", "gitvow.plugins", "gitvow.policy.model",
+             "gitvow.policy.load", "gitvow_gate.gate_sections", "mitmproxy", "graphql"}
+
+
+def test_the_hook_client_imports_the_standard_library_only() -> None:
+    done = subprocess.run([sys.executable, "-c", CLIENT], capture_output=True, text=True, check=True)
+    added = set(json.loads(done.stdout))
+    ours = {m for m in added if m.partition(".")[0] not in sys.stdlib_module_names}
+    assert ours == {"gitvow_gate", "gitvow_gate.hook_client"}
+    # and of the standard library, nothing the client does not use: no JSON (it forwards the
+    # payload as bytes), no regular expressions, no subprocess, no typing
+    assert not {"json", "re", "subprocess", "typing", "dataclasses", "importlib.metadata"} & added, added
 
 
 def probe(repo: Path, env: dict[str, str], command: str, tool: str = "Bash",
           tool_input: dict[str, Any] | None = None) -> dict[str, Any]:
-    env = {**env, "GITVOW_CACHE_DIR": str(repo.parent / "own-cache")}
+    env = {**env, "GITVOW_CACHE_DIR": str(repo.parent / "own-cache"), "GITVOW_GATE_SERVER": "off"}
     payload = json.dumps({"cwd": str(repo), "permission_mode": "default", "tool_name": tool,
                           "tool_input": tool_input if tool_input is not None else {"command": command}})
     done = subprocess.run([sys.executable, "-c", PROBE, payload], capture_output=True, text=True, env=env,
@@ -49,8 +59,8 @@ def probe(repo: Path, env: dict[str, str], command: str, tool: str = "Bash",
     return result
 
 
-def test_plain_command_with_a_cached_policy_imports_nothing_heavy(repo: Path, env: dict[str, str],
-                                                                  write_policy: Callable[..., Path]) -> None:
+def test_in_process_with_a_cached_policy_neither_validates_nor_discovers(repo: Path, env: dict[str, str],
+                                                                         write_policy: Callable[..., Path]) -> None:
     write_policy(repo, {"bash_deny": [{"pattern": "rm -rf /", "reason": "no"}], "agents": {"claude": {}}})
     first = probe(repo, env, "ls -la")  # validates the file once and caches it
     assert "pydantic" in first["loaded"]
@@ -60,13 +70,10 @@ def test_plain_command_with_a_cached_policy_imports_nothing_heavy(repo: Path, en
              probe(repo, env, "git status && git diff --stat")]
     for found in plain:
         assert (found["code"], found["loaded"]) == (0, [])
-        assert found["added"] <= MAX_ADDED_PLAIN, found
-    # a forge CLI with an [agents.claude] entry asks the kernel (the engine), from the cached
-    # compiled policy and the one adapter its program needs: no loading, no discovery
+    # a forge CLI with an [agents.claude] entry asks the engine, from the cached compiled policy
+    # and the one adapter its program needs (the plugin index): no validation, no discovery
     for command in ("git push", "gh pr merge 3"):
         probe(repo, env, command)  # the first forge command builds the plugin index
         forge = probe(repo, env, command)
         assert "gitvow.pipeline" in forge["loaded"]
-        assert not FORGE_FORBIDDEN & set(forge["loaded"]), forge
-        assert forge["added"] <= MAX_ADDED_FORGE, forge
-
+        assert not SLOW_PATH & set(forge["loaded"]), forge

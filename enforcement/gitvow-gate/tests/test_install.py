@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Hooked, gitvow_argv
+from .conftest import Hooked, gitvow_argv, hook_argv
 
 FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json", "cursor": ".cursor/hooks.json",
          "gemini": ".gemini/settings.json", "copilot": ".github/hooks/gitvow.json"}
@@ -39,7 +39,7 @@ def test_repository_install_is_idempotent_and_uninstall_restores(repo: Path, cli
     config = json.loads(once)
     assert config["theme"] == "dark" and "say done" in commands(config)
     ours = [c for c in commands(config) if "hook --agent" in c]
-    assert ours and all(c.startswith(f"{gitvow_argv()[0]} hook --agent {agent} ") for c in ours)
+    assert ours and all(c.startswith(f"{hook_argv()[0]} --agent {agent} ") for c in ours)
     assert cli("install", "--agent", agent, str(repo)).code == 0
     assert path.read_text(encoding="utf-8") == once
     removed = cli("uninstall", "--agent", agent, cwd=repo)
@@ -70,10 +70,10 @@ def test_user_install_names_the_executable_by_absolute_path(env: dict[str, str],
     assert cli("install", "--agent", "claude", "--user").code == 0
     config = json.loads(Path(env["HOME"], USER_FILES["claude"]).read_text())
     (command,) = commands(config)
-    executable = command.split(" hook ")[0]
-    assert Path(executable.split()[0]).is_absolute()
-    assert " hook --agent claude PreToolUse; " in command
-    assert executable.split()[0] == gitvow_argv()[0]
+    executable = command.split(" --agent ")[0]
+    assert Path(executable).is_absolute()
+    assert command.startswith(f"{executable} --agent claude PreToolUse; ")
+    assert executable == hook_argv()[0]
     cli("uninstall", "--agent", "claude", "--user")
     assert not Path(env["HOME"], USER_FILES["claude"]).exists()
 
@@ -114,7 +114,7 @@ def test_install_replaces_the_old_tools_pre_tool_entry_and_uninstall_puts_it_bac
     cli("install", "--agent", "claude", cwd=repo)
     config = json.loads(path.read_text())
     pre = [h["command"] for e in config["hooks"]["PreToolUse"] for h in e["hooks"]]
-    assert len(pre) == 1 and f"{gitvow_argv()[0]} hook --agent claude PreToolUse;" in pre[0]  # one gate, not two
+    assert len(pre) == 1 and f"{hook_argv()[0]} --agent claude PreToolUse;" in pre[0]  # one gate, not two
     cli("uninstall", "--agent", "claude", cwd=repo)
     assert path.read_text(encoding="utf-8") == original
 
@@ -131,20 +131,18 @@ def test_a_missing_or_broken_gitvow_blocks_the_next_tool_call(tmp_path: Path, re
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    own = bin_dir / "gitvow"
-    source = gitvow_argv()
-    if len(source) == 1:
-        shutil.copy2(source[0], own)  # the console script: its #! names this environment's python
-    else:
-        own.write_text(f"#!/bin/sh\nexec {' '.join(source)} \"$@\"\n", encoding="utf-8")
-        own.chmod(0o755)
-    installed = subprocess.run([str(own), "install", "--agent", agent], cwd=repo, env=env, capture_output=True,
+    # the console scripts: their #! names this environment's python
+    installer = bin_dir / "gitvow"
+    shutil.copy2(gitvow_argv()[0], installer)
+    own = bin_dir / "gitvow-hook"
+    shutil.copy2(hook_argv()[0], own)
+    installed = subprocess.run([str(installer), "install", "--agent", agent], cwd=repo, env=env, capture_output=True,
                                text=True, check=False)
     assert installed.returncode == 0, installed.stderr
     assert "probe: the installed hook answered allow" in installed.stdout
     event = shell_payload(agent, "true", repo)[0]
     (command,) = [c for c in commands(json.loads((repo / FILES[agent]).read_text())) if f" {event};" in c]
-    assert command.startswith(f"{own} hook --agent {agent} {event}; ")
+    assert command.startswith(f"{own} --agent {agent} {event}; ")
 
     def run(line: str) -> str:
         """The agent runs the hook command through a shell, with the call on stdin."""

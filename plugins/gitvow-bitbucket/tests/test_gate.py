@@ -21,7 +21,7 @@ def hook(tmp_path: Path, command: str, mode: str) -> dict[str, object]:
     policy = tmp_path / "policy.toml"
     policy.write_text(f'[agents.claude]\nmode = "{mode}"\n', encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "GITVOW_POLICY": str(policy),
-           "GITVOW_CACHE_DIR": str(tmp_path / "cache")}
+           "GITVOW_CACHE_DIR": str(tmp_path / "cache"), "GITVOW_GATE_SERVER": "off"}  # no server left behind
     payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
                "cwd": str(tmp_path)}
     done = subprocess.run([GITVOW, "hook", "--agent", "claude", "PreToolUse"], input=json.dumps(payload),

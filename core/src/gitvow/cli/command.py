@@ -1,37 +1,22 @@
 """A subcommand of ``gitvow``, as the core and plugins (``register_commands``) declare it.
 
 A command is named by the module that implements it, so declaring one imports nothing:
-the module is imported only when its command runs (``gitvow hook`` must not pay for the
-proxy). The module defines ``add_parser(parser)`` and ``run(args) -> int``; a command on an
-agent's hot path may also define ``fast(argv) -> int | None``, tried before argparse
-(``fast=True``), returning None for anything it does not handle.
-
-Kept free of dataclasses and typing: the hook's start-up imports this.
+the module is imported only when its command runs (``gitvow policy`` must not pay for the
+proxy). The module defines ``add_parser(parser)`` and ``run(args) -> int``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
+
+@dataclass(frozen=True, slots=True)
 class Command:
     """``gitvow NAME``: its one-line help and the module that implements it."""
 
-    __slots__ = ("fast", "help", "module", "name")
-
-    def __init__(self, name: str, module: str, help: str, *, fast: bool = False) -> None:
-        self.name = name
-        self.module = module
-        self.help = help
-        self.fast = fast
-
-    def __repr__(self) -> str:
-        return f"Command({self.name!r}, {self.module!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Command) and (self.name, self.module, self.help, self.fast) == (
-            other.name, other.module, other.help, other.fast)
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.module))
+    name: str
+    module: str
+    help: str
 
 
 #: The core's own commands: those that need nothing but the core.

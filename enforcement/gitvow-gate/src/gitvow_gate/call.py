@@ -10,12 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from typing import Any, Literal
-
-    Kind = Literal["shell", "edit", "mcp", "other"]
+Kind = Literal["shell", "edit", "mcp", "other"]
 
 #: Claude Code's edit tools, the names the policy's ``path_confirm`` and providers refer to.
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Mapping, Sequence
 
 from gitvow.argv import option_value, positionals
@@ -155,8 +156,6 @@ def _branch_from_files(cwd: str) -> tuple[bool, str | None]:
 
 
 def _git(args: Sequence[str], cwd: str) -> str | None:
-    import subprocess  # only once a push rule with a target has matched
-
     try:
         done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):

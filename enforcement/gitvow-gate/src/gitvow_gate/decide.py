@@ -20,14 +20,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from gitvow_gate import rules, shell
+from gitvow_gate import classifier, forge, protected_paths, providers, rules, shell
 from gitvow_gate.call import GateCall
-from gitvow_gate.gate_policy import GatePolicy
-
-if TYPE_CHECKING:
-    from gitvow_gate.providers import Answer
+from gitvow_gate.gate_policy import GatePolicy, find_repo_root
+from gitvow_gate.paths import relative, repo_of
+from gitvow_gate.providers import Answer
 
 ALLOW, CONFIRM, DENY = "allow", "confirm", "deny"
 _RANK = {ALLOW: 0, CONFIRM: 1, DENY: 2}
@@ -169,8 +167,6 @@ def _edit_rules(policy: GatePolicy, call: GateCall, env: Mapping[str, str] | Non
     for edit in call.edits:
         spellings = [edit.path]
         if edit.path.startswith("/"):
-            from gitvow_gate.paths import relative, repo_of
-
             repo = repo or repo_of(call)
             spellings.append(relative(edit.path, repo))
         for path_rule in rules.match_paths(policy.path_confirm, *spellings):
@@ -204,8 +200,6 @@ def _forge_stage(policy: GatePolicy, call: GateCall, agent: str, found: RuleFind
     """The engine's refusal of a forge operation in the call, or the operations it allowed."""
     if not agent or agent not in policy.agents:
         return ()
-    from gitvow_gate import forge
-
     if not forge.may_be_forge(call, found.commands, env):
         return ()
     verdict = forge.evaluate(call, found.commands, agent, policy, env)
@@ -219,11 +213,7 @@ def _paths_stage(policy: GatePolicy, call: GateCall, agent: str, found: RuleFind
     agents the policy names (:mod:`gitvow_gate.protected_paths`): refuse denies, stage asks."""
     if not agent or agent not in policy.agents or call.kind not in ("edit", "shell"):
         return None
-    from gitvow_gate import protected_paths
-
     if call.kind == "edit":
-        from gitvow_gate.paths import repo_of
-
         if not call.edits:
             return None
         repo = repo_of(call)
@@ -232,8 +222,6 @@ def _paths_stage(policy: GatePolicy, call: GateCall, agent: str, found: RuleFind
     else:
         if not found.commands or not protected_paths.may_write(found.commands, call.command):
             return None
-        from gitvow_gate.gate_policy import find_repo_root
-
         start = call.cwd or os.getcwd()
         repo = find_repo_root(start) or os.path.abspath(start)
         fulls = protected_paths.shell_writes(found.commands, call.command, start)
@@ -248,9 +236,6 @@ def _paths_stage(policy: GatePolicy, call: GateCall, agent: str, found: RuleFind
 def _provider_stage(policy: GatePolicy, call: GateCall, observed: tuple[str, ...],
                     operations: tuple[str, ...]) -> GateDecision | tuple[Answer, ...]:
     """Providers' answers about an edit: any concern (or failure) asks the human."""
-    from gitvow_gate import providers
-    from gitvow_gate.paths import repo_of
-
     repo = repo_of(call)
     questions = providers.questions_for_call(call, repo)
     if len(questions) > providers.MAX_QUESTIONS:
@@ -291,8 +276,6 @@ def decide(policy: GatePolicy, call: GateCall, agent: str = "", env: Mapping[str
             return asked
         answers = asked
     if policy.classifier is not None:  # 4. the classifier, for what nothing above stopped
-        from gitvow_gate import classifier
-
         outcome, reason = classifier.classify(policy.classifier, call, agent)
         if outcome != ALLOW:
             return GateDecision(outcome, reason, "classifier", observed=observed, operations=operations,

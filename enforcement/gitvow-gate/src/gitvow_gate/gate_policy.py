@@ -15,21 +15,25 @@ never cached and blocks every call with the file and the error.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import re
+import shlex
+import time
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import replace as replaced
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitvow import __version__
 from gitvow.errors import PolicyError
+from gitvow.policy.compile import CompiledPolicy
+from gitvow.policy.document import parse_document as parse
 
-if TYPE_CHECKING:
-    from typing import Any
-
-    from gitvow.policy.compile import CompiledPolicy
+if TYPE_CHECKING:  # only annotations: gitvow.policy.load is pydantic's (see validate)
     from gitvow.policy.load import Policy
     from gitvow.policy.sections import PolicySection
 
@@ -48,8 +52,6 @@ OPTS = r"(?:\s+(?:-{1,2}[\w.-]+=\S*|-{1,2}[\w.-]+\s+[^-\s|;&<>()]\S*|-{1,2}[\w.-
 
 def command_rule_pattern(programs: tuple[str, ...], verbs: tuple[str, ...]) -> str:
     """The whole-line regex of a ``{program, verbs}`` rule, used when a line cannot be tokenised."""
-    import re
-
     names = "|".join(re.escape(p) for p in programs)
     return rf"\b(?:{names}){OPTS}\s+(?:{'|'.join(verbs)})\b"
 
@@ -127,8 +129,6 @@ class GatePolicy:
 
     def compiled(self) -> CompiledPolicy:
         """The kernel's compiled policy, built from the cached plain form (no pydantic)."""
-        from gitvow.policy.compile import CompiledPolicy
-
         return CompiledPolicy.from_plain(self.core, source=self.source)
 
     # -- the cached form ----------------------------------------------------------------
@@ -196,8 +196,6 @@ def required_literals(pattern: str) -> tuple[str, ...]:
     strings is never searched, so its pattern is never compiled on the hook's path.
     """
     try:
-        import importlib
-
         sre_constants: Any = importlib.import_module("re._constants")  # the parser re itself uses
         sre_parse: Any = importlib.import_module("re._parser")
         parsed = sre_parse.parse(pattern)
@@ -368,8 +366,6 @@ CACHE_MAX_AGE = 30 * 24 * 3600
 
 
 def _prune(directory: str, *, keep: str) -> None:
-    import time
-
     cutoff = time.time() - CACHE_MAX_AGE
     try:
         with os.scandir(directory) as entries:
@@ -382,8 +378,6 @@ def _prune(directory: str, *, keep: str) -> None:
 
 def parse_document(path: str, content: bytes) -> dict[str, Any]:
     """TOML or JSON by extension; errors name the file and the position."""
-    from gitvow.policy.document import parse_document as parse
-
     return parse(path, content.decode("utf-8", errors="replace"))
 
 
@@ -405,6 +399,8 @@ def validate(path: str, content: bytes) -> GatePolicy:
     Keys of the proxy are accepted unread when gitvow-proxy is not installed (one file serves
     both; ``gitvow policy check`` is where a missing distribution is an error).
     """
+    # Only when a file's content is seen for the first time: the compiled-policy cache exists
+    # so that a hook decided in-process needs neither plugin discovery nor pydantic.
     from gitvow.plugins import installed
     from gitvow.policy.load import parse_policy
 
@@ -418,6 +414,7 @@ def validate(path: str, content: bytes) -> GatePolicy:
 def from_policy(policy: Policy, path: str, data: Mapping[str, Any] | None = None) -> GatePolicy:
     """The gate's plain form of a validated policy (``path`` is its file, ``data`` the document
     as read), built-in rules layered."""
+    # gate_sections imports this module (a cycle), and pydantic: only on the validation path
     from gitvow_gate.gate_sections import GateSections, ignored_keys
 
     # The core's compiled policy, cached in the plain form gitvow.policy.compile builds it
@@ -434,14 +431,12 @@ def from_policy(policy: Policy, path: str, data: Mapping[str, Any] | None = None
 
 def replace(policy: GatePolicy, **changes: Any) -> GatePolicy:
     """``policy`` with some fields changed."""
-    from dataclasses import replace as replaced
-
     return replaced(policy, **changes)
 
 
 def builtin_rules() -> GatePolicy:
     """The packaged default's rules, validated (only ever on the validation path)."""
-    from gitvow_gate.gate_sections import GateSections
+    from gitvow_gate.gate_sections import GateSections  # a cycle, and pydantic (see from_policy)
 
     with open(DEFAULT_POLICY, "rb") as fh:
         data = parse_document(DEFAULT_POLICY, fh.read())
@@ -476,8 +471,6 @@ def compile_gate(
     core: Mapping[str, Any] | None = None,
 ) -> GatePolicy:
     """Build the gate's plain form from validated :class:`~gitvow_gate.gate_sections.GateSections` and agents."""
-    import shlex
-
     def command_rule(rule: Any, default_reason: str) -> CommandRule:
         programs: tuple[str, ...] = ()
         if rule.program is not None:

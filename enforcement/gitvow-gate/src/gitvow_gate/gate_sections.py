@@ -7,22 +7,21 @@ are comments. The old tool's keys that gitvow does not implement (``decisions``,
 ``intent``…) are accepted and reported as ignored by ``gitvow policy check``; any other
 unknown key is an error, as everywhere in the policy file.
 
-This module is imported only to validate a file that changed (see :mod:`gitvow_gate.gate_policy`):
-the hook's hot path never imports pydantic.
+This module (and pydantic with it) is imported when plugins are discovered and a policy file
+is validated; a hook call that finds its policy in the compiled-policy cache
+(:mod:`gitvow_gate.gate_policy`) never imports it.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gitvow.policy.load import Policy
 from gitvow_gate.gate_policy import command_rule_pattern
-
-if TYPE_CHECKING:
-    from gitvow.policy.load import Policy
 
 When = Literal["immediate", "commit", "observe"]
 #: Checks stated on the parsed command (program, flags, targets), not on its text.

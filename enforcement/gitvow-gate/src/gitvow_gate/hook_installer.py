@@ -2,7 +2,8 @@
 
 Install merges gitvow's entries into the file (creating it if needed) and leaves every other
 key and hook alone; running it twice equals running it once, because gitvow's own entries —
-recognised by their ``gitvow … hook --agent`` command — are replaced, not added again.
+recognised by their ``gitvow-hook --agent`` (or older ``gitvow … hook``) command — are replaced,
+not added again.
 Uninstall removes exactly those entries. When nothing else in the file changed since the
 install, it puts back the original bytes (or removes a file gitvow created), so
 install + uninstall leaves no trace; the original is kept under ``GITVOW_HOME/install/``.
@@ -14,8 +15,11 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
+import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,9 +28,11 @@ from gitvow.errors import GitvowError
 from gitvow_gate import agents, observations
 from gitvow_gate.agents.base import HOOK_FAILED
 
-# ``gitvow hook --agent NAME EVENT`` as this gitvow writes it, and ``gitvow hook EVENT`` as
-# gitvow 0.42 wrote Claude Code's: install replaces the old tool's entries rather than run both.
-_OURS = re.compile(r"(^|[\s/\\'])gitvow(\.exe)?'?\s+hook\s|-m\s+gitvow\s+hook\s")
+# ``gitvow-hook --agent NAME EVENT`` as this gitvow writes it, ``gitvow hook --agent NAME EVENT``
+# as earlier 1.x releases did, and ``gitvow hook EVENT`` as gitvow 0.42 wrote Claude Code's:
+# install replaces those entries rather than run two gates.
+_OURS = re.compile(r"(^|[\s/\\'])gitvow(\.exe)?'?\s+hook\s|-m\s+gitvow\s+hook\s"
+                   r"|(^|[\s/\\'])gitvow-hook(\.exe)?'?\s|-m\s+gitvow_gate\.hook_client\s")
 
 
 class InstallError(GitvowError):
@@ -34,21 +40,21 @@ class InstallError(GitvowError):
 
 
 def executable() -> str:
-    """The ``gitvow`` this install runs as, by absolute path, quoted for a shell.
+    """The hook client this install runs (``gitvow-hook``, :mod:`gitvow_gate.hook_client`), by
+    absolute path, quoted for a shell: the one beside the ``gitvow`` that runs the install.
 
     Never the bare name: an agent's hook shell may not have this virtualenv on its ``PATH``,
     and a hook that is not found gates nothing. Repository installs too — the wrapper around
     it turns a path that is wrong on another machine into a refusal, never into an allow.
     """
-    import shlex
-
     ran = sys.argv[0] if sys.argv and sys.argv[0] else ""
-    if os.path.basename(ran).startswith("gitvow") and os.path.isfile(ran):
-        return shlex.quote(os.path.abspath(ran))
-    found = shutil.which("gitvow", path=os.path.dirname(sys.executable)) or shutil.which("gitvow")
+    beside = os.path.join(os.path.dirname(os.path.abspath(ran)), "gitvow-hook") if ran else ""
+    if os.path.basename(ran).startswith("gitvow") and os.path.isfile(beside):
+        return shlex.quote(beside)
+    found = shutil.which("gitvow-hook", path=os.path.dirname(sys.executable)) or shutil.which("gitvow-hook")
     if found:
         return shlex.quote(os.path.abspath(found))
-    return f"{shlex.quote(sys.executable)} -m gitvow"
+    return f"{shlex.quote(sys.executable)} -m gitvow_gate.hook_client"
 
 
 def probe(agent: str, *, cwd: str, env: Mapping[str, str] | None = None) -> tuple[bool, str]:
@@ -57,9 +63,6 @@ def probe(agent: str, *, cwd: str, env: Mapping[str, str] | None = None) -> tupl
     Returns whether it answered in the agent's protocol (any answer but the wrapper's own
     refusal) and one line saying what it did.
     """
-    import subprocess
-    import time
-
     adapter = agents.get(agent)
     event, payload = adapter.probe(cwd)
     command = adapter.hook_command(executable(), event)

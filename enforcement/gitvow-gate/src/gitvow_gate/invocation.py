@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Any
 
+from gitvow.errors import PolicyError
+from gitvow_gate import agents, gate_policy, observations
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer
 from gitvow_gate.call import GateCall
 from gitvow_gate.decide import DENY, GateDecision, decide, strictest
-
-if TYPE_CHECKING:
-    from typing import Any
+from gitvow_gate.paths import repo_of
 
 
 def _blocked(adapter: AgentAdapter | None, reason: str, payload: Mapping[str, Any]) -> HookAnswer:
@@ -48,16 +48,12 @@ def judge(calls: Sequence[GateCall], agent: str, env: Mapping[str, str]) -> Gate
     an edit the repository of the edited file (a session opened in one checkout may edit
     another, as gitvow 0.42 allowed). Raises :class:`~gitvow.errors.PolicyError`.
     """
-    from gitvow_gate import gate_policy
-
     cwd = (calls[0].cwd or os.getcwd()) if calls else os.getcwd()
     policies: dict[str, gate_policy.GatePolicy] = {}
     decisions: list[GateDecision] = []
     for call in calls:
         where = cwd
         if call.edits:
-            from gitvow_gate.paths import repo_of
-
             where = repo_of(call)
         policy = policies.get(where) or gate_policy.load(where, env=env)
         policies[where] = policy
@@ -76,8 +72,6 @@ def run(agent: str, event: str, stdin: str, env: Mapping[str, str] | None = None
     adapter: AgentAdapter | None = None
     payload: Mapping[str, Any] = {}
     try:
-        from gitvow_gate import agents
-
         adapter = agents.get(agent)
         try:
             data = json.loads(stdin) if stdin.strip() else None
@@ -89,8 +83,6 @@ def run(agent: str, event: str, stdin: str, env: Mapping[str, str] | None = None
         calls = adapter.normalize(event, payload)
         if calls is None or not calls:
             return adapter.allow(payload)
-        from gitvow.errors import PolicyError
-
         cwd = calls[0].cwd or os.getcwd()
         try:
             final = judge(calls, policy_agent(agent, env), env)
@@ -99,9 +91,23 @@ def run(agent: str, event: str, stdin: str, env: Mapping[str, str] | None = None
                 adapter, f"the policy cannot be loaded: {exc}; every tool call is refused until it is fixed", payload,
             )
         if final.observed:
-            from gitvow_gate import observations
-
             observations.observed(final.observed, agent=agent, tool=calls[0].tool, cwd=cwd, env=env)
         return adapter.render(final, payload)
     except Exception as exc:  # the gate fails closed, with a reason
         return _blocked(adapter, f"gitvow hook failed ({type(exc).__name__}: {str(exc)[:200]})", payload)
+
+
+def answer(agent: str, event: str, stdin: bytes, env: Mapping[str, str]) -> tuple[int, bytes, bytes]:
+    """:func:`run` on the payload as the hook process read it: its exit status and the bytes it prints.
+
+    The one decision both the gate server and an in-process hook call make
+    (:mod:`gitvow_gate.hook_client`); a payload that is not UTF-8 is an unreadable one.
+    """
+    try:
+        text = stdin.decode("utf-8")
+    except UnicodeDecodeError:
+        text = ""
+    result = run(agent, event, text, env)
+    out = (result.stdout + "\n").encode("utf-8", "replace") if result.stdout else b""
+    err = (result.stderr + "\n").encode("utf-8", "replace") if result.stderr else b""
+    return result.code, out, err

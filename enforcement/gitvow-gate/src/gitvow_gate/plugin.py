@@ -12,7 +12,10 @@ from gitvow.policy.sections import PolicySection
 @hookimpl
 def register_policy_sections(register: Callable[[PolicySection], None]) -> None:
     """gitvow 0.42's keys: ``bash_deny``, ``bash_confirm``, ``path_confirm``, ``mcp_allow``, ``mcp_deny``, ``providers``, ``llm_classifier``."""
-    from gitvow_gate.gate_sections import IGNORED_KEYS, GateSections, notes  # pydantic: only when a policy is validated
+    # Here, not at the top: every gitvow process (the proxy's included) imports this module when it
+    # discovers plugins, and must not get the gate's pydantic models and engine with it; they load
+    # when sections are asked for, to validate a policy (tests/packaging/test_install_sets.py).
+    from gitvow_gate.gate_sections import IGNORED_KEYS, GateSections, notes
     from gitvow_gate.policy_tests import judge_tool_test
 
     register(PolicySection(GateSections, "gitvow-gate", ignored=IGNORED_KEYS, notes=notes, tool_tests=judge_tool_test))
@@ -22,7 +25,7 @@ def register_policy_sections(register: Callable[[PolicySection], None]) -> None:
 def register_commands(register: Callable[[Command], None]) -> None:
     """``gitvow hook``, ``gitvow check``, ``gitvow ask``, ``gitvow install``, ``gitvow uninstall``."""
     register(Command("hook", "gitvow_gate.cli.hook",
-                     "run as an agent's pre-tool-use hook (the agent's JSON on stdin)", fast=True))
+                     "run as an agent's pre-tool-use hook (the agent's JSON on stdin; installs run gitvow-hook)"))
     register(Command("check", "gitvow_gate.cli.check",
                      "what the agent gate decides for a command, a file edit or an MCP tool"))
     register(Command("ask", "gitvow_gate.cli.ask",

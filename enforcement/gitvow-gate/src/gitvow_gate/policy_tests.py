@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from gitvow.policy.load import Policy
-    from gitvow.policy.selftest import PolicyTest
+from gitvow.policy.load import Policy
+from gitvow.policy.selftest import PolicyTest
+from gitvow_gate import gate_policy
+from gitvow_gate.call import FileEdit, GateCall
+from gitvow_gate.decide import ALLOW, decide
 
 _REASON = re.compile(r"reason=([a-z_]+)\W*$")
 _RELAY_CODE = "hard_deny"
@@ -23,10 +24,6 @@ _RELAY_CODE = "hard_deny"
 
 def judge_tool_test(policy: Policy, test: PolicyTest) -> tuple[str, str | None]:
     """``(verdict, reason code)`` of the tool call ``test`` names: allow, confirm, deny or relay."""
-    from gitvow_gate import gate_policy
-    from gitvow_gate.call import FileEdit, GateCall
-    from gitvow_gate.decide import ALLOW, decide
-
     source = policy.source or os.getcwd()
     cwd = os.path.dirname(os.path.abspath(source)) if policy.source else source
     if test.command is not None:

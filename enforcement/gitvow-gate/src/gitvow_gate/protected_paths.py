@@ -19,14 +19,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
-from gitvow_gate.shell import Command
-
-if TYPE_CHECKING:
-    from typing import Any
-
-    from gitvow.change_rules import ChangeRules
+from gitvow.change_rules import ChangeRules, _one, compile_rules, path_matches
+from gitvow.default_paths import DEFAULT_PROTECTED_PATHS
+from gitvow_gate.forge import _GIT_VALUE_OPTIONS, _git_subcommand
+from gitvow_gate.shell import Command, tokenize
 
 CODE = "path_protected"
 #: Programs whose non-option arguments are files they write, delete or move (``cp``'s and
@@ -55,8 +53,6 @@ class Hit:
 
 
 def _rules(core: Mapping[str, Any]) -> ChangeRules:
-    from gitvow.change_rules import compile_rules
-
     return compile_rules(core)
 
 
@@ -86,8 +82,6 @@ def _walk_names(directory: str) -> set[str] | None:
 
 
 def _matches(rel: str, directory: bool, full: str, pattern: str) -> bool:
-    from gitvow.change_rules import path_matches
-
     if not directory:
         return path_matches(rel, pattern)
     text = pattern.strip("/")
@@ -98,15 +92,11 @@ def _matches(rel: str, directory: bool, full: str, pattern: str) -> bool:
     names = _walk_names(full) if os.path.isdir(full) else set()
     if names is None:
         return True  # too large to read: it may hold one
-    from gitvow.change_rules import _one
-
     return any(_one(name, text) for name in names)
 
 
 def _patterns(core: Mapping[str, Any]) -> list[str]:
     """The ``[paths]`` patterns in force, read without the matcher."""
-    from gitvow.default_paths import DEFAULT_PROTECTED_PATHS
-
     paths = core.get("paths") or {}
     found = list(DEFAULT_PROTECTED_PATHS) if paths.get("defaults", True) else []
     return found + list(paths.get("rules") or ())
@@ -171,8 +161,6 @@ def _targets(command: Command) -> list[str]:
     if command.indirect or program not in WRITERS:
         return []
     if program == "git":
-        from gitvow_gate.forge import _git_subcommand
-
         sub = _git_subcommand(args)
         if sub not in _GIT_WRITERS:
             return []
@@ -197,8 +185,6 @@ def _targets(command: Command) -> list[str]:
 
 def redirections(line: str) -> list[str]:
     """The files the line's top-level output redirections write (``> f``, ``>>f``, ``2> f``, ``&> f``)."""
-    from gitvow_gate.shell import tokenize
-
     out: list[str] = []
     for words in tokenize(line) or ():
         for i, word in enumerate(words):
@@ -230,8 +216,6 @@ def _git_dir(command: Command, where: str) -> str:
     """Where ``git -C DIR …`` runs: each ``-C`` is relative to the one before (its paths are
     relative to it). A ``-C`` the gate cannot resolve keeps the directory unknown: the
     repository root, which a relative target under it still names conservatively."""
-    from gitvow_gate.forge import _GIT_VALUE_OPTIONS
-
     args, i = command.args, 0
     while i < len(args) and args[i].startswith("-"):
         if args[i] == "-C" and i + 1 < len(args):

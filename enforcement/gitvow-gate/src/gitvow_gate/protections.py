@@ -23,6 +23,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gitvow_gate.gate_policy import find_repo_root
 from gitvow_gate.shell import Command
 
 CHECKS: tuple[str, ...] = ("recursive_delete",)
@@ -117,8 +118,6 @@ def _target_danger(target: str, where: str | None, env: Mapping[str, str]) -> Fi
     resolved = _resolve(target, where, env)
     if resolved is None:
         return Finding(target, certain=False)
-    from gitvow_gate.gate_policy import find_repo_root
-
     repo = find_repo_root(where) if where else None  # the repository the command runs in
     # a glob deletes entries of the directory before its first pattern character
     path = resolved

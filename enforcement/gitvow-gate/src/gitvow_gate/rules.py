@@ -15,7 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gitvow_gate import shell
+from gitvow_gate import command_targets as targets
+from gitvow_gate import protections, shell
 from gitvow_gate.gate_policy import CommandRule, PathRule, command_rule_pattern, verb_pattern
 
 
@@ -41,8 +42,6 @@ def match_command(
     if rule.check is not None:
         if commands is None:
             return None  # a line that cannot be read is confirmed by the caller as such
-        from gitvow_gate import protections
-
         found = protections.run(rule.check, commands, cwd, os.environ if env is None else env)
         return None if found is None else RuleMatch(rule, target=found.target, certain=found.certain)
     if rule.pattern is not None:
@@ -59,8 +58,6 @@ def match_command(
             continue
         if rule.target is None:
             return RuleMatch(rule, command.program)
-        from gitvow_gate import command_targets as targets
-
         target = targets.resolve(command.program, command.args, cwd)
         if target is None or re.search(rule.target, target):
             return RuleMatch(rule, command.program, target)

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gitvow_gate.call import FileEdit, GateCall, text
-from gitvow_gate.decide import GateDecision
-
-if TYPE_CHECKING:
-    from typing import Any
-
+from gitvow_gate.decide import ALLOW, DENY, GateDecision
+from gitvow_gate.patch import parse
 
 #: What an agent is told when the hook command itself failed (gone, crashed).
-HOOK_FAILED = "gitvow hook could not run (the gitvow executable is missing or broken)"
+HOOK_FAILED = "gitvow hook could not run (the gitvow-hook executable is missing or broken)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +62,6 @@ class AgentAdapter(ABC):
         runs. So any exit outside :attr:`answer_codes` is turned into this agent's own refusal,
         printed by the shell itself, which needs nothing of gitvow.
         """
-        import shlex
-
-        from gitvow_gate.decide import DENY
-
         refusal = self.render(GateDecision(DENY, f"{HOOK_FAILED}; the call is refused until `gitvow install "
                                                  f"--agent {self.name}` is run again", "hook"), {})
         codes = "|".join(str(code) for code in sorted(self.answer_codes))
@@ -76,7 +71,7 @@ class AgentAdapter(ABC):
         if refusal.stdout:
             fallback.append(f"printf '%s\\n' {shlex.quote(refusal.stdout)}")
         fallback.append(f"exit {refusal.code}")
-        return (f"{executable} hook --agent {self.name} {event}; s=$?; case $s in {codes}) exit $s;; esac; "
+        return (f"{executable} --agent {self.name} {event}; s=$?; case $s in {codes}) exit $s;; esac; "
                 + "; ".join(fallback))
 
     #: Exit codes of a hook that answered (claude and codex answer with exit 2 too); any other
@@ -92,8 +87,6 @@ class AgentAdapter(ABC):
         return {}
 
     def allow(self, payload: Mapping[str, Any]) -> HookAnswer:
-        from gitvow_gate.decide import ALLOW
-
         return self.render(GateDecision(ALLOW), payload)
 
 
@@ -119,8 +112,6 @@ def as_mapping(value: Any) -> dict[str, Any]:
 def command_text(value: Any) -> str:
     """A shell command given as a string or as an argv list (Codex ``["bash", "-lc", "…"]``)."""
     if isinstance(value, list):
-        import shlex
-
         return shlex.join(str(v) for v in value)
     return text(value)
 
@@ -172,8 +163,6 @@ def notebook_cell(path: str, cwd: str, cell_id: str) -> str:
         return ""
     full = path if path.startswith("/") else f"{cwd}/{path}"
     try:
-        import os
-
         if os.path.getsize(full) > 4 * 1024 * 1024:
             return ""
         with open(full, encoding="utf-8") as fh:
@@ -193,8 +182,6 @@ def patch_calls(patch: str, cwd: str, tool: str = "apply_patch") -> list[GateCal
     The calls keep the agent's tool name (providers are told the tool the agent is about to
     run); their ``tool_input`` is Claude Code's Edit shape, as gitvow 0.42 handed it on.
     """
-    from gitvow_gate.patch import parse
-
     calls = []
     for change in parse(patch):
         edit = FileEdit(change.path, change.old, change.new, replaces_file=change.op == "delete")

@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer, claude_style_call, cwd_of
 from gitvow_gate.call import GateCall, text
 from gitvow_gate.decide import ALLOW, DENY, GateDecision
-
-if TYPE_CHECKING:
-    from typing import Any
 
 PROMPTING_MODES = frozenset({"default", "acceptEdits", "plan"})
 MATCHER = "Bash|Edit|Write|MultiEdit|NotebookEdit|mcp__.*"

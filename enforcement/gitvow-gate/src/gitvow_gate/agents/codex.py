@@ -13,15 +13,12 @@ stderr; allow is exit 0.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer, claude_style_call, command_text, cwd_of, patch_calls
 from gitvow_gate.call import GateCall, text
 from gitvow_gate.decide import ALLOW, GateDecision
 from gitvow_gate.patch import MARKER
-
-if TYPE_CHECKING:
-    from typing import Any
 
 SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell", "container.exec"})
 MATCHER = "Bash|shell|exec_command|local_shell|apply_patch|mcp__.*"

@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer, as_mapping, command_text, cwd_of, edit_call, patch_calls
 from gitvow_gate.call import GateCall, text
 from gitvow_gate.decide import ALLOW, DENY, GateDecision
 from gitvow_gate.patch import MARKER
-
-if TYPE_CHECKING:
-    from typing import Any
 
 SHELL_TOOLS = frozenset({"bash", "powershell", "shell"})
 EDIT_TOOLS = {"edit": "Edit", "str_replace_editor": "Edit", "str_replace": "Edit", "create": "Write", "write": "Write"}

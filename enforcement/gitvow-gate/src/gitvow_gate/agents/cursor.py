@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer, as_mapping, claude_style_call, cwd_of, edit_call
 from gitvow_gate.call import FileEdit, GateCall, text
 from gitvow_gate.decide import ALLOW, DENY, GateDecision
-
-if TYPE_CHECKING:
-    from typing import Any
 
 SHELL_TOOLS = frozenset({"Shell", "shell", "run_terminal_cmd", "Terminal"})
 EDIT_TOOLS = {"Write": "Write", "write_file": "Write", "Edit": "Edit", "edit_file": "Edit", "StrReplace": "Edit",

@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gitvow_gate.agents.base import AgentAdapter, HookAnswer, claude_style_call, cwd_of
 from gitvow_gate.call import GateCall, text
 from gitvow_gate.decide import ALLOW, GateDecision
-
-if TYPE_CHECKING:
-    from typing import Any
 
 TOOLS = {"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit", "edit": "Edit"}
 MATCHER = "run_shell_command|write_file|replace|edit|mcp__.*"

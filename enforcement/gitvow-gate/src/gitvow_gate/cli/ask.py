@@ -13,6 +13,10 @@ import argparse
 import os
 import sys
 
+from gitvow.errors import PolicyError
+from gitvow_gate import gate_policy, providers
+from gitvow_gate.paths import relative
+
 QUESTIONS = ("gate_bearing", "route_gate", "route_callers")
 
 
@@ -23,10 +27,6 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gitvow.errors import PolicyError
-    from gitvow_gate import gate_policy, providers
-    from gitvow_gate.paths import relative
-
     cwd = os.getcwd()
     try:
         policy = gate_policy.load(cwd)

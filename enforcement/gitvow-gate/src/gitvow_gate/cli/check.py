@@ -22,7 +22,13 @@ import os
 import shlex
 import sys
 
-from gitvow_gate.cli.hook import AGENT_NAMES
+from gitvow.errors import PolicyError
+from gitvow_gate import gate_policy
+from gitvow_gate.call import FileEdit, GateCall
+from gitvow_gate.decide import DENY, GateDecision
+from gitvow_gate.hook_client import AGENT_NAMES
+from gitvow_gate.invocation import judge, policy_agent
+from gitvow_gate.paths import repo_of
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -47,12 +53,6 @@ def command_line(argv: list[str]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gitvow.errors import PolicyError
-    from gitvow_gate import gate_policy
-    from gitvow_gate.call import FileEdit, GateCall
-    from gitvow_gate.decide import DENY, GateDecision
-    from gitvow_gate.invocation import judge, policy_agent
-
     cwd = os.getcwd()
     # the agent, the policy file and the forge stage are resolved as `gitvow hook` resolves them
     agent = args.agent or policy_agent(args.hook, os.environ)
@@ -69,8 +69,6 @@ def run(args: argparse.Namespace) -> int:
         decision = judge([call], agent, os.environ)
         where = call.cwd
         if call.edits:
-            from gitvow_gate.paths import repo_of
-
             where = repo_of(call)
         source = gate_policy.locate(where)
     except PolicyError as exc:

@@ -1,8 +1,9 @@
 """``gitvow install --agent NAME [--user | REPO]``: write the agent's hook configuration.
 
 Per user (``--user``: the agent's file under ``~``) or per repository (``REPO``, default the
-current one). The hook is named by the absolute path of the ``gitvow`` that ran the install,
-inside a wrapper that turns a missing or broken ``gitvow`` into the agent's own refusal; the
+current one). The hook is named by the absolute path of the ``gitvow-hook`` beside the ``gitvow``
+that ran the install, inside a wrapper that turns a missing or broken ``gitvow-hook`` into the
+agent's own refusal; the
 installed command is then run once on a harmless call to prove it answers. Idempotent;
 ``gitvow uninstall`` with the same arguments undoes it.
 """
@@ -13,7 +14,9 @@ import argparse
 import os
 import sys
 
-AGENT_NAMES = ("claude", "codex", "cursor", "gemini", "copilot")
+from gitvow_gate.gate_policy import find_repo_root
+from gitvow_gate.hook_client import AGENT_NAMES
+from gitvow_gate.hook_installer import InstallError, install, probe, uninstall
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -23,8 +26,6 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def target(args: argparse.Namespace) -> tuple[str, str]:
-    from gitvow_gate.gate_policy import find_repo_root
-
     home = os.environ.get("HOME") or os.path.expanduser("~")
     start = args.repo or os.getcwd()
     repo = find_repo_root(start) or os.path.abspath(start)
@@ -37,8 +38,6 @@ def run(args: argparse.Namespace) -> int:
 
 def change(args: argparse.Namespace, *, uninstalling: bool) -> int:
     """Install or uninstall the agent's hook configuration, reporting one line either way."""
-    from gitvow_gate.hook_installer import InstallError, install, probe, uninstall
-
     if args.user and args.repo:
         print("gitvow: error: give --user or a repository, not both", file=sys.stderr)
         return 1
