@@ -24,7 +24,8 @@ Workloads, on a GitHub Enterprise style host mapped to the ``github`` adapter:
 ``--redis`` adds ``gitvow-redis``, ``gitvow`` with ``[proxy] state`` in a ``redis-server`` the
 script starts (the other ``gitvow`` keeps its state in SQLite).
 
-Clients are separate processes with keep-alive connections through the proxy; a ``direct``
+``--latency`` runs one client sending one request at a time, for the median latency each
+proxy adds to the baseline. Clients are separate processes with keep-alive connections through the proxy; a ``direct``
 row (no proxy) shows the clients and the upstream are not what limits the figures. The
 result is printed as a table and, with ``--json FILE``, written as JSON. Nothing is asserted:
 ``test_bench_proxy_runs`` only checks that the script works (a second of traffic).
@@ -124,7 +125,7 @@ def serve_passthrough(port: int, confdir: Path, upstream_ca: Path) -> None:
 
 def run_client(proxy: str, cafile: str, url: str, method: str, body: bytes, seconds: float, threads: int) -> None:
     """One load-generating process: connects, prints ``ready``, waits for a line on stdin,
-    runs for ``seconds`` and prints ``<ok> <errors>``."""
+    runs for ``seconds`` and prints ``<ok> <errors> <median latency in µs>``."""
     import httpx
 
     headers = {"Authorization": "token agent-placeholder", "Content-Type": "application/json"}
@@ -134,6 +135,7 @@ def run_client(proxy: str, cafile: str, url: str, method: str, body: bytes, seco
         client.request(method, url, content=body or None, headers=headers).raise_for_status()
     done = [0] * threads
     errors = [0] * threads
+    took: list[list[float]] = [[] for _ in range(threads)]
     print("ready", flush=True)
     sys.stdin.readline()
     deadline = time.monotonic() + seconds
@@ -141,7 +143,9 @@ def run_client(proxy: str, cafile: str, url: str, method: str, body: bytes, seco
     def loop(i: int) -> None:
         client = clients[i]
         while time.monotonic() < deadline:
+            started = time.perf_counter()
             r = client.request(method, url, content=body or None, headers=headers)
+            took[i].append(time.perf_counter() - started)
             if r.status_code == 200:
                 done[i] += 1
             else:
@@ -154,7 +158,8 @@ def run_client(proxy: str, cafile: str, url: str, method: str, body: bytes, seco
         w.join()
     for client in clients:
         client.close()
-    print(sum(done), sum(errors), flush=True)
+    latencies = [t for per_thread in took for t in per_thread]
+    print(sum(done), sum(errors), 1e6 * statistics.median(latencies) if latencies else 0.0, flush=True)
 
 
 def _myself(*args: str) -> list[str]:
@@ -168,12 +173,13 @@ def cpu_seconds(pid: int) -> float:
 
 
 def measure(proxy: str | None, cafile: str, url: str, method: str, body: bytes, seconds: float, clients: int,
-            pid: int | None = None) -> tuple[float, float]:
-    """Requests per second over ``seconds`` with ``clients`` processes of two threads each, and
-    the CPU milliseconds process ``pid`` (the proxy) spent per request meanwhile."""
+            pid: int | None = None, threads: int = 2) -> tuple[float, float, float]:
+    """Requests per second over ``seconds`` with ``clients`` processes of ``threads`` threads
+    each, the CPU milliseconds process ``pid`` (the proxy) spent per request meanwhile, and the
+    median latency of a request in milliseconds."""
     procs = [
         subprocess.Popen(
-            _myself("--client", proxy or "", cafile, url, method, body.decode(), str(seconds), "2"),
+            _myself("--client", proxy or "", cafile, url, method, body.decode(), str(seconds), str(threads)),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
         for _ in range(clients)
@@ -191,8 +197,8 @@ def measure(proxy: str | None, cafile: str, url: str, method: str, body: bytes, 
         results = []
         for p in procs:
             assert p.stdout is not None
-            ok, errors = p.stdout.readline().split()
-            results.append((int(ok), int(errors)))
+            ok, errors, p50 = p.stdout.readline().split()
+            results.append((int(ok), int(errors), float(p50)))
         cpu = (cpu_seconds(pid) - cpu_before) if pid else 0.0
     finally:
         for p in procs:
@@ -204,7 +210,7 @@ def measure(proxy: str | None, cafile: str, url: str, method: str, body: bytes, 
     errors = sum(r[1] for r in results)
     if errors:
         raise RuntimeError(f"{errors} requests failed through {proxy or 'no proxy'}")
-    return ok / seconds, 1000 * cpu / max(ok, 1)
+    return ok / seconds, 1000 * cpu / max(ok, 1), statistics.median(r[2] for r in results) / 1000
 
 
 # -- proxies -------------------------------------------------------------------------------
@@ -327,7 +333,10 @@ def _ratios(row: dict[str, float], samples: dict[str, list[float]], names: list[
 
 def run(duration: float, rounds: int, clients: int, workdir: Path,
         samples_out: dict[str, dict[str, list[float]]] | None = None, redis: bool = False,
-        mitmdump: bool = True, workloads: Sequence[str] | None = None) -> dict[str, dict[str, float]]:
+        mitmdump: bool = True, workloads: Sequence[str] | None = None,
+        threads: int = 2) -> dict[str, dict[str, float]]:
+    """Every workload through every proxy; ``threads`` 1 with ``clients`` 1 is one request at a
+    time (the latency figures)."""
     results: dict[str, dict[str, float]] = {}
     samples_out = {} if samples_out is None else samples_out
     with environment(workdir, redis, mitmdump) as (netloc, proxies, seen_auth):
@@ -339,17 +348,20 @@ def run(duration: float, rounds: int, clients: int, workdir: Path,
             url = f"https://{netloc}{path}"
             samples: dict[str, list[float]] = {"direct": []}
             for name in names:
-                samples[name], samples[f"{name}_cpu_ms"] = [], []
-            samples["direct"].append(measure(None, upstream_ca, url, method, body, duration, clients)[0])
+                samples[name], samples[f"{name}_cpu_ms"], samples[f"{name}_p50_ms"] = [], [], []
+            samples["direct"].append(measure(None, upstream_ca, url, method, body, duration, clients,
+                                             threads=threads)[0])
             for proxy in proxies.values():  # warm-up, not measured: caches filled, start-up work done
-                measure(proxy.url, str(proxy.ca), url, method, body, min(duration, 1.0), clients)
+                measure(proxy.url, str(proxy.ca), url, method, body, min(duration, 1.0), clients, threads=threads)
             for i in range(rounds):
                 # ABBA order: a drift in machine load hits every proxy alike.
                 for name in names if i % 2 == 0 else reversed(names):
                     proxy = proxies[name]
-                    rate, cpu = measure(proxy.url, str(proxy.ca), url, method, body, duration, clients, proxy.proc.pid)
+                    rate, cpu, p50 = measure(proxy.url, str(proxy.ca), url, method, body, duration, clients,
+                                             proxy.proc.pid, threads=threads)
                     samples[name].append(rate)
                     samples[f"{name}_cpu_ms"].append(cpu)
+                    samples[f"{name}_p50_ms"].append(p50)
             row = {name: statistics.median(values) for name, values in samples.items()}
             _ratios(row, samples, names)
             results[workload] = row
@@ -384,6 +396,12 @@ def report(results: dict[str, dict[str, float]], rounds: int, duration: float) -
     for workload, row in results.items():
         print(f"{workload:<8} {row[QUICK]:>17.0f}"
               + "".join(f" {row[n]:>12.0f} {row[f'{n}/O']:>6.3f} {row[f'{n}/O_cpu']:>6.3f}" for n in gitvows))
+    print("median latency of a request, ms, and what each adds to the baseline (one request at a time: --latency)")
+    print(f"{'workload':<8} {BASE:>11} {QUICK:>17}" + "".join(f" {n:>12} {'added':>7}" for n in names))
+    for workload, row in results.items():
+        print(f"{workload:<8} {row[f'{BASE}_p50_ms']:>11.3f} {row[f'{QUICK}_p50_ms']:>17.3f}"
+              + "".join(f" {row[f'{n}_p50_ms']:>12.3f} {row[f'{n}_p50_ms'] - row[f'{BASE}_p50_ms']:>+7.3f}"
+                        for n in names))
     print("CPU ms per request")
     print(f"{'workload':<8} {BASE:>11} {QUICK:>17}" + "".join(f" {n:>12}" for n in names))
     for workload, row in results.items():
@@ -411,14 +429,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis", action="store_true", help="also a gitvow proxy with its state in a redis-server")
     parser.add_argument("--no-mitmdump", dest="mitmdump", action="store_false",
                         help="leave out the bare mitmdump row (all its default addons)")
+    parser.add_argument("--latency", action="store_true",
+                        help="one client, one request at a time: the added latency at the median")
     parser.add_argument("--workloads", type=lambda v: v.split(","), default=None,
                         help=f"a comma-separated subset of {','.join(WORKLOADS)}")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="gitvow-bench-"))
     samples: dict[str, dict[str, list[float]]] = {}
     try:
-        results = run(args.duration, args.rounds, args.clients, workdir, samples, redis=args.redis,
-                      mitmdump=args.mitmdump, workloads=args.workloads)
+        results = run(args.duration, args.rounds, 1 if args.latency else args.clients, workdir, samples,
+                      redis=args.redis, mitmdump=args.mitmdump, workloads=args.workloads,
+                      threads=1 if args.latency else 2)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report(results, args.rounds, args.duration)
