@@ -36,10 +36,6 @@ ALLOWED: dict[str, str] = {
     "opentelemetry.sdk._logs": "OpenTelemetry's logs SDK, as above",
     "opentelemetry.sdk._logs.export": "OpenTelemetry's logs SDK, as above",
     "opentelemetry.exporter.otlp.proto.http._log_exporter": "the OTLP/HTTP logs exporter, as above",
-    # Debts, not allowances: each is to be replaced, and stays listed here until it is.
-    "re._parser": "DEBT (issue 31): the gate's regex prefilter (gitvow_gate.gate_policy.required_literals) "
-                  "reads patterns with the standard library's private regex parser",
-    "re._constants": "DEBT (issue 31): as re._parser",
 }
 
 PLANTED = '''

@@ -15,7 +15,6 @@ never cached and blocks every call with the file and the error.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
@@ -40,7 +39,7 @@ if TYPE_CHECKING:  # only annotations: gitvow.policy.load is pydantic's (see val
 QUESTIONS: tuple[str, ...] = ("gate_bearing", "route_gate", "route_callers")
 WHEN_TIERS: tuple[str, ...] = ("immediate", "commit", "observe")
 #: Bumped whenever the cached form changes, so an old cache entry is never misread.
-CACHE_SCHEMA = 7
+CACHE_SCHEMA = 8
 DEFAULT_POLICY = os.path.join(os.path.dirname(__file__), "default_policy.json")
 POLICY_NAMES: tuple[str, ...] = ("policy.json", "policy.toml")
 
@@ -72,9 +71,6 @@ class CommandRule:
     programs: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ()
     target: str | None = None
-    #: Strings one of which every match of ``pattern`` contains (:func:`required_literals`); a
-    #: line holding none of them is not searched.
-    needs: tuple[str, ...] = ()
     check: str | None = None
 
 
@@ -170,94 +166,12 @@ class GatePolicy:
 
 
 def _rule_json(rule: CommandRule) -> list[Any]:
-    return [rule.reason, rule.when, rule.pattern, list(rule.programs), list(rule.verbs), rule.target, list(rule.needs),
-            rule.check]
+    return [rule.reason, rule.when, rule.pattern, list(rule.programs), list(rule.verbs), rule.target, rule.check]
 
 
 def _rule_from(row: list[Any]) -> CommandRule:
-    reason, when, pattern, programs, verbs, target, needs, check = row
-    return CommandRule(reason, when, pattern, tuple(programs), tuple(verbs), target, tuple(needs), check)
-
-
-#: The most strings a set of alternatives may hold to serve as a prefilter.
-_MAX_ALTERNATIVES = 32
-
-
-def required_literals(pattern: str) -> tuple[str, ...]:
-    r"""Strings one of which every match of ``pattern`` contains, or () when none can be told.
-
-    The pattern's top-level sequence is read as the regex parser leaves it: a run of parts
-    that each match one of a few exact strings (literals, a group of literal alternatives
-    such as ``(mysql|psql)``, a class of single characters) matches one of their
-    concatenations, so every match contains one of those. The longest single literal is
-    preferred (``DROP`` in ``\bDROP\s+(TABLE|DATABASE)``), else the set whose shortest
-    string is longest. Nothing counts under a global ignore-case flag, nor inside a group
-    with one. Computed once per policy content, at validation; a line holding none of the
-    strings is never searched, so its pattern is never compiled on the hook's path.
-    """
-    try:
-        sre_constants: Any = importlib.import_module("re._constants")  # the parser re itself uses
-        sre_parse: Any = importlib.import_module("re._parser")
-        parsed = sre_parse.parse(pattern)
-    except Exception:
-        return ()
-    if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE:
-        return ()
-    candidates: list[tuple[str, ...]] = []
-    run: tuple[str, ...] = ("",)
-    for item in parsed.data:
-        exact = _exact(item, sre_constants)
-        joined = None if exact is None else _concat(run, exact)
-        if joined is not None:
-            run = joined
-            continue
-        candidates.append(run)  # the run ends here; a part too varied to join starts the next
-        run = exact if exact is not None else ("",)
-    candidates.append(run)
-    candidates = [c for c in candidates if min(map(len, c)) > 0]
-    singles = [c for c in candidates if len(c) == 1]
-    if singles:
-        return max(singles, key=lambda c: len(c[0]))
-    return max(candidates, key=lambda c: min(map(len, c)), default=())
-
-
-def _concat(left: tuple[str, ...], right: tuple[str, ...]) -> tuple[str, ...] | None:
-    joined = tuple(dict.fromkeys(a + b for a in left for b in right))
-    return joined if len(joined) <= _MAX_ALTERNATIVES else None
-
-
-def _exact(item: tuple[Any, Any], c: Any) -> tuple[str, ...] | None:
-    """The strings a parsed regex item matches, when they are few and exact (case-sensitive); else None."""
-    op, value = item
-    if op is c.LITERAL:
-        return (chr(value),)
-    if op is c.IN:
-        if not all(member is c.LITERAL for member, _ in value):
-            return None  # a range, a category or a negation
-        return tuple(dict.fromkeys(chr(v) for _, v in value))
-    if op is c.SUBPATTERN:
-        _group, add_flags, _del_flags, sub = value
-        return None if add_flags & c.SRE_FLAG_IGNORECASE else _exact_sequence(sub.data, c)
-    if op is c.BRANCH:
-        strings: list[str] = []
-        for alternative in value[1]:
-            found = _exact_sequence(alternative.data, c)
-            if found is None:
-                return None
-            strings.extend(found)
-        unique = tuple(dict.fromkeys(strings))
-        return unique if len(unique) <= _MAX_ALTERNATIVES else None
-    return None
-
-
-def _exact_sequence(items: list[tuple[Any, Any]], c: Any) -> tuple[str, ...] | None:
-    result: tuple[str, ...] | None = ("",)
-    for item in items:
-        exact = _exact(item, c)
-        if exact is None or result is None:
-            return None
-        result = _concat(result, exact)
-    return result
+    reason, when, pattern, programs, verbs, target, check = row
+    return CommandRule(reason, when, pattern, tuple(programs), tuple(verbs), target, check)
 
 
 # -- lookup ---------------------------------------------------------------------------
@@ -482,7 +396,6 @@ def compile_gate(
             programs=programs,
             verbs=tuple(rule.verbs or ()),
             target=rule.target,
-            needs=required_literals(rule.pattern) if rule.pattern is not None else (),
             check=rule.check,
         )
 

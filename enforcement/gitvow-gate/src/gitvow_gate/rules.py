@@ -45,8 +45,6 @@ def match_command(
         found = protections.run(rule.check, commands, cwd, os.environ if env is None else env)
         return None if found is None else RuleMatch(rule, target=found.target, certain=found.certain)
     if rule.pattern is not None:
-        if rule.needs and not any(literal in line for literal in rule.needs):
-            return None  # the pattern cannot match without one of these: skip compiling it
         return RuleMatch(rule) if re.search(rule.pattern, line) else None
     if commands is None:  # untokenisable: the whole-line form, target unknown (matches)
         pattern = command_rule_pattern(rule.programs, rule.verbs)
