@@ -12,6 +12,10 @@ diffpatch and branches endpoints, read from the JSON body the way Go's ``encodin
 * ``POST /repos/{o}/{r}/branches``: ``new_branch_name`` created; ``DELETE …/branches/{b}``:
   deleted (``ref.delete``); ``PATCH …/branches/{b}`` renames it: the old name deleted
   (``ref.delete``) and the new one created.
+* ``POST /repos/{o}/{r}/pulls`` names ``head`` (``owner:branch`` for a fork's) as the agent's
+  branch (allowed patterns); ``PATCH …/pulls/{index}`` with a ``base`` retargets the pull
+  request: a write to the new base, judged by ``[branches]`` (an approval was given for the
+  base it had).
 * ``POST /repos/{o}/{r}/merge-upstream`` brings a fork's branch up to its upstream: what it
   changes is the forge's to say, so it is unestablished (refused).
 * ``POST /repos/{o}/{r}/tags``: ``tag_name`` created (judged by ``[branches]`` by its full ref,
@@ -195,7 +199,29 @@ def _tag_delete(request: Request, match: Match[Route]) -> Change:
     return tag_deleted(canonical_branch(match.param("tag"), "the tag of the URL"))
 
 
-_READERS: dict[tuple[str, str], Callable[[Request, Match[Route]], Change]] = {
+def _pull_create(request: Request, match: Match[Route]) -> Change | None:
+    body = json_body(request)
+    head = body.get("head")
+    if head in (None, ""):
+        return None  # required: Gitea opens nothing without it
+    if not isinstance(head, str):
+        raise WriteUnreadable("the head field is not a string")
+    if body.get("base") not in (None, ""):
+        canonical_branch(body.get("base"), "the base field")
+    return Change(heads=(canonical_branch(head.rpartition(":")[2], "the head field"),))
+
+
+def _pull_edit(request: Request, match: Match[Route]) -> Change | None:
+    """A ``base`` retargets the pull request: a write to the new base."""
+    base = json_body(request).get("base")
+    if base in (None, ""):
+        return None  # Gitea leaves the base alone
+    return Change(refs=(RefChange("refs/heads/" + canonical_branch(base, "the base field"), "", "", FAST_FORWARD),))
+
+
+_READERS: dict[tuple[str, str], Callable[[Request, Match[Route]], Change | None]] = {
+    ("POST", f"{R}/pulls"): _pull_create,
+    ("PATCH", f"{R}/pulls/{{index}}"): _pull_edit,
     ("POST", f"{R}/contents/{{filepath*}}"): _contents_file,
     ("PUT", f"{R}/contents/{{filepath*}}"): _contents_file,
     ("DELETE", f"{R}/contents/{{filepath*}}"): _contents_file,
