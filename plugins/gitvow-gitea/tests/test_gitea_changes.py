@@ -66,7 +66,8 @@ def test_what_gitea_could_read_otherwise_is_unestablished() -> None:
         ("POST", "/contents", {"files": [{"operation": "create", "path": "a/../b", "content": b64("x")}]}),
         ("POST", "/contents", {"files": [{"operation": "create", "path": "a", "PATH": "b", "content": b64("x")}]}),
         ("POST", "/contents", {"files": []}),
-        ("POST", "/diffpatch", {"branch": "agent/x", "content": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"}),
+        ("POST", "/diffpatch", {"branch": "agent/x", "content": "not a patch at all\n"}),
+        ("POST", "/diffpatch", {"branch": "agent/x", "content": "--- a/x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+b\n"}),
         ("POST", "/diffpatch", {"branch": "agent/x", "content": 'diff --git "a/x y" "b/x y"\n'}),
     ]
     for method, path, body in cases:
@@ -81,8 +82,24 @@ def test_a_patch_names_the_files_of_its_headers() -> None:
     patch = ("diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-a\n+b\n"
              "diff --git a/ci.yml b/.gitea/workflows/ci.yml\nrename from ci.yml\nrename to .gitea/workflows/ci.yml\n")
     change = change_of(classify("POST", "/diffpatch", {"branch": "agent/x", "content": patch}))
-    assert change.paths == ("src/a.py", "ci.yml", ".gitea/workflows/ci.yml")
+    assert set(change.paths) == {"src/a.py", "ci.yml", ".gitea/workflows/ci.yml"}
     assert change.added_bytes == len(patch)
+
+
+def test_a_patch_is_read_by_gits_own_rules_not_only_its_diff_git_headers() -> None:
+    """``git apply`` also writes from traditional ``---``/``+++`` sections, ``copy to`` lines and
+    quoted names: each is read as git reads it (the paths git names), so none slips past [paths]."""
+    traditional = "--- a/.gitea/workflows/ci.yml\n+++ b/.gitea/workflows/ci.yml\n@@ -1 +1 @@\n-a\n+b\n"
+    copied = ("diff --git a/ci.yml b/.gitea/workflows/deploy.yml\nsimilarity index 100%\n"
+              "copy from ci.yml\ncopy to .gitea/workflows/deploy.yml\n")
+    quoted = ('diff --git "a/x y" "b/.gitea/workflows/x y.yml"\nsimilarity index 100%\n'
+              'rename from "x y"\nrename to ".gitea/workflows/x y.yml"\n')
+    after = ("--- /dev/null\n+++ b/.gitea/workflows/late.yml\n@@ -0,0 +1 @@\n+on: push\n"
+             "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-a\n+b\n")
+    for patch, path in ((traditional, ".gitea/workflows/ci.yml"), (copied, ".gitea/workflows/deploy.yml"),
+                        (quoted, ".gitea/workflows/x y.yml"), (after, ".gitea/workflows/late.yml")):
+        change = change_of(classify("POST", "/diffpatch", {"branch": "agent/x", "content": patch}))
+        assert not change.unestablished and path in change.paths, (patch, change.paths)
 
 
 def test_branches_created_deleted_and_renamed() -> None:

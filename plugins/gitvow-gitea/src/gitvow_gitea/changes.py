@@ -6,9 +6,10 @@ diffpatch and branches endpoints, read from the JSON body the way Go's ``encodin
   with ``operation`` (``create``, ``update``, ``delete``), ``path``, ``from_path``, ``content``.
   Contents are base64, decoded strictly. The branch moved is ``new_branch`` (created from
   ``branch``) when given, else ``branch``, else the repository's default branch.
-* ``POST /repos/{o}/{r}/diffpatch``: the paths named by the patch's ``diff --git`` headers; the
-  patch text is scanned and counted. A patch whose paths cannot be read (no header, a quoted
-  name) is unestablished.
+* ``POST /repos/{o}/{r}/diffpatch``: the paths the patch touches as git itself reads them
+  (:mod:`gitvow_gitea.patch`: ``git apply --numstat``, forward and reversed, so ``---``/``+++``
+  sections, renames, copies and quoted names count too); the patch text is scanned and
+  counted. A patch git cannot read is unestablished.
 * ``POST /repos/{o}/{r}/branches``: ``new_branch_name`` created; ``DELETE …/branches/{b}``:
   deleted (``ref.delete``); ``PATCH …/branches/{b}`` renames it: the old name deleted
   (``ref.delete``) and the new one created.
@@ -29,7 +30,6 @@ A form or multipart body (which Gitea binds differently) is unestablished too.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
 
 from gitvow.api_change import (
@@ -50,14 +50,13 @@ from gitvow.change import CREATED, DELETED, FAST_FORWARD, Change, RefChange
 from gitvow.comments import plain_encoding
 from gitvow.request import Request
 from gitvow.routing import Match
+from gitvow_gitea.patch import patch_paths
 from gitvow_gitea.routes import R, Route
 
 #: Bodies over this are not read: the write is unestablished (refused).
 BODY_LIMIT = 64 * 1024 * 1024
 _FILES_LIMIT = 10_000
 _OPERATIONS = frozenset({"create", "update", "delete"})
-_DIFF_HEADER = re.compile(rb"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
-_ANY_DIFF_HEADER = re.compile(rb"^diff --git ", re.MULTILINE)
 
 
 def json_body(request: Request) -> dict[str, object]:
@@ -144,20 +143,6 @@ def _contents_files(request: Request, match: Match[Route]) -> Change:
         item = _folded(entry, f"files[{number}]")
         files.append(_one_file(str(item.get("operation")), str(item.get("path") or ""), item, f"files[{number}]"))
     return _write(request, files, body)
-
-
-def patch_paths(patch: bytes) -> list[FileWrite]:
-    """The files a ``git diff`` patch touches, from its ``diff --git a/X b/Y`` headers (a rename's two)."""
-    headers = _ANY_DIFF_HEADER.findall(patch)
-    found = _DIFF_HEADER.findall(patch)
-    if not headers or len(found) != len(headers):
-        raise WriteUnreadable("the patch's files could not be read from its diff --git headers")
-    files = []
-    for old, new in found:
-        before = canonical_path(old.decode("utf-8", "surrogateescape"), "a path of the patch")
-        after = canonical_path(new.decode("utf-8", "surrogateescape"), "a path of the patch")
-        files.append(FileWrite(after, None, before if before != after else None))
-    return files
 
 
 def _diffpatch(request: Request, match: Match[Route]) -> Change:
