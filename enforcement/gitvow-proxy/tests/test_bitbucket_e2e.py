@@ -11,6 +11,7 @@ import subprocess
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trustme
@@ -210,11 +211,11 @@ def _writes(bitbucket: Upstream) -> list[Seen]:
     return [s for s in bitbucket.seen if s.method not in ("GET", "HEAD")]
 
 
-def _refused(r: object, bitbucket: Upstream, code: str) -> None:
+def _refused(r: Any, bitbucket: Upstream, code: str) -> None:
     """403 with ``code``, one denial line in Cloud's error shape, and nothing written upstream."""
-    assert getattr(r, "status_code") == 403, getattr(r, "text")  # noqa: B009
-    assert getattr(r, "headers")["x-gitvow-reason"] == code, getattr(r, "text")  # noqa: B009
-    message = getattr(r, "json")()["error"]["message"]  # noqa: B009
+    assert r.status_code == 403, r.text
+    assert r.headers["x-gitvow-reason"] == code, r.text
+    message = r.json()["error"]["message"]
     assert message.startswith("gitvow refused ") and message.endswith(f"reason={code}") and "\n" not in message
     assert _writes(bitbucket) == [], bitbucket.paths()
 
