@@ -134,3 +134,26 @@ def test_a_key_in_a_patch_or_a_message_is_found() -> None:
     escaped = json.dumps({"branch": "agent/x", "message": CLOUD_KEY, "content": b64("x")}).replace("AKIA", "\\u0041KIA")
     found = change_of(classify("POST", "/contents/a.txt", raw=escaped.encode())).secrets
     assert [s.kind for s in found] == ["aws_access_key"]
+
+
+def test_a_pull_requests_base_is_a_base_change_and_its_head_the_agents_branch() -> None:
+    retarget = classify("PATCH", "/pulls/7", {"base": "main"})
+    assert retarget.operations == ("pr.edit",)
+    assert [(r.ref, r.kind) for r in change_of(retarget).refs] == [("refs/heads/main", "fast-forward")]
+    assert classify("PATCH", "/pulls/7", {"title": "t"}).change is None
+    assert change_of(classify("PATCH", "/pulls/7", {"base": "agent/x", "Base": "main"})).unestablished
+    assert change_of(classify("PATCH", "/pulls/7", {"base": "refs/heads/main"})).unestablished
+    opened = change_of(classify("POST", "/pulls", {"head": "fork:agent/x", "base": "main", "title": "t"}))
+    assert opened.heads == ("agent/x",) and opened.refs == ()
+
+
+def test_a_patch_git_cannot_read_is_unestablished() -> None:
+    for patch in ("", "just words\n", "diff --git a/a b/a\nnew file mode 100644\n--- /dev/null\n+++ b/c\n"):
+        assert change_of(classify("POST", "/diffpatch", {"branch": "agent/x", "content": patch})).unestablished, patch
+
+
+def test_a_header_that_names_one_file_and_a_section_that_writes_another_is_read_as_git_writes_it() -> None:
+    """``diff --git a/a b/a`` then ``+++ b/.gitea/workflows/x.yml``: git writes the second name."""
+    patch = "diff --git a/a b/a\n--- a/a\n+++ b/.gitea/workflows/x.yml\n@@ -1 +1 @@\n-x\n+y\n"
+    got = change_of(classify("POST", "/diffpatch", {"branch": "agent/x", "content": patch}))
+    assert ".gitea/workflows/x.yml" in got.paths, got.paths
