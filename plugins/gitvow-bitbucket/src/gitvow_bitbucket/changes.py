@@ -209,8 +209,10 @@ def _browse(request: Request, match: Match[Route]) -> Change:
 # -- pull requests ----------------------------------------------------------------------------
 
 
-def _cloud_pr_create(request: Request, match: Match[Route]) -> Change:
+def _cloud_pr_create(request: Request, match: Match[Route]) -> Change | None:
     data = _json(request)
+    if data.get("source") is None:
+        return None  # required: Bitbucket opens nothing without it
     source = canonical_branch(_at(data, "source", "branch", "name"), "source.branch.name")
     if _at(data, "destination") is not None:
         canonical_branch(_at(data, "destination", "branch", "name"), "destination.branch.name")
@@ -226,8 +228,10 @@ def _cloud_pr_update(request: Request, match: Match[Route]) -> Change | None:
     return Change(refs=(RefChange(BRANCH_PREFIX + base, "", "", FAST_FORWARD),), default_branch_at=CLOUD_REPOSITORY_AT)
 
 
-def _server_pr_create(request: Request, match: Match[Route]) -> Change:
+def _server_pr_create(request: Request, match: Match[Route]) -> Change | None:
     data = _json(request)
+    if data.get("fromRef") is None:
+        return None  # required: Bitbucket opens nothing without it
     head = _full_ref(_at(data, "fromRef", "id"), "fromRef.id")
     if not isinstance(head, str):
         raise WriteUnreadable("fromRef.id names a tag")
