@@ -137,3 +137,18 @@ def test_the_api_describes_the_default_branch() -> None:
     other = api_head_target("o/x", "/repos/o/x")
     answers = resolve_heads([target, other], fetch)
     assert answers[target].type == "trunk" and other not in answers and asked == ["/repos/O/R", "/repos/o/x"]
+
+
+def test_an_api_that_names_the_default_branch_elsewhere_says_where_after_a_fragment() -> None:
+    """Bitbucket Cloud's ``mainbranch.name``: the key path after ``#``, never sent on the wire."""
+    assert parse_api_head(b'{"mainbranch": {"name": "trunk"}}', "mainbranch.name") == "trunk"
+    for body in (b'{"mainbranch": "trunk"}', b'{"mainbranch": {"name": ""}}', b'{"default_branch": "x"}'):
+        assert parse_api_head(body, "mainbranch.name") is None
+    asked: list[str] = []
+
+    def fetch(method: str, path: str, body: bytes) -> tuple[int, bytes]:
+        asked.append(path)
+        return 200, b'{"mainbranch": {"name": "trunk", "type": "branch"}}'
+
+    target = api_head_target("w/r", "/2.0/repositories/w/r#mainbranch.name")
+    assert resolve_heads([target], fetch)[target].type == "trunk" and asked == ["/2.0/repositories/w/r"]

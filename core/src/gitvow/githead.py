@@ -19,7 +19,10 @@ from gitvow.targets import Fetch
 HEAD_KIND = "git.head"
 #: The same question asked of the forge's API, for a write made through it: GitHub's
 #: ``/repos/o/r``, GitLab's ``/projects/:id`` and Gitea's ``/repos/o/r`` each answer a JSON
-#: object whose ``default_branch`` names it (:attr:`gitvow.change.Change.default_branch_at`).
+#: object whose ``default_branch`` names it (:attr:`gitvow.change.Change.default_branch_at`). A
+#: forge whose description names it elsewhere says where after a ``#``: Bitbucket Cloud's
+#: ``/2.0/repositories/o/r#mainbranch.name`` (a dotted path of object keys; the fragment is
+#: never sent).
 API_HEAD_KIND = "api.head"
 HEAD_KINDS = frozenset({HEAD_KIND, API_HEAD_KIND})
 _SYMREF = b"symref=HEAD:refs/heads/"
@@ -40,16 +43,24 @@ def api_head_target(repo: str, at: str) -> Target:
     return Target(API_HEAD_KIND, repo.lower(), at=at)
 
 
-def parse_api_head(body: bytes) -> str | None:
-    """The ``default_branch`` of a repository as the forge's API describes it."""
+def parse_api_head(body: bytes, key: str = "default_branch") -> str | None:
+    """The default branch of a repository as the forge's API describes it: the string at
+    ``key``, a dotted path of object keys (``default_branch``, ``mainbranch.name``)."""
     import json
 
     try:
-        data = json.loads(body)
+        data: object = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
-    branch = data.get("default_branch") if isinstance(data, dict) else None
-    return branch if isinstance(branch, str) and branch else None
+    for name in key.split("."):
+        data = data.get(name) if isinstance(data, dict) else None
+    return data if isinstance(data, str) and data else None
+
+
+def _api_at(at: str) -> tuple[str, str]:
+    """(the path asked, the key path naming the branch) of an API head target's ``at``."""
+    path, _, key = at.partition("#")
+    return path, key or "default_branch"
 
 
 #: The trees of a commit the forge holds, fetched with git's own upload-pack (``filter
@@ -110,9 +121,13 @@ def resolve_heads(targets: Sequence[Target], fetch: Fetch) -> Mapping[Target, Re
     for target in targets:
         if target.kind not in HEAD_KINDS:
             continue
-        status, body = fetch("GET", target.at, b"")
-        parse = parse_head if target.kind == HEAD_KIND else parse_api_head
-        branch = parse(body) if status == 200 else None
+        if target.kind == HEAD_KIND:
+            status, body = fetch("GET", target.at, b"")
+            branch = parse_head(body) if status == 200 else None
+        else:
+            path, key = _api_at(target.at)
+            status, body = fetch("GET", path, b"")
+            branch = parse_api_head(body, key) if status == 200 else None
         if branch is not None:
             answers[target] = Resolution(repo=None, type=branch)
     return answers

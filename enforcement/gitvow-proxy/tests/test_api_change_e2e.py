@@ -394,3 +394,88 @@ def test_a_numeric_project_id_is_resolved_before_its_default_branch_is_judged(
     status, text = api.commit("agent/by-id", {"src/app.py": "print('by id')\n"})
     assert status == 201, text
     assert [s.path for s in api.writes()] == ["/api/v4/projects/42/repository/commits"]
+
+
+# -- retargeting a merge/pull request, and Gitea's diffpatch (issue 32) ----------------------
+
+MR_UPDATE = "mutation($input: MergeRequestUpdateInput!) { mergeRequestUpdate(input: $input) { errors } }"
+
+
+@pytest.fixture
+def gitlab_api(proxy: ProxyProcess, forge: Upstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitLab:
+    env = agent_env(proxy, "coder", tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    forge.clear()
+    return GitLab(proxy, forge, env)
+
+
+@pytest.fixture
+def gitea_api(proxy: ProxyProcess, forge: Upstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gitea:
+    env = agent_env(proxy, "coder", tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    forge.clear()
+    return Gitea(proxy, forge, env)
+
+
+def test_a_merge_request_retargeted_onto_the_default_branch_is_refused(gitlab_api: GitLab) -> None:
+    """python-gitlab's ``mergerequests.update``: a ``target_branch`` is a write to the new base."""
+    api = gitlab_api
+    for base in ("trunk", "release/2.x"):
+        refused(api, api._call(lambda project, base=base: project.mergerequests.update(7, {"target_branch": base})),
+                "branch_protected")
+    status, text = api._call(lambda project: project.mergerequests.update(7, {"title": "Fix, really"}))
+    assert status == 201, text
+    status, text = api._call(lambda project: project.mergerequests.update(7, {"target_branch": "agent/base"}))
+    assert status == 201, text
+    assert [(s.method, s.route) for s in api.writes()] == [("PUT", "/api/v4/projects/team%2Fapp/merge_requests/7")] * 2
+
+
+def test_a_merge_request_retargeted_through_graphql_or_a_quick_action_is_refused(gitlab_api: GitLab) -> None:
+    api = gitlab_api
+    gitlab = pytest.importorskip("gitlab", reason="python-gitlab is the real client this test drives")
+    pytest.importorskip("gql", reason="python-gitlab[graphql] is not installed")
+    from gql.transport.exceptions import TransportQueryError
+
+    client = gitlab.GraphQL(api.base, token="placeholder", ssl_verify=api.env["SSL_CERT_FILE"])
+    with pytest.raises(TransportQueryError) as caught:
+        client.execute(MR_UPDATE, variable_values={"input": {"projectPath": "team/app", "iid": "7",
+                                                             "targetBranch": "trunk"}})
+    assert "gitvow refused" in str(caught.value) and "reason=branch_protected" in str(caught.value)
+    status, text = api._call(lambda project: project.mergerequests.get(7, lazy=True).notes.create(
+        {"body": "moving this\n/target_branch trunk"}))
+    assert status == 403 and "gitvow refused" in text, text
+    assert api.writes() == []
+
+
+def test_a_pull_request_retargeted_onto_the_default_branch_is_refused_on_gitea(gitea_api: Gitea) -> None:
+    api = gitea_api
+    for base in ("trunk", "release/2.x"):
+        refused(api, api._send("PATCH", "/pulls/7", {"base": base}), "branch_protected")
+    refused(api, api._send("PATCH", "/pulls/7", {"base": "agent/x", "Base": "trunk"}), "change_unestablished")
+    status, text = api._send("PATCH", "/pulls/7", {"base": "agent/base", "title": "Fix"})
+    assert status == 200, text
+    assert [(s.method, s.route) for s in api.writes()] == [("PATCH", "/api/v1/repos/team/app/pulls/7")]
+
+
+def test_a_diffpatch_is_read_with_gits_own_rules(gitea_api: Gitea) -> None:
+    """A traditional ``---``/``+++`` section, a ``rename to`` line: the paths git applies are judged."""
+    api = gitea_api
+    traditional = "--- /dev/null\n+++ b/.gitea/workflows/late.yml\n@@ -0,0 +1 @@\n+on: push\n"
+    refused(api, api._send("POST", "/diffpatch", {"branch": "agent/patch", "content": traditional}), "path_protected")
+    renamed = ("diff --git a/notes.txt b/.gitea/workflows/notes.yml\nsimilarity index 100%\n"
+               "rename from notes.txt\nrename to .gitea/workflows/notes.yml\n")
+    refused(api, api._send("POST", "/diffpatch", {"branch": "agent/patch", "content": renamed}), "path_protected")
+    keyed = f"--- a/k.py\n+++ b/k.py\n@@ -1 +1 @@\n-K = ''\n+K = '{CLOUD_KEY}'\n"
+    answer = api._send("POST", "/diffpatch", {"branch": "agent/patch", "content": keyed})
+    refused(api, answer, "secret_detected")
+    assert CLOUD_KEY not in answer[1]
+    refused(api, api._send("POST", "/diffpatch", {"branch": "agent/patch", "content": "no patch here\n"}),
+            "change_unestablished")
+    refused(api, api._send("POST", "/diffpatch", {"content": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"}),
+            "branch_protected")  # no branch: the default branch, read from the forge
+    status, text = api._send("POST", "/diffpatch", {"branch": "agent/patch",
+                                                    "content": "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-a\n+b\n"})
+    assert status == 200, text
+    assert [(s.method, s.route) for s in api.writes()] == [("POST", "/api/v1/repos/team/app/diffpatch")]

@@ -66,7 +66,8 @@ def test_what_gitea_could_read_otherwise_is_unestablished() -> None:
         ("POST", "/contents", {"files": [{"operation": "create", "path": "a/../b", "content": b64("x")}]}),
         ("POST", "/contents", {"files": [{"operation": "create", "path": "a", "PATH": "b", "content": b64("x")}]}),
         ("POST", "/contents", {"files": []}),
-        ("POST", "/diffpatch", {"branch": "agent/x", "content": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"}),
+        ("POST", "/diffpatch", {"branch": "agent/x", "content": "not a patch at all\n"}),
+        ("POST", "/diffpatch", {"branch": "agent/x", "content": "--- a/x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+b\n"}),
         ("POST", "/diffpatch", {"branch": "agent/x", "content": 'diff --git "a/x y" "b/x y"\n'}),
     ]
     for method, path, body in cases:
@@ -81,8 +82,24 @@ def test_a_patch_names_the_files_of_its_headers() -> None:
     patch = ("diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-a\n+b\n"
              "diff --git a/ci.yml b/.gitea/workflows/ci.yml\nrename from ci.yml\nrename to .gitea/workflows/ci.yml\n")
     change = change_of(classify("POST", "/diffpatch", {"branch": "agent/x", "content": patch}))
-    assert change.paths == ("src/a.py", "ci.yml", ".gitea/workflows/ci.yml")
+    assert set(change.paths) == {"src/a.py", "ci.yml", ".gitea/workflows/ci.yml"}
     assert change.added_bytes == len(patch)
+
+
+def test_a_patch_is_read_by_gits_own_rules_not_only_its_diff_git_headers() -> None:
+    """``git apply`` also writes from traditional ``---``/``+++`` sections, ``copy to`` lines and
+    quoted names: each is read as git reads it (the paths git names), so none slips past [paths]."""
+    traditional = "--- a/.gitea/workflows/ci.yml\n+++ b/.gitea/workflows/ci.yml\n@@ -1 +1 @@\n-a\n+b\n"
+    copied = ("diff --git a/ci.yml b/.gitea/workflows/deploy.yml\nsimilarity index 100%\n"
+              "copy from ci.yml\ncopy to .gitea/workflows/deploy.yml\n")
+    quoted = ('diff --git "a/x y" "b/.gitea/workflows/x y.yml"\nsimilarity index 100%\n'
+              'rename from "x y"\nrename to ".gitea/workflows/x y.yml"\n')
+    after = ("--- /dev/null\n+++ b/.gitea/workflows/late.yml\n@@ -0,0 +1 @@\n+on: push\n"
+             "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-a\n+b\n")
+    for patch, path in ((traditional, ".gitea/workflows/ci.yml"), (copied, ".gitea/workflows/deploy.yml"),
+                        (quoted, ".gitea/workflows/x y.yml"), (after, ".gitea/workflows/late.yml")):
+        change = change_of(classify("POST", "/diffpatch", {"branch": "agent/x", "content": patch}))
+        assert not change.unestablished and path in change.paths, (patch, change.paths)
 
 
 def test_branches_created_deleted_and_renamed() -> None:
@@ -117,3 +134,26 @@ def test_a_key_in_a_patch_or_a_message_is_found() -> None:
     escaped = json.dumps({"branch": "agent/x", "message": CLOUD_KEY, "content": b64("x")}).replace("AKIA", "\\u0041KIA")
     found = change_of(classify("POST", "/contents/a.txt", raw=escaped.encode())).secrets
     assert [s.kind for s in found] == ["aws_access_key"]
+
+
+def test_a_pull_requests_base_is_a_base_change_and_its_head_the_agents_branch() -> None:
+    retarget = classify("PATCH", "/pulls/7", {"base": "main"})
+    assert retarget.operations == ("pr.edit",)
+    assert [(r.ref, r.kind) for r in change_of(retarget).refs] == [("refs/heads/main", "fast-forward")]
+    assert classify("PATCH", "/pulls/7", {"title": "t"}).change is None
+    assert change_of(classify("PATCH", "/pulls/7", {"base": "agent/x", "Base": "main"})).unestablished
+    assert change_of(classify("PATCH", "/pulls/7", {"base": "refs/heads/main"})).unestablished
+    opened = change_of(classify("POST", "/pulls", {"head": "fork:agent/x", "base": "main", "title": "t"}))
+    assert opened.heads == ("agent/x",) and opened.refs == ()
+
+
+def test_a_patch_git_cannot_read_is_unestablished() -> None:
+    for patch in ("", "just words\n", "diff --git a/a b/a\nnew file mode 100644\n--- /dev/null\n+++ b/c\n"):
+        assert change_of(classify("POST", "/diffpatch", {"branch": "agent/x", "content": patch})).unestablished, patch
+
+
+def test_a_header_that_names_one_file_and_a_section_that_writes_another_is_read_as_git_writes_it() -> None:
+    """``diff --git a/a b/a`` then ``+++ b/.gitea/workflows/x.yml``: git writes the second name."""
+    patch = "diff --git a/a b/a\n--- a/a\n+++ b/.gitea/workflows/x.yml\n@@ -1 +1 @@\n-x\n+y\n"
+    got = change_of(classify("POST", "/diffpatch", {"branch": "agent/x", "content": patch}))
+    assert ".gitea/workflows/x.yml" in got.paths, got.paths

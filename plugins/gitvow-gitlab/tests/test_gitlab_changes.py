@@ -184,3 +184,30 @@ def test_a_large_commit_is_read_and_a_key_behind_a_json_escape_is_found() -> Non
     escaped = json.dumps(_commit(commit_message=CLOUD_KEY)).replace("AKIA", "\\u0041KIA")
     assert [s.kind for s in change_of(classify("POST", "/repository/commits", escaped.encode())).secrets] == \
         ["aws_access_key"]
+
+
+MR_UPDATE = "mutation($input: MergeRequestUpdateInput!) { mergeRequestUpdate(input: $input) { errors } }"
+MR_CREATE = "mutation($input: MergeRequestCreateInput!) { mergeRequestCreate(input: $input) { errors } }"
+
+
+def test_a_merge_requests_target_branch_is_a_base_change_and_its_source_the_agents_branch() -> None:
+    retarget = classify("PUT", "/merge_requests/7", {"target_branch": "main"})
+    assert retarget.operations == ("pr.edit",)
+    assert [(r.ref, r.kind) for r in change_of(retarget).refs] == [("refs/heads/main", "fast-forward")]
+    assert classify("PUT", "/merge_requests/7", {"title": "t"}).change is None
+    assert change_of(classify("PUT", "/merge_requests/7", {"target_branch": "refs/heads/main"})).unestablished
+    assert change_of(classify("PUT", "/merge_requests/7", {"target_branch": "a"}, query="target_branch=main")
+                     ).unestablished  # given twice: which one Grape keeps is not guessed
+    opened = change_of(classify("POST", "/merge_requests", {"source_branch": "agent/x", "target_branch": "main"}))
+    assert opened.heads == ("agent/x",) and opened.refs == ()
+    project = {"projectPath": "team/app", "iid": "7"}
+    graphql = change_of(_graphql(MR_UPDATE, {"input": {**project, "targetBranch": "main"}}))
+    assert graphql.refs[0].ref == "refs/heads/main"
+    assert _graphql(MR_UPDATE, {"input": {**project, "title": "t"}}).change is None
+    created = change_of(_graphql(MR_CREATE, {"input": {**project, "sourceBranch": "agent/y", "targetBranch": "main"}}))
+    assert created.heads == ("agent/y",)
+
+
+def test_the_target_branch_quick_action_is_refused() -> None:
+    got = classify("POST", "/merge_requests/7/notes", {"body": "/target_branch main"})
+    assert "unknown" in got.operations

@@ -31,6 +31,7 @@ from urllib.parse import quote
 from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
+from gitvow.change import with_operations
 from gitvow.issues import draft_from_json
 from gitvow.overrides import method_override
 from gitvow.paths import PathRefused, split_path
@@ -38,6 +39,7 @@ from gitvow.request import Classification, Fixture, Request, Resolution, Target,
 from gitvow.routing import RouteTable
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_bitbucket import fixtures
+from gitvow_bitbucket.changes import api_change
 from gitvow_bitbucket.commands import classify_curl
 from gitvow_bitbucket.routes import CLOUD, SERVER
 from gitvow_gitsmart import classify_git, is_git_path
@@ -130,6 +132,11 @@ class BitbucketAdapter(Adapter):
         if UNKNOWN in operations:
             return Classification.unknown(route.why, repo=repo)
         details = {"route": f"{route.method} {route.template}", "flavour": "cloud" if cloud else "data-center"}
+        change = api_change(request, match, cloud=cloud)
+        if change is not None:
+            # What the write changes (refs, paths, contents, a pull request's base): the change stage judges it.
+            return Classification(with_operations(operations, change), repo=repo, targets=targets, details=details,
+                                  change=change)
         if "issue.create" in operations:
             draft = draft_from_json(request)
             return Classification(operations, repo=repo, targets=targets, details=details,
@@ -159,6 +166,18 @@ class BitbucketAdapter(Adapter):
             if isinstance(name, str) and name.count("/") == 1 and all(name.split("/")):
                 answers[target] = Resolution(name, "repository")
         return answers
+
+    def git_repository_path(self, request: Request, repo: str) -> str | None:
+        """Where git serves ``repo`` on the request's host: Data Center's ``/scm/{project}/{repo}.git``,
+        and ``/{workspace}/{repo}.git`` on bitbucket.org (whose web client calls ``/!api/2.0``).
+        None on Cloud's API host, which serves no git: its changes name the API's description
+        (:data:`gitvow_bitbucket.changes.CLOUD_REPOSITORY_AT`)."""
+        repo = repo.strip("/")
+        if request.path.startswith("/rest/"):
+            return f"/scm/{repo}.git"
+        if request.path.startswith("/!api/"):
+            return f"/{repo}.git"
+        return None
 
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
         """Bearer for the REST APIs; Basic for git (Cloud reads an access token with the user

@@ -21,16 +21,27 @@ _JSON = {"content-type": "application/json"}
 _OID = "c" * 40
 
 
-def _w(method: str, url: str, operation: str, payload: object | None = None, *, repo: str | None = "team/app",
-       near_miss: bool = False, note: str = "") -> Fixture:
+def _w(method: str, url: str, operation: str | tuple[str, ...], payload: object | None = None, *,
+       repo: str | None = "team/app", near_miss: bool = False, note: str = "") -> Fixture:
     body = json.dumps(payload).encode() if payload is not None else b""
-    return Fixture(method, url, (operation,), body=body, headers=_JSON if body else {}, repo=repo,
+    operations = (operation,) if isinstance(operation, str) else operation
+    return Fixture(method, url, operations, body=body, headers=_JSON if body else {}, repo=repo,
                    near_miss=near_miss, note=note)
 
 
-def _d(method: str, url: str, operation: str, payload: object | None = None, *, near_miss: bool = False,
-       note: str = "") -> Fixture:
+def _d(method: str, url: str, operation: str | tuple[str, ...], payload: object | None = None, *,
+       near_miss: bool = False, note: str = "") -> Fixture:
     return _w(method, url, operation, payload, repo="PROJ/app", near_miss=near_miss, note=note)
+
+
+_FORM = {"content-type": "application/x-www-form-urlencoded"}
+_MULTIPART = {"content-type": "multipart/form-data; boundary=gitvow-fixture"}
+
+
+def _multipart(*fields: tuple[str, str]) -> bytes:
+    parts = [f'--gitvow-fixture\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+             for name, value in fields]
+    return ("".join(parts) + "--gitvow-fixture--\r\n").encode()
 
 
 FIXTURES: tuple[Fixture, ...] = (
@@ -53,9 +64,20 @@ FIXTURES: tuple[Fixture, ...] = (
     _w("POST", f"{R}/issues/3/comments", "issue.comment", {"content": {"raw": "+1"}}),
     _w("POST", f"{R}/issues/3/attachments", "attachment.link"),
     _w("POST", f"{R}/refs/branches", "ref.write", {"name": "feature", "target": {"hash": "main"}}),
-    _w("DELETE", f"{R}/refs/tags/v1.0", "ref.write"),
+    _w("POST", f"{R}/refs/branches", "ref.write", {"name": "main", "target": {"hash": "abc"}}, near_miss=True,
+       note="creating a branch is ref.write whatever its name; [branches] judges the name"),
+    _w("DELETE", f"{R}/refs/branches/feature/nested", ("ref.write", "ref.delete"), note="a deletion is ref.delete"),
+    _w("DELETE", f"{R}/refs/tags/v1.0", ("ref.write", "ref.delete")),
+    _w("PUT", PR, "pr.edit", {"destination": {"branch": {"name": "main"}}},
+       note="a retarget: the new destination is judged by [branches] as a write to it"),
     _w("POST", f"{R}/branch-restrictions", "branch.protect", {"kind": "push", "pattern": "main"}),
-    _w("POST", f"{R}/src", "contents.write", note="commits files through the API"),
+    Fixture("POST", f"{R}/src", ("contents.write",), body=b"branch=agent%2Fx&message=m&%2Fsrc%2Fa.py=print%281%29",
+            headers=_FORM, repo="team/app", note="commits files through the API (a form: each path is a field)"),
+    Fixture("POST", f"{R}/src", ("contents.write",),
+            body=_multipart(("branch", "agent/x"), ("files", "old.txt"), ("bitbucket-pipelines.yml", "pipelines: {}")),
+            headers=_MULTIPART, repo="team/app", note="multipart; files lists a deletion"),
+    Fixture("POST", f"{R}/src", ("contents.write",), body=b'{"branch": "main"}', headers=_JSON, repo="team/app",
+            near_miss=True, note="JSON is not how Bitbucket reads a commit: contents.write, its change unestablished"),
     _w("POST", f"{R}/forks", "repo.fork", {"name": "app-fork"}),
     _w("POST", f"{API}/repositories/team/new-app", "repo.create", {"scm": "git"}, repo="team/new-app"),
     _w("DELETE", R, "repo.delete"),
@@ -93,10 +115,17 @@ FIXTURES: tuple[Fixture, ...] = (
     _d("POST", f"https://{DC_HOST}/rest/git/1.0/projects/PROJ/repos/app/pull-requests/7/rebase", "pr.update_branch"),
     _d("POST", f"https://{DC_HOST}/rest/branch-utils/1.0/projects/PROJ/repos/app/branches", "ref.write",
        {"name": "feature", "startPoint": "main"}),
+    _d("DELETE", f"https://{DC_HOST}/rest/branch-utils/1.0/projects/PROJ/repos/app/branches",
+       ("ref.write", "ref.delete"), {"name": "refs/heads/feature", "dryRun": False}),
+    _d("POST", f"{DC}/branches", "ref.write", {"name": "feature", "startPoint": "refs/heads/main"}),
+    _d("PUT", DPR, "pr.edit", {"version": 1, "toRef": {"id": "refs/heads/main"}}, note="a retarget, judged by [branches]"),
     _d("POST", f"https://{DC_HOST}/rest/git/1.0/projects/PROJ/repos/app/tags", "ref.write", {"name": "v1"}),
+    _d("DELETE", f"https://{DC_HOST}/rest/git/1.0/projects/PROJ/repos/app/tags/v1", ("ref.write", "ref.delete")),
     _d("POST", f"https://{DC_HOST}/rest/branch-permissions/latest/projects/PROJ/repos/app/restrictions",
        "branch.protect", {"type": "read-only"}),
-    _d("PUT", f"{DC}/browse/src/app.py", "contents.write", note="edits a file through the API"),
+    Fixture("PUT", f"{DC}/browse/src/app.py", ("contents.write",), repo="PROJ/app", headers=_MULTIPART,
+            body=_multipart(("branch", "agent/x"), ("message", "m"), ("content", "print(1)")),
+            note="edits a file through the API (multipart)"),
     _d("POST", f"{DC}/labels", "label.manage", {"name": "backend"}),
     _d("POST", f"{DC}/attachments/5/metadata", "attachment.link"),
     _d("POST", DC, "repo.fork", {"name": "app-fork"}, note="Data Center forks by POSTing to the repository"),

@@ -6,12 +6,17 @@ diffpatch and branches endpoints, read from the JSON body the way Go's ``encodin
   with ``operation`` (``create``, ``update``, ``delete``), ``path``, ``from_path``, ``content``.
   Contents are base64, decoded strictly. The branch moved is ``new_branch`` (created from
   ``branch``) when given, else ``branch``, else the repository's default branch.
-* ``POST /repos/{o}/{r}/diffpatch``: the paths named by the patch's ``diff --git`` headers; the
-  patch text is scanned and counted. A patch whose paths cannot be read (no header, a quoted
-  name) is unestablished.
+* ``POST /repos/{o}/{r}/diffpatch``: the paths the patch touches as git itself reads them
+  (:mod:`gitvow_gitea.patch`: ``git apply --numstat``, forward and reversed, so ``---``/``+++``
+  sections, renames, copies and quoted names count too); the patch text is scanned and
+  counted. A patch git cannot read is unestablished.
 * ``POST /repos/{o}/{r}/branches``: ``new_branch_name`` created; ``DELETE …/branches/{b}``:
   deleted (``ref.delete``); ``PATCH …/branches/{b}`` renames it: the old name deleted
   (``ref.delete``) and the new one created.
+* ``POST /repos/{o}/{r}/pulls`` names ``head`` (``owner:branch`` for a fork's) as the agent's
+  branch (allowed patterns); ``PATCH …/pulls/{index}`` with a ``base`` retargets the pull
+  request: a write to the new base, judged by ``[branches]`` (an approval was given for the
+  base it had).
 * ``POST /repos/{o}/{r}/merge-upstream`` brings a fork's branch up to its upstream: what it
   changes is the forge's to say, so it is unestablished (refused).
 * ``POST /repos/{o}/{r}/tags``: ``tag_name`` created (judged by ``[branches]`` by its full ref,
@@ -25,7 +30,6 @@ A form or multipart body (which Gitea binds differently) is unestablished too.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
 
 from gitvow.api_change import (
@@ -46,14 +50,13 @@ from gitvow.change import CREATED, DELETED, FAST_FORWARD, Change, RefChange
 from gitvow.comments import plain_encoding
 from gitvow.request import Request
 from gitvow.routing import Match
+from gitvow_gitea.patch import patch_paths
 from gitvow_gitea.routes import R, Route
 
 #: Bodies over this are not read: the write is unestablished (refused).
 BODY_LIMIT = 64 * 1024 * 1024
 _FILES_LIMIT = 10_000
 _OPERATIONS = frozenset({"create", "update", "delete"})
-_DIFF_HEADER = re.compile(rb"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
-_ANY_DIFF_HEADER = re.compile(rb"^diff --git ", re.MULTILINE)
 
 
 def json_body(request: Request) -> dict[str, object]:
@@ -142,20 +145,6 @@ def _contents_files(request: Request, match: Match[Route]) -> Change:
     return _write(request, files, body)
 
 
-def patch_paths(patch: bytes) -> list[FileWrite]:
-    """The files a ``git diff`` patch touches, from its ``diff --git a/X b/Y`` headers (a rename's two)."""
-    headers = _ANY_DIFF_HEADER.findall(patch)
-    found = _DIFF_HEADER.findall(patch)
-    if not headers or len(found) != len(headers):
-        raise WriteUnreadable("the patch's files could not be read from its diff --git headers")
-    files = []
-    for old, new in found:
-        before = canonical_path(old.decode("utf-8", "surrogateescape"), "a path of the patch")
-        after = canonical_path(new.decode("utf-8", "surrogateescape"), "a path of the patch")
-        files.append(FileWrite(after, None, before if before != after else None))
-    return files
-
-
 def _diffpatch(request: Request, match: Match[Route]) -> Change:
     body = json_body(request)
     content = body.get("content")
@@ -195,7 +184,29 @@ def _tag_delete(request: Request, match: Match[Route]) -> Change:
     return tag_deleted(canonical_branch(match.param("tag"), "the tag of the URL"))
 
 
-_READERS: dict[tuple[str, str], Callable[[Request, Match[Route]], Change]] = {
+def _pull_create(request: Request, match: Match[Route]) -> Change | None:
+    body = json_body(request)
+    head = body.get("head")
+    if head in (None, ""):
+        return None  # required: Gitea opens nothing without it
+    if not isinstance(head, str):
+        raise WriteUnreadable("the head field is not a string")
+    if body.get("base") not in (None, ""):
+        canonical_branch(body.get("base"), "the base field")
+    return Change(heads=(canonical_branch(head.rpartition(":")[2], "the head field"),))
+
+
+def _pull_edit(request: Request, match: Match[Route]) -> Change | None:
+    """A ``base`` retargets the pull request: a write to the new base."""
+    base = json_body(request).get("base")
+    if base in (None, ""):
+        return None  # Gitea leaves the base alone
+    return Change(refs=(RefChange("refs/heads/" + canonical_branch(base, "the base field"), "", "", FAST_FORWARD),))
+
+
+_READERS: dict[tuple[str, str], Callable[[Request, Match[Route]], Change | None]] = {
+    ("POST", f"{R}/pulls"): _pull_create,
+    ("PATCH", f"{R}/pulls/{{index}}"): _pull_edit,
     ("POST", f"{R}/contents/{{filepath*}}"): _contents_file,
     ("PUT", f"{R}/contents/{{filepath*}}"): _contents_file,
     ("DELETE", f"{R}/contents/{{filepath*}}"): _contents_file,

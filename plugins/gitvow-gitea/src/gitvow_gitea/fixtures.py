@@ -37,6 +37,8 @@ FIXTURES: tuple[Fixture, ...] = (
     _w("POST", f"{R}/pulls/7/merge", "pr.merge", {"Do": "merge"}),
     _w("DELETE", f"{R}/pulls/7/merge", "pr.merge", note="cancelling a scheduled merge"),
     _w("PATCH", f"{R}/pulls/7", "pr.edit", {"title": "Fix, really"}),
+    _w("PATCH", f"{R}/pulls/7", "pr.edit", {"base": "main"}, near_miss=True,
+       note="a retarget is pr.edit whose new base [branches] judges as a write to it"),
     _w("POST", f"{R}/pulls/7/requested_reviewers", "pr.edit", {"reviewers": ["ann"]}),
     _w("POST", f"{R}/pulls/7/reviews", "pr.review", {"event": "APPROVED", "body": "lgtm"}),
     _w("POST", f"{R}/pulls/7/update", "pr.update_branch"),

@@ -16,6 +16,11 @@ branches, submodules and changelog APIs, read from the parameters the way Grape 
 * ``PUT …/repository/submodules/:submodule`` moves a submodule pointer on ``branch``;
   ``POST …/repository/changelog`` writes ``file`` (``CHANGELOG.md``) on ``branch`` (the default
   branch when absent).
+* ``POST /projects/:id/merge_requests`` names ``source_branch`` as the agent's branch (allowed
+  patterns); ``PUT …/merge_requests/:iid`` with a ``target_branch`` retargets it, judged as a
+  write to the new base by ``[branches]`` (an approval was given for the base it had). GraphQL's
+  ``mergeRequestCreate``/``mergeRequestUpdate`` the same (``sourceBranch``, ``targetBranch``);
+  the ``/target_branch`` quick action is refused (``data/quick_actions.tsv``).
 * Cherry-picks and reverts (``…/commits/:sha/cherry_pick|revert``) change the paths of a commit
   the forge holds: not established from the request, refused.
 
@@ -41,7 +46,7 @@ from gitvow.api_change import (
     tag_deleted,
     unestablished,
 )
-from gitvow.change import CREATED, FAST_FORWARD, FORCED, Change
+from gitvow.change import BRANCH_PREFIX, CREATED, FAST_FORWARD, FORCED, Change, RefChange
 from gitvow.request import Request
 from gitvow.routing import Match
 from gitvow_gitlab.routes import Route
@@ -148,13 +153,36 @@ def _changelog(match: Match[Route], params: Mapping[str, object], body: bytes) -
     return file_change(_branch(params, required=False), [FileWrite(path)], texts=_texts(params))
 
 
+def _mr_create(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change | None:
+    if params.get("source_branch") is None:
+        return None  # required: GitLab opens nothing without it
+    head = canonical_branch(params.get("source_branch"), "the source_branch parameter")
+    if params.get("target_branch") is not None:
+        canonical_branch(params.get("target_branch"), "the target_branch parameter")
+    return Change(heads=(head,))
+
+
+def retarget(value: object, what: str) -> Change | None:
+    """A merge request's new base: a write to that branch, judged by ``[branches]``; None when the
+    write leaves the base alone."""
+    if value is None:
+        return None
+    return Change(refs=(RefChange(BRANCH_PREFIX + canonical_branch(value, what), "", "", FAST_FORWARD),))
+
+
+def _mr_update(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change | None:
+    return retarget(params.get("target_branch"), "the target_branch parameter")
+
+
 def _from_forge(what: str) -> Callable[[Match[Route], Mapping[str, object], bytes], Change]:
     def read(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
         return unestablished(what)
     return read
 
 
-_READERS: dict[str, Callable[[Match[Route], Mapping[str, object], bytes], Change]] = {
+_READERS: dict[str, Callable[[Match[Route], Mapping[str, object], bytes], Change | None]] = {
+    "/projects/:project/merge_requests": _mr_create,
+    "/projects/:project/merge_requests/:iid": _mr_update,
     f"{_REPO}/commits": _commits,
     f"{_REPO}/branches": _branch_create,
     f"{_REPO}/branches/:branch": _branch_delete,
@@ -172,6 +200,23 @@ CHANGE_ROUTES = frozenset({*_READERS, f"{_REPO}/files/:file"})
 
 
 _GRAPHQL_KEYS = {"filePath": "file_path", "previousPath": "previous_path", "content": "content"}
+
+
+def graphql_merge_request_change(field: str, value: object) -> Change | None:
+    """``mergeRequestCreate(input: {sourceBranch, targetBranch})`` names its head as the agent's
+    branch; ``mergeRequestUpdate(input: {targetBranch})`` retargets (a write to the new base)."""
+    try:
+        if not isinstance(value, dict):
+            raise WriteUnreadable(f"the input of {field} could not be read")
+        if field == "mergeRequestUpdate":
+            return retarget(value.get("targetBranch"), "the targetBranch of mergeRequestUpdate")
+        if value.get("sourceBranch") is None:
+            return None  # required by the schema: GitLab opens nothing without it
+        head = canonical_branch(value.get("sourceBranch"), "the sourceBranch of mergeRequestCreate")
+        canonical_branch(value.get("targetBranch"), "the targetBranch of mergeRequestCreate")
+        return Change(heads=(head,))
+    except WriteUnreadable as exc:
+        return unestablished(str(exc))
 
 
 def graphql_commit_change(value: object) -> Change:
@@ -218,4 +263,5 @@ def rest_change(request: Request, match: Match[Route], params: Mapping[str, obje
         return unestablished(str(exc))
 
 
-__all__ = ["CHANGE_READ_LIMIT", "CHANGE_ROUTES", "graphql_commit_change", "rest_change"]
+__all__ = ["CHANGE_READ_LIMIT", "CHANGE_ROUTES", "graphql_commit_change", "graphql_merge_request_change", "rest_change",
+           "retarget"]

@@ -85,6 +85,10 @@ def fixtures() -> tuple[Fixture, ...]:
         Fixture("POST", f"{API}/projects/42/merge_requests", ("pr.create",), body=_json({"title": "t"}), headers=_JSON,
                 note="numeric id: no repository"),
         _rest("PUT", "/merge_requests/7", ("pr.edit",), {"title": "t"}),
+        _rest("PUT", "/merge_requests/7", ("pr.edit",), {"target_branch": "main"}, near_miss=True,
+              note="a retarget is pr.edit whose new base [branches] judges as a write to it"),
+        _rest("POST", "/merge_requests/7/notes", ("issue.comment", "unknown"), {"body": "/target_branch main"},
+              near_miss=True, note="the /target_branch quick action retargets unjudged: refused"),
         _rest("POST", "/merge_requests/7/approve", ("pr.review",)),
         _rest("POST", "/merge_requests/7/discussions", ("pr.review",),
               {"body": "nit", "position": {"position_type": "text", "new_line": 3}}),
@@ -113,6 +117,9 @@ def fixtures() -> tuple[Fixture, ...]:
                  ("pr.merge",), repo=REPO),
         _graphql("mutation { mergeRequestUpdate(input: {projectPath: \"group/sub/proj\", iid: \"7\", title: \"t\"}) "
                  "{ errors } }", ("pr.edit",), repo=REPO),
+        _graphql("mutation { mergeRequestUpdate(input: {projectPath: \"group/sub/proj\", iid: \"7\", "
+                 "targetBranch: \"main\"}) { errors } }", ("pr.edit",), repo=REPO, near_miss=True,
+                 note="a retarget: the new base is judged by [branches]"),
         _graphql("mutation { mergeRequestSetDraft(input: {projectPath: \"group/sub/proj\", iid: \"7\", draft: false}) "
                  "{ errors } }", ("pr.edit",), repo=REPO),
         _graphql("mutation { createIssue(input: {projectPath: \"group/sub/proj\", title: \"t\"}) { errors } }",

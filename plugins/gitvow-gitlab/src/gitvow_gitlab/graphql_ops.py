@@ -32,14 +32,14 @@ from threading import Lock
 from typing import Any
 from urllib.parse import parse_qs
 
-from gitvow.api_change import unestablished
+from gitvow.api_change import merge_changes, unestablished
 from gitvow.change import Change, with_operations
 from gitvow.comments import graphql_strings, strings_in
 from gitvow.graphql import GraphQLOperation, GraphQLReader, GraphQLRefused, TopField
 from gitvow.issues import draft_from_mapping
 from gitvow.request import Classification, IssueDraft, Request, Target
 from gitvow.vocabulary import READ, UNKNOWN
-from gitvow_gitlab.changes import graphql_commit_change
+from gitvow_gitlab.changes import graphql_commit_change, graphql_merge_request_change
 from gitvow_gitlab.quick_actions import quick_actions
 from gitvow_gitlab.rest import ADAPTER, unknown
 
@@ -304,19 +304,32 @@ def _classify_operation(operation: GraphQLOperation, variables: Mapping[str, Any
     )
 
 
+_MR_FIELDS = frozenset({"mergeRequestCreate", "mergeRequestUpdate"})
+
+
 def _commit_change(operation: GraphQLOperation, variables: Mapping[str, Any]) -> Change | None:
-    """What the document's ``commitCreate`` writes (:mod:`gitvow_gitlab.changes`); None without
-    one, unestablished with several (one change per request is judged)."""
-    fields = [field for field in operation.fields if field.name == "commitCreate"]
-    if not fields:
+    """What the document writes (:mod:`gitvow_gitlab.changes`): its ``commitCreate`` (unestablished
+    with several), the heads its ``mergeRequestCreate`` fields name and the new bases of its
+    ``mergeRequestUpdate`` fields, together; None when none of them does."""
+    found: list[Change] = []
+    commits = [field for field in operation.fields if field.name == "commitCreate"]
+    if len(commits) > 1:
+        found.append(unestablished("a document with several commitCreate fields"))
+    for field in operation.fields:
+        if field.name not in _MR_FIELDS and not (field.name == "commitCreate" and len(commits) == 1):
+            continue
+        try:
+            value = field.argument("input", variables)
+        except Exception:  # a malformed literal: nothing of it can be trusted
+            found.append(unestablished(f"the input of {field.name} could not be read"))
+            continue
+        change = graphql_commit_change(value) if field.name == "commitCreate" \
+            else graphql_merge_request_change(field.name, value)
+        if change is not None:
+            found.append(change)
+    if not found:
         return None
-    if len(fields) > 1:
-        return unestablished("a document with several commitCreate fields")
-    try:
-        value = fields[0].argument("input", variables)
-    except Exception:  # a malformed literal: nothing of it can be trusted
-        return unestablished("the input of commitCreate could not be read")
-    return graphql_commit_change(value)
+    return found[0] if len(found) == 1 else merge_changes(found)
 
 
 #: Keys whose string value is a project's (or group's) full path.
