@@ -556,3 +556,19 @@ def test_each_adapter_carries_its_own_credential() -> None:
     assert sent("forge.test") == {"authorization": "Bearer tok-1"}
     assert sent("other.test") == {"authorization": "Bearer tok-2"}
     assert sent("forge.test") == {"authorization": "Bearer tok-1"}
+
+
+def test_a_cap_on_an_operation_that_writes_nothing_throttles_it_and_counts_no_write() -> None:
+    """``[budget] operations`` caps any operation it names: a model's ``inference.call`` (a
+    read here) is throttled over its cap, takes nothing from ``writes`` and is never counted
+    as a write; a read the policy does not cap takes nothing."""
+    h = Harness({"budget": {"window_seconds": 60, "writes": 1, "agents": {"bot": {"operations": {"read": 2}}}}})
+    for _ in range(2):
+        decision = h.decide("bot", "GET", "/repos/team/app", judged=True)
+        assert decision.action is Action.FORWARD and decision.taken is not None
+    throttled = h.decide("bot", "GET", "/repos/team/app", judged=True)
+    assert throttled.action is Action.THROTTLE and throttled.status == 429 and throttled.reason == "write_budget"
+    assert h.store.usage("budget:bot:op:read", h.now[0], 60) == 2
+    assert h.decide("bot", "POST", COMMENT, {}, judged=True).action is Action.FORWARD  # writes: its own window
+    assert h.decide("merger", "GET", "/repos/team/app", judged=True).taken is None  # no cap for this agent
+    assert dict(h.gates.counts) == {("bot", "issue.comment", "allowed"): 1}

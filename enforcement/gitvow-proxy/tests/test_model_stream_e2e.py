@@ -87,9 +87,9 @@ def model(ca: trustme.CA) -> Iterator[ModelStandIn]:
     server.shutdown()
 
 
-def _proxy(model: ModelStandIn, ca_file: Path, workdir: Path, plugins: Path) -> ProxyProcess:
+def _proxy(model: ModelStandIn, ca_file: Path, workdir: Path, plugins: Path, extra: str = "") -> ProxyProcess:
     policy = workdir / "policy.toml"
-    policy.write_text(f"""
+    policy.write_text(extra + f"""
 [hosts]
 "127.0.0.1:{model.port}" = "anthropic"
 
@@ -137,3 +137,24 @@ def test_the_model_key_is_the_proxys_and_the_stream_passes_event_by_event(
     (line,) = proxy.audit_lines()
     assert (line["verdict"], line["operations"], line["path"]) == ("allow", ["inference.call"], "/v1/messages")
     assert MODEL_KEY not in proxy.audit.read_text() + proxy.log_text()
+
+
+def test_a_cap_on_model_calls_answers_429_and_the_model_never_sees_the_call_over_it(
+        model: ModelStandIn, ca_file: Path, broken_plugin_path: Path, tmp_path: Path) -> None:
+    """``[budget] operations`` caps ``inference.call`` like any operation: the call over the cap
+    is refused with 429 and ``Retry-After``, in the one-line format, and never reaches the model."""
+    model.released.set()
+    proxy = _proxy(model, ca_file, tmp_path, broken_plugin_path,
+                   '[budget]\nwindow_seconds = 3600\noperations = { "inference.call" = 1 }\n')
+    url = f"https://127.0.0.1:{model.port}/v1/messages"
+    headers = {"x-api-key": PLACEHOLDER, "anthropic-version": "2023-06-01"}
+    try:
+        with client(proxy, "coder", ca_file) as c:
+            assert c.post(url, json={"messages": []}, headers=headers).status_code == 200
+            over = c.post(url, json={"messages": []}, headers=headers)
+    finally:
+        assert proxy.stop() == 0
+    assert over.status_code == 429 and over.headers["x-gitvow-reason"] == "write_budget"
+    assert int(over.headers["retry-after"]) > 0
+    assert over.text.strip().endswith("reason=write_budget") and "\n" not in over.text.strip()
+    assert len(model.seen) == 1

@@ -447,7 +447,7 @@ class ProxyGates(Gates):
     def _plan(self, ctx: Context) -> _Plan:
         """What the request counts and takes from the budget."""
         if not counts_as_write(ctx):
-            return _NOT_COUNTED
+            return self._capped(ctx)
         # Each action counts, not each request: two aliased createIssue fields are two issues.
         performed = _performed_writes(ctx)
         name = ctx.caller.name
@@ -464,6 +464,22 @@ class ProxyGates(Gates):
                 keys.append((f"budget:{name}:op:{op}", per_op[op]))
                 amounts.append(times)
         return _Plan(True, tuple(performed.items()), tuple(keys), tuple(amounts), tuple(key for key, _ in keys))
+
+    def _capped(self, ctx: Context) -> _Plan:
+        """A request that writes nothing takes from the budget only where ``[budget] operations``
+        caps one of its operations (a model's ``inference.call``): never counted as a write."""
+        name = ctx.caller.name
+        if name is None or ctx.caller.internal:
+            return _NOT_COUNTED
+        _, per_op = self.settings.budget.limits_for(name)
+        if not per_op:
+            return _NOT_COUNTED
+        performed = [op for op in ctx.classification.performed if op in per_op]
+        if not performed:
+            return _NOT_COUNTED
+        keys = tuple((f"budget:{name}:op:{op}", per_op[op]) for op in dict.fromkeys(performed))
+        amounts = tuple(performed.count(op) for op in dict.fromkeys(performed))
+        return _Plan(False, (), keys, amounts, tuple(key for key, _ in keys))
 
     def credential(self, ctx: Context) -> str | None:
         """The token of the request's adapter: an MCP endpoint (``[mcp.NAME]``) carries its forge's."""

@@ -13,7 +13,8 @@ force, nothing else:
   empty memo;
 - nothing mutable: a decision is remembered only when it forwarded a classification that
   performs no write, names no target (a target's resolution is cached forge state), carries no
-  change and was not relayed for approval; run-state flags, budgets and counters are read only
+  change, took nothing from a budget (a capped ``inference.call``) and was not relayed for
+  approval; run-state flags, budgets and counters are read only
   for writes, so no read's decision depends on them.
 
 Requests with a large body are not remembered (the key would hold the body). The decisions
@@ -55,7 +56,8 @@ def read_key(flow: http.HTTPFlow, agent: str) -> Key | None:
 def rememberable(classification: Classification, decision: Decision) -> bool:
     """Whether this decision may answer the same request again (see the module's docstring)."""
     return (decision.action is Action.FORWARD and not decision.staged and not classification.targets
-            and classification.change is None and not any(writes(op) for op in classification.operations))
+            and classification.change is None and decision.taken is None
+            and not any(writes(op) for op in classification.operations))
 
 
 @dataclass(frozen=True, slots=True)
