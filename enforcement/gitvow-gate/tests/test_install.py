@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import Hooked, gitvow_argv, hook_argv
+import shlex
+
+from .conftest import Hooked, gitvow_argv, hook_argv, installed_hook
 
 FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json", "cursor": ".cursor/hooks.json",
          "gemini": ".gemini/settings.json", "copilot": ".github/hooks/gitvow.json"}
@@ -38,8 +40,8 @@ def test_repository_install_is_idempotent_and_uninstall_restores(repo: Path, cli
     once = path.read_text(encoding="utf-8")
     config = json.loads(once)
     assert config["theme"] == "dark" and "say done" in commands(config)
-    ours = [c for c in commands(config) if "hook --agent" in c]
-    assert ours and all(c.startswith(f"{hook_argv()[0]} --agent {agent} ") for c in ours)
+    ours = [c for c in commands(config) if " --agent " in c]
+    assert ours and all(c.startswith(f"{installed_hook()} --agent {agent} ") for c in ours)
     assert cli("install", "--agent", agent, str(repo)).code == 0
     assert path.read_text(encoding="utf-8") == once
     removed = cli("uninstall", "--agent", agent, cwd=repo)
@@ -71,9 +73,10 @@ def test_user_install_names_the_executable_by_absolute_path(env: dict[str, str],
     config = json.loads(Path(env["HOME"], USER_FILES["claude"]).read_text())
     (command,) = commands(config)
     executable = command.split(" --agent ")[0]
-    assert Path(executable).is_absolute()
+    assert executable == installed_hook()
+    python, *flags = shlex.split(executable)[:3]
+    assert Path(python).is_absolute() and flags == ["-I", "-S"]
     assert command.startswith(f"{executable} --agent claude PreToolUse; ")
-    assert executable == hook_argv()[0]
     cli("uninstall", "--agent", "claude", "--user")
     assert not Path(env["HOME"], USER_FILES["claude"]).exists()
 
@@ -114,7 +117,7 @@ def test_install_replaces_the_old_tools_pre_tool_entry_and_uninstall_puts_it_bac
     cli("install", "--agent", "claude", cwd=repo)
     config = json.loads(path.read_text())
     pre = [h["command"] for e in config["hooks"]["PreToolUse"] for h in e["hooks"]]
-    assert len(pre) == 1 and f"{hook_argv()[0]} --agent claude PreToolUse;" in pre[0]  # one gate, not two
+    assert len(pre) == 1 and f"{installed_hook()} --agent claude PreToolUse;" in pre[0]  # one gate, not two
     cli("uninstall", "--agent", "claude", cwd=repo)
     assert path.read_text(encoding="utf-8") == original
 
