@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-import shlex
 
 from .conftest import Hooked, gitvow_argv, hook_argv, installed_hook
 
