@@ -3,8 +3,9 @@
 The engine (the policy, the plugins, the adapters) stays loaded in a per-user gate server
 (:mod:`gitvow_gate.gate_server`), so the process the agent starts only forwards the call. It
 imports the standard library alone, and of it only what a bare interpreter has not already
-paid for: ``os``, ``sys``, ``time`` and ``select`` (no ``socket``, which imports ``enum`` and
-``selectors``; no ``json`` or ``re``). ``gitvow install`` runs it as ``python -I -S -c …``
+paid for: ``os``, ``sys``, ``time``, ``select``, and ``site`` for its ``getsitepackages`` (under
+``-S`` importing it runs nothing). No ``socket``, which imports ``enum`` and ``selectors``; no
+``json`` or ``re``. ``gitvow install`` runs it as ``python -I -S -c …``
 (:func:`command_line`), so neither ``site`` nor the console-script template runs either;
 ``gitvow-hook`` runs the same code for other callers.
 
@@ -204,15 +205,15 @@ def make_private_dir(path: str) -> None:
 
 
 def site_directories() -> list[str]:
-    """The installation's site-packages directories, as :mod:`site` computes them for
-    ``sys.prefix`` (without importing it), and the user's when this interpreter honours it."""
-    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    """The installation's site-packages directories, as :mod:`site` computes them for the prefix
+    (its public ``getsitepackages``, which follows a distribution's own layout), and the user's
+    when this interpreter honours it. Importing ``site`` under ``-S`` runs none of it."""
+    import site
+
     home = prefix()
-    found = [os.path.join(home, "lib", version, "site-packages")]
+    found = site.getsitepackages([home])
     if not sys.flags.no_user_site and home == sys.base_prefix:
-        base = (None if sys.flags.ignore_environment else os.environ.get("PYTHONUSERBASE")) or \
-            os.path.join(os.path.expanduser("~"), ".local")
-        found.append(os.path.join(base, "lib", version, "site-packages"))
+        found.append(site.getusersitepackages())
     return found
 
 
@@ -254,7 +255,7 @@ def exchange(path: str, request: bytes) -> list[bytes]:
             os.close(fd)
         os.mkfifo(base + ".reply", 0o600)
         reply = os.open(base + ".reply", os.O_RDONLY | os.O_NONBLOCK)
-        server = os.open(path, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO: nobody reads it
+        server = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # ENXIO: nobody reads it
         try:
             check_fd(server, path, kind="fifo")
             os.write(server, name.encode() + b"\n")  # < PIPE_BUF: one atomic write
