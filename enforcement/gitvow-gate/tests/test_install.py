@@ -123,9 +123,16 @@ def test_install_replaces_the_old_tools_pre_tool_entry_and_uninstall_puts_it_bac
 
 @pytest.mark.parametrize("agent", sorted(FILES))
 @pytest.mark.parametrize("breakage", ["removed", "broken"])
+@pytest.mark.parametrize("form", ["gitvow-hook", "python -I -S"])
 def test_a_missing_or_broken_gitvow_blocks_the_next_tool_call(tmp_path: Path, repo: Path, env: dict[str, str],
-                                                               agent: str, breakage: str) -> None:
-    """Install from a gitvow of its own, then take it away: the agent's next call is refused."""
+                                                               agent: str, breakage: str, form: str) -> None:
+    """Install from a gitvow of its own, then take it away: the agent's next call is refused.
+
+    ``gitvow-hook``: a scripts directory with the console scripts only, so install names
+    ``gitvow-hook``. ``python -I -S``: a virtualenv of its own (its ``pyvenv.cfg``, its ``python``,
+    this environment's ``lib``), so install names its ``python``; that is what is taken away.
+    """
+    import os
     import shutil
     import subprocess
 
@@ -138,13 +145,19 @@ def test_a_missing_or_broken_gitvow_blocks_the_next_tool_call(tmp_path: Path, re
     shutil.copy2(gitvow_argv()[0], installer)
     own = bin_dir / "gitvow-hook"
     shutil.copy2(hook_argv()[0], own)
+    if form == "python -I -S":
+        venv = Path(gitvow_argv()[0]).parent.parent
+        shutil.copy2(venv / "pyvenv.cfg", tmp_path / "pyvenv.cfg")
+        (tmp_path / "lib").symlink_to(venv / "lib")
+        own = bin_dir / "python"
+        own.symlink_to(os.path.realpath(venv / "bin" / "python"))
     installed = subprocess.run([str(installer), "install", "--agent", agent], cwd=repo, env=env, capture_output=True,
                                text=True, check=False)
     assert installed.returncode == 0, installed.stderr
     assert "probe: the installed hook answered allow" in installed.stdout
     event = shell_payload(agent, "true", repo)[0]
     (command,) = [c for c in commands(json.loads((repo / FILES[agent]).read_text())) if f" {event};" in c]
-    assert command.startswith(f"{own} --agent {agent} {event}; ")
+    assert command.startswith(f"{own} --agent {agent} {event}; " if form == "gitvow-hook" else f"{own} -I -S -c ")
 
     def run(line: str) -> str:
         """The agent runs the hook command through a shell, with the call on stdin."""
@@ -158,6 +171,8 @@ def test_a_missing_or_broken_gitvow_blocks_the_next_tool_call(tmp_path: Path, re
     if breakage == "removed":
         own.unlink()
     else:
+        own.unlink()
         own.write_text("#!/bin/sh\necho 'Traceback (most recent call last): ImportError' >&2\nexit 1\n",
                        encoding="utf-8")
+        own.chmod(0o755)
     assert run("ls -la") == "deny"

@@ -254,6 +254,7 @@ def exchange(path: str, request: bytes) -> list[bytes]:
         finally:
             os.close(fd)
         os.mkfifo(base + ".reply", 0o600)
+        os.chmod(base + ".reply", 0o600)  # whatever the umask: the server must be able to write it
         reply = os.open(base + ".reply", os.O_RDONLY | os.O_NONBLOCK)
         server = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # ENXIO: nobody reads it
         try:
