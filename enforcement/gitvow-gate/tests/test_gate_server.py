@@ -226,6 +226,9 @@ def test_a_link_in_place_of_the_fifo_or_directory_is_refused(repo: Path, merge_p
     answer = call("rm -rf /", repo, served, tmp_path)
     assert not answer.served
     assert same(answer, in_process("rm -rf /", repo, served, tmp_path))
+    path.unlink()
+    path.with_name("real.fifo").rename(path)  # put back: the server answers again, and --stop reaches it
+    assert call("rm -rf /", repo, served, tmp_path).served
 
 
 @as_root
