@@ -1,6 +1,6 @@
 """Benchmark: the agent's hook end to end, warm (the gate server up) and cold, against gitvow 0.42's, same run.
 
-    python benchmarks/bench_hook.py [--runs 40] [--old-venv DIR] [--ours-venv DIR] [--reinstall]
+    python benchmarks/bench_hook.py [--runs 40] [--old-venv DIR] [--ours-venv DIR] [--reinstall] [--callgrind]
 
 Each side is installed the way a user installs it, into its own virtualenv on first use
 (both distributions are named ``gitvow`` and cannot share one): the existing tool from PyPI
@@ -18,15 +18,22 @@ commands run alternately, so load on the machine hits them alike, each warmed up
   any Python hook;
 - ``python -c 'import socket'``: the interpreter with ``site`` and the standard library's
   ``socket`` module, the floor of a client that talks to a server through public modules;
-- ``gitvow-hook``, warm: the gate server up (``$XDG_RUNTIME_DIR`` in the scratch directory),
-  for ``ls -la`` and for ``gh pr merge 3`` in a repository whose policy has
-  ``[agents.claude]`` (the forge stage). Goal: median ≤ 1.6× the bare interpreter's;
+- the installed hook, warm: the command ``gitvow install`` writes, ``python -I -S -c …``
+  (:func:`gitvow_gate.hook_client.command_line`), with the gate server up
+  (``$XDG_RUNTIME_DIR`` in the scratch directory), for ``ls -la`` and for ``gh pr merge 3`` in
+  a repository whose policy has ``[agents.claude]`` (the forge stage). Goal: median ≤ 1.6× the
+  bare interpreter's;
+- ``gitvow-hook``, warm: the console script (``site`` and pip's template, which imports ``re``)
+  running the same client, for other callers;
 - ``gitvow-hook``, cold: ``GITVOW_GATE_SERVER=off``, the decision made in the hook's own
   process, as when no server is up (its policy cache and plugin index warm), for the same
   commands; and gitvow 0.42's ``gitvow hook`` on ``ls -la``. Goal: cold plain ≤ 0.40× of 0.42.
 
 Reported: median and 90th percentile wall time per call, CPU time (user + system, less
-sensitive than wall time to other load on the machine), and the ratios of the goals.
+sensitive than wall time to other load on the machine), and the ratios of the goals. With
+``--callgrind``, also the instructions each warm client process and the bare interpreter
+execute (``valgrind --tool=callgrind``, one run each, the server native): a count that load on
+the machine does not change.
 """
 
 from __future__ import annotations
@@ -34,7 +41,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
+import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -83,6 +93,27 @@ def time_call(argv: list[str], payload: str, cwd: Path, env: dict[str, str]) -> 
     return wall, cpu, done.returncode, done.stdout + done.stderr
 
 
+def installed_command(ours: str) -> list[str]:
+    """The hook command ``gitvow install`` writes for the installation of ``ours``, as an argv."""
+    python = str(Path(ours).parent / "python")
+    line = subprocess.run([python, "-c", "import os, sys, gitvow_gate\n"
+                           "from gitvow_gate.hook_client import command_line\n"
+                           "print(command_line(os.path.join(os.path.dirname(sys.executable), 'python'),"
+                           " os.path.dirname(os.path.dirname(gitvow_gate.__file__))))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    return shlex.split(line)
+
+
+def instructions(argv: list[str], payload: str, cwd: Path, env: dict[str, str]) -> int:
+    """The instructions the process executes, counted by callgrind (its children not traced)."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], input=payload,
+                          capture_output=True, text=True, cwd=cwd, env=env, check=False)
+    found = re.search(r"refs:\s+([\d,]+)", done.stderr)
+    if not found:
+        sys.exit(f"callgrind gave no count for {argv[:3]}: {done.stderr[-300:]}")
+    return int(found.group(1).replace(",", ""))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=40)
@@ -91,11 +122,13 @@ def main() -> int:
     parser.add_argument("--reinstall", action="store_true", help="reinstall this checkout into --ours-venv")
     parser.add_argument("--ours", default=None, help="measure this gitvow-hook command instead")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--callgrind", action="store_true", help="also count instructions with valgrind")
     args = parser.parse_args()
 
     old = old_gitvow(args.old_venv)
     ours = our_hook(args.ours, args.ours_venv, args.reinstall)
     python = str(Path(ours).parent / "python")
+    installed = installed_command(ours)
     with tempfile.TemporaryDirectory(prefix="gitvow-bench-") as scratch:
         root = Path(scratch)
         repo, home, run = root / "repo", root / "home", root / "run"
@@ -126,8 +159,10 @@ def main() -> int:
             "python -I -S -c pass": ([python, "-I", "-S", "-c", "pass"], "", repo, env),
             # the floor of a client that uses the standard library's public socket module
             "python -c 'import socket'": ([python, "-c", "import socket"], "", repo, env),
-            "warm, ls -la": ([ours, *hook], plain, repo, warm_env),
-            "warm, gh pr merge 3": ([ours, *hook], merge, forge_repo, warm_env),
+            "warm, ls -la": ([*installed, *hook], plain, repo, warm_env),
+            "warm, gh pr merge 3": ([*installed, *hook], merge, forge_repo, warm_env),
+            "warm gitvow-hook, ls -la": ([ours, *hook], plain, repo, warm_env),
+            "warm gitvow-hook, gh pr merge 3": ([ours, *hook], merge, forge_repo, warm_env),
             "cold, ls -la": ([ours, *hook], plain, repo, cold_env),
             "cold, gh pr merge 3": ([ours, *hook], merge, forge_repo, cold_env),
             "gitvow 0.42, ls -la": ([str(old), "hook", "--agent", "claude", "PreToolUse"], plain, repo, env),
@@ -146,6 +181,11 @@ def main() -> int:
                     wall, used, _, _ = time_call(argv, stdin, cwd, call_env)
                     samples[name].append(wall)
                     cpu[name].append(used)
+            counted: dict[str, int] = {}
+            if args.callgrind and shutil.which("valgrind"):
+                for name in ("python -I -S -c pass", "warm, ls -la", "warm, gh pr merge 3", "warm gitvow-hook, ls -la"):
+                    argv, stdin, cwd, call_env = commands[name]
+                    counted[name] = instructions(argv, stdin, cwd, call_env)
         finally:
             subprocess.run([ours, "--stop"], env=warm_env, capture_output=True, check=False)
     figures = {
@@ -164,13 +204,18 @@ def main() -> int:
         "cold, ls -la / gitvow 0.42 (goal <= 0.40)": ratio("cold, ls -la", old_plain),
         "cold, gh pr merge 3 / gitvow 0.42": ratio("cold, gh pr merge 3", old_plain),
     }
+    for name, count in counted.items():
+        ratios[f"instructions, {name} / bare interpreter"] = count / counted["python -I -S -c pass"]
     if args.json:
-        print(json.dumps({"runs": args.runs, "figures": figures, "ratios": ratios}, indent=2))
+        print(json.dumps({"runs": args.runs, "figures": figures, "ratios": ratios, "instructions": counted},
+                         indent=2))
         return 0
     print(f"the agent's hook process, start to exit, {args.runs} runs each, alternating")
     for name, f in figures.items():
-        print(f"  {name:26} median {f['median_ms']:7.1f} ms   p90 {f['p90_ms']:7.1f} ms   "
+        print(f"  {name:32} median {f['median_ms']:7.1f} ms   p90 {f['p90_ms']:7.1f} ms   "
               f"cpu median {f['cpu_median_ms']:6.1f} ms")
+    for name, count in counted.items():
+        print(f"  instructions (callgrind), {name:32} {count / 1e6:7.1f} M")
     for name, value in ratios.items():
         print(f"  {name}: {value:.2f}")
     return 0

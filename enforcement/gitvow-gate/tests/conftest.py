@@ -31,6 +31,16 @@ def hook_argv() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "gitvow_gate.hook_client"]
 
 
+def installed_hook() -> str:
+    """The hook command ``gitvow install`` writes, before the hook's arguments: this environment's
+    Python running the client as ``python -I -S -c …`` (:func:`gitvow_gate.hook_client.command_line`)."""
+    import gitvow_gate
+    from gitvow_gate.hook_client import command_line
+
+    python = os.path.join(os.path.dirname(gitvow_argv()[0]), "python")
+    return command_line(python, str(Path(gitvow_gate.__file__).parent.parent))
+
+
 @dataclass
 class Hooked:
     code: int

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
+import select
+import stat
 import subprocess
 import sys
 import threading
@@ -26,7 +27,7 @@ import pytest
 from gitvow.plugins import installed
 from gitvow_gate import hook_client
 
-from .conftest import hook_argv
+from .conftest import hook_argv, installed_hook
 
 PROBE = """
 import sys
@@ -62,7 +63,7 @@ def claude(command: str, repo: Path) -> str:
 
 @pytest.fixture
 def served(env: dict[str, str], tmp_path: Path) -> Iterator[dict[str, str]]:
-    """The test environment with the gate server on, its socket under this test's own runtime directory."""
+    """The test environment with the gate server on, its FIFO under this test's own runtime directory."""
     run = tmp_path / "run"
     run.mkdir(mode=0o700)
     own = {**env, "GITVOW_GATE_SERVER": "on", "XDG_RUNTIME_DIR": str(run), "GITVOW_GATE_IDLE": "120"}
@@ -90,13 +91,13 @@ def same(a: Answer, b: Answer) -> bool:
 
 
 def wait_for_server(env: dict[str, str]) -> None:
-    path = hook_client.socket_path(env)
+    """Until a process reads the request FIFO (opening it to write without blocking succeeds)."""
+    path = hook_client.fifo_path(env)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.connect(path)
-                return
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+            return
         except OSError:
             time.sleep(0.1)
     raise AssertionError(f"no gate server came up at {path}")
@@ -139,7 +140,7 @@ def test_a_served_call_imports_only_the_standard_library(repo: Path, merge_polic
         answer = served_answer(command, repo, served, tmp_path)
         ours = {m for m in answer.imported if m.partition(".")[0] not in sys.stdlib_module_names}
         assert ours == CLIENT_MODULES, ours
-        assert "json" not in answer.imported and "subprocess" not in answer.imported
+        assert not {"json", "subprocess", "socket", "re", "enum"} & answer.imported, answer.imported
 
 
 @github
@@ -186,18 +187,14 @@ def test_a_server_of_another_plugin_set_never_answers(repo: Path, merge_policy: 
 
 
 def runtime_of(env: dict[str, str]) -> Path:
-    return Path(hook_client.socket_path(env)).parent
+    return Path(hook_client.fifo_path(env)).parent
 
 
-def test_a_stale_socket_is_decided_in_process_and_replaced(repo: Path, merge_policy: Path, served: dict[str, str],
-                                                           tmp_path: Path) -> None:
-    path = hook_client.socket_path(served)
+def test_a_stale_fifo_is_decided_in_process_and_replaced(repo: Path, merge_policy: Path, served: dict[str, str],
+                                                         tmp_path: Path) -> None:
+    path = hook_client.fifo_path(served)
     runtime_of(served).mkdir(mode=0o700)
-    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    previous = os.umask(0o177)
-    dead.bind(path)
-    os.umask(previous)
-    dead.close()  # the file stays; nobody listens
+    os.mkfifo(path, 0o600)  # the file stays; nobody reads it
     answer = call("rm -rf /", repo, served, tmp_path)
     assert not answer.served
     assert same(answer, in_process("rm -rf /", repo, served, tmp_path))
@@ -205,13 +202,13 @@ def test_a_stale_socket_is_decided_in_process_and_replaced(repo: Path, merge_pol
     assert call("rm -rf /", repo, served, tmp_path).served
 
 
-@pytest.mark.parametrize("what", ["socket", "directory"])
-@pytest.mark.parametrize("mode", [0o666, 0o660])
-def test_a_socket_or_directory_others_may_write_is_refused(repo: Path, merge_policy: Path, served: dict[str, str],
-                                                           tmp_path: Path, what: str, mode: int) -> None:
+@pytest.mark.parametrize("what", ["fifo", "directory"])
+@pytest.mark.parametrize("mode", [0o666, 0o660, 0o620])
+def test_a_fifo_or_directory_others_may_use_is_refused(repo: Path, merge_policy: Path, served: dict[str, str],
+                                                       tmp_path: Path, what: str, mode: int) -> None:
     served_answer("rm -rf /", repo, served, tmp_path)
-    path = hook_client.socket_path(served)
-    target = path if what == "socket" else os.path.dirname(path)
+    path = hook_client.fifo_path(served)
+    target = path if what == "fifo" else os.path.dirname(path)
     os.chmod(target, mode | (0o100 if what == "directory" else 0))
     answer = call("rm -rf /", repo, served, tmp_path)
     assert not answer.served
@@ -220,93 +217,110 @@ def test_a_socket_or_directory_others_may_write_is_refused(repo: Path, merge_pol
     assert call("rm -rf /", repo, served, tmp_path).served
 
 
-@as_root
-@pytest.mark.parametrize("what", ["socket", "directory"])
-def test_a_socket_or_directory_of_another_user_is_refused(repo: Path, merge_policy: Path, served: dict[str, str],
-                                                          tmp_path: Path, what: str) -> None:
+def test_a_link_in_place_of_the_fifo_or_directory_is_refused(repo: Path, merge_policy: Path, served: dict[str, str],
+                                                              tmp_path: Path) -> None:
     served_answer("rm -rf /", repo, served, tmp_path)
-    path = hook_client.socket_path(served)
-    target = path if what == "socket" else os.path.dirname(path)
+    path = Path(hook_client.fifo_path(served))
+    path.rename(path.with_name("real.fifo"))
+    path.symlink_to(path.with_name("real.fifo"))  # the server still reads the FIFO it points to
+    answer = call("rm -rf /", repo, served, tmp_path)
+    assert not answer.served
+    assert same(answer, in_process("rm -rf /", repo, served, tmp_path))
+    path.unlink()
+    path.with_name("real.fifo").rename(path)  # put back: the server answers again, and --stop reaches it
+    assert call("rm -rf /", repo, served, tmp_path).served
+
+
+@as_root
+@pytest.mark.parametrize("what", ["fifo", "directory"])
+def test_a_fifo_or_directory_of_another_user_is_refused(repo: Path, merge_policy: Path, served: dict[str, str],
+                                                        tmp_path: Path, what: str) -> None:
+    served_answer("rm -rf /", repo, served, tmp_path)
+    path = hook_client.fifo_path(served)
+    target = path if what == "fifo" else os.path.dirname(path)
     os.chown(target, NOBODY, NOBODY)
     answer = call("rm -rf /", repo, served, tmp_path)
     assert not answer.served
     assert same(answer, in_process("rm -rf /", repo, served, tmp_path))
     os.chown(target, os.getuid(), os.getgid())
+    assert call("rm -rf /", repo, served, tmp_path).served
 
 
-FORGED = hook_client.frame([b"ok", b"0", b"", b""])  # "allow", from a server the client must not trust
-
-def impostor(listener: socket.socket) -> int:
-    """A child process that listens on ``listener`` as another user (the peer credentials a client
-    sees are taken at ``listen``) and answers every call with a forged allow; returns its pid."""
-    pid = os.fork()
-    if pid:
-        return pid
-    try:  # the child: never returns into pytest
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-        listener.listen(8)
-        while True:
-            conn, _ = listener.accept()
-            conn.recv(1 << 20)
-            conn.sendall(FORGED)
-            conn.close()
+def submit(env: dict[str, str], repo: Path, name: str, *, request_mode: int = 0o600, reply_mode: int = 0o600,
+           owner: int | None = None) -> bytes | None:
+    """Put a call in the running server's directory by hand, as a client would, with the given
+    modes and owner of its request file and reply FIFO; the server's answer, or None within 3 s."""
+    path = hook_client.fifo_path(env)
+    base = os.path.join(os.path.dirname(path), name)
+    request = hook_client.frame([hook_client.PROTOCOL, b"decide", hook_client.plugin_key(env), b"claude",
+                                 b"PreToolUse", os.fsencode(repo), hook_client.environment_text(env),
+                                 claude("rm -rf /", repo).encode()])
+    Path(base + ".req").write_bytes(request)
+    os.chmod(base + ".req", request_mode)
+    os.mkfifo(base + ".reply", 0o600)
+    os.chmod(base + ".reply", reply_mode)
+    if owner is not None:
+        os.chown(base + ".req", owner, owner)
+    reply = os.open(base + ".reply", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        server = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        os.write(server, name.encode() + b"\n")
+        os.close(server)
+        return hook_client.read_until_closed(reply, time.monotonic() + 3)
+    except hook_client.Refused:
+        return None
     finally:
-        os._exit(0)
+        os.close(reply)
+        os.unlink(base + ".req")
+        os.unlink(base + ".reply")
+
+
+def test_the_server_answers_no_request_others_may_have_written(repo: Path, merge_policy: Path,
+                                                               served: dict[str, str], tmp_path: Path) -> None:
+    served_answer("rm -rf /", repo, served, tmp_path)
+    answered = submit(served, repo, "c-1-1")
+    assert answered is not None and hook_client.unframe(answered)[0] == b"ok"  # the control: a sound call
+    assert submit(served, repo, "c-1-2", request_mode=0o644) is None
+    assert submit(served, repo, "c-1-3", reply_mode=0o622) is None
+    assert submit(served, repo, "../c-1-4") is None
+    assert call("rm -rf /", repo, served, tmp_path).served  # and it serves on
 
 
 @as_root
-# the forked child only makes system calls (setuid, listen, accept, send) and never returns to Python code that
-# another thread could hold a lock in
-@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
-def test_a_server_of_another_uid_is_never_believed(repo: Path, merge_policy: Path, served: dict[str, str],
-                                                   tmp_path: Path) -> None:
-    """The socket file passes every check (ours, 0600); the process listening on it is another user's."""
-    path = hook_client.socket_path(served)
-    runtime_of(served).mkdir(mode=0o700)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    previous = os.umask(0o177)
-    listener.bind(path)
-    os.umask(previous)
-    pid = impostor(listener)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # until it listens
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-                try:
-                    probe.connect(path)
-                    break
-                except ConnectionRefusedError:
-                    time.sleep(0.05)
-        assert hook_client.check_private(path, kind="socket") is None  # the file itself looks right
-        answer = call("rm -rf /", repo, served, tmp_path)
-        assert not answer.served
-        assert json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
-        assert same(answer, in_process("rm -rf /", repo, served, tmp_path))
-    finally:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        listener.close()
+def test_the_server_answers_no_request_of_another_user(repo: Path, merge_policy: Path, served: dict[str, str],
+                                                       tmp_path: Path) -> None:
+    served_answer("rm -rf /", repo, served, tmp_path)
+    assert submit(served, repo, "c-2-1", owner=NOBODY) is None
+    assert call("rm -rf /", repo, served, tmp_path).served
 
 
-def fake_server(path: str, answer: Callable[[socket.socket], None]) -> Callable[[], None]:
-    """A server of this user at ``path`` that answers each connection with ``answer``; returns its stop."""
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    previous = os.umask(0o177)
-    listener.bind(path)
-    os.umask(previous)
-    listener.listen(8)
-    listener.settimeout(0.2)
+def fake_server(path: str, answer: Callable[[], bytes | None]) -> Callable[[], None]:
+    """A server of this user reading the request FIFO at ``path`` that answers each call with
+    ``answer()`` (None: nothing, for longer than the client waits); returns its stop."""
+    os.mkfifo(path, 0o600)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    keep = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
     stopping = threading.Event()
 
     def loop() -> None:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
         while not stopping.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
+            if not poller.poll(200):
                 continue
-            with conn:
-                answer(conn)
+            for line in os.read(fd, 65536).split(b"\n"):
+                if not line:
+                    continue
+                data = answer()
+                if data is None:
+                    time.sleep(hook_client.TIMEOUT + 1.5)  # longer than the client waits
+                    continue
+                try:
+                    out = os.open(os.path.join(os.path.dirname(path), line.decode()) + ".reply", os.O_WRONLY)
+                except OSError:
+                    continue
+                os.write(out, data)
+                os.close(out)
 
     thread = threading.Thread(target=loop, daemon=True)
     thread.start()
@@ -314,33 +328,37 @@ def fake_server(path: str, answer: Callable[[socket.socket], None]) -> Callable[
     def stop() -> None:
         stopping.set()
         thread.join()
-        listener.close()
+        os.close(keep)
+        os.close(fd)
+        os.unlink(path)
 
     return stop
 
 
-def garbage(conn: socket.socket) -> None:
-    conn.recv(1 << 20)
-    conn.sendall(b"2\n2\nok\n999\nnot a frame")
+def garbage() -> bytes | None:
+    return b"2\n2\nok\n999\nnot a frame"
 
 
-def silence(conn: socket.socket) -> None:
-    conn.recv(1 << 20)
-    time.sleep(hook_client.TIMEOUT + 1.5)  # longer than the client waits
+def silence() -> bytes | None:
+    return None
 
 
-def another_protocol(conn: socket.socket) -> None:
-    conn.recv(1 << 20)
-    conn.sendall(json.dumps({"decision": "allow"}).encode())
+def another_protocol() -> bytes | None:
+    return json.dumps({"decision": "allow"}).encode()
 
 
-@pytest.mark.parametrize("behaviour", [garbage, silence, another_protocol], ids=lambda f: f.__name__)
+def stale_answer() -> bytes | None:
+    return hook_client.frame([b"stale"])  # a server of another plugin set: never an answer
+
+
+@pytest.mark.parametrize("behaviour", [garbage, silence, another_protocol, stale_answer],
+                         ids=lambda f: f.__name__)
 def test_a_server_that_answers_garbage_or_nothing_is_decided_in_process(repo: Path, merge_policy: Path,
                                                                         served: dict[str, str], tmp_path: Path,
-                                                                        behaviour: Callable[[socket.socket], None]
+                                                                        behaviour: Callable[[], bytes | None]
                                                                         ) -> None:
     runtime_of(served).mkdir(mode=0o700)
-    stop = fake_server(hook_client.socket_path(served), behaviour)
+    stop = fake_server(hook_client.fifo_path(served), behaviour)
     try:
         answer = call("rm -rf /", repo, served, tmp_path)
     finally:
@@ -348,6 +366,50 @@ def test_a_server_that_answers_garbage_or_nothing_is_decided_in_process(repo: Pa
     assert not answer.served
     assert json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert same(answer, in_process("rm -rf /", repo, served, tmp_path))
+
+
+def test_concurrent_calls_each_get_their_own_answer(repo: Path, merge_policy: Path, served: dict[str, str],
+                                                    tmp_path: Path) -> None:
+    served_answer("ls", repo, served, tmp_path)
+    commands = ["rm -rf /", "ls -la"] * 4
+    answers: dict[int, Answer] = {}
+
+    def one(i: int) -> None:
+        answers[i] = call(commands[i], repo, served, tmp_path)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(commands))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for i, command in enumerate(commands):
+        assert answers[i].served
+        denied = '"permissionDecision": "deny"' in answers[i].stdout
+        assert denied == (command == "rm -rf /"), (command, answers[i])
+    assert sorted(os.listdir(runtime_of(served))) == sorted(
+        os.path.basename(hook_client.fifo_path(served)).removesuffix(".fifo") + end for end in (".fifo", ".lock"))
+
+
+def test_the_installed_command_line_is_served_and_decides_alike(repo: Path, merge_policy: Path,
+                                                               served: dict[str, str], tmp_path: Path) -> None:
+    """``python -I -S -c …``, as ``gitvow install`` writes it: answered by the server, and in-process
+    (no server) after adding the site directories, the same bytes as ``gitvow-hook``."""
+    command = f"{installed_hook()} --agent claude PreToolUse"
+
+    def run(env: dict[str, str]) -> tuple[int, str, str]:
+        done = subprocess.run(["sh", "-c", command], input=claude("rm -rf /", repo), capture_output=True, text=True,
+                              cwd=repo, env=env, timeout=60, check=False)
+        return done.returncode, done.stdout, done.stderr
+
+    expected = in_process("rm -rf /", repo, served, tmp_path)
+    alone = run({**served, "GITVOW_GATE_SERVER": "off"})
+    assert alone == (expected.code, expected.stdout, expected.stderr)
+    run(served)  # starts the server
+    wait_for_server(served)
+    before = os.stat(hook_client.fifo_path(served)).st_ino
+    assert run(served) == alone
+    assert os.stat(hook_client.fifo_path(served)).st_ino == before  # the same server: no stale key
+    assert call("rm -rf /", repo, served, tmp_path).served  # and gitvow-hook shares it
 
 
 def test_without_xdg_runtime_dir_the_server_lives_in_a_private_temp_directory(
@@ -360,7 +422,8 @@ def test_without_xdg_runtime_dir_the_server_lives_in_a_private_temp_directory(
         directory = runtime_of(own)
         assert directory == tmp_path / "tmp" / f"gitvow-{os.getuid()}"
         assert oct(directory.stat().st_mode & 0o777) == oct(0o700)
-        assert oct(Path(hook_client.socket_path(own)).stat().st_mode & 0o777) == oct(0o600)
+        fifo = Path(hook_client.fifo_path(own)).lstat()
+        assert stat.S_ISFIFO(fifo.st_mode) and oct(fifo.st_mode & 0o777) == oct(0o600)
     finally:
         subprocess.run([*hook_argv(), "--stop"], env=own, capture_output=True, timeout=30, check=False)
 
@@ -370,7 +433,7 @@ def test_stop_ends_the_server_and_says_so(repo: Path, merge_policy: Path, served
     served_answer("ls", repo, served, tmp_path)
     stopped = subprocess.run([*hook_argv(), "--stop"], env=served, capture_output=True, text=True, timeout=30,
                              check=False)
-    path = hook_client.socket_path(served)
+    path = hook_client.fifo_path(served)
     assert (stopped.returncode, stopped.stdout) == (0, f"gitvow-hook: stopped the gate server at {path}\n")
     deadline = time.monotonic() + 10
     while os.path.exists(path) and time.monotonic() < deadline:

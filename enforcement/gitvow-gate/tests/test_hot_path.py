@@ -44,8 +44,25 @@ def test_the_hook_client_imports_the_standard_library_only() -> None:
     ours = {m for m in added if m.partition(".")[0] not in sys.stdlib_module_names}
     assert ours == {"gitvow_gate", "gitvow_gate.hook_client"}
     # and of the standard library, nothing the client does not use: no JSON (it forwards the
-    # payload as bytes), no regular expressions, no subprocess, no typing
-    assert not {"json", "re", "subprocess", "typing", "dataclasses", "importlib.metadata"} & added, added
+    # payload as bytes), no regular expressions, no subprocess, no typing, no socket (named pipes)
+    # and no enum (which socket would bring)
+    assert not {"json", "re", "subprocess", "typing", "dataclasses", "importlib.metadata", "socket", "enum",
+                "selectors", "signal", "zlib"} & added, added
+
+
+def test_under_python_i_s_the_client_adds_os_and_its_own_module_only() -> None:
+    """As ``gitvow install`` runs it (``python -I -S -c``): besides ``os`` (and what ``os``
+    imports), the client's import adds its own two modules and nothing else."""
+    import gitvow_gate
+
+    code = f"import sys;sys.path.insert(0,{str(Path(gitvow_gate.__file__).parent.parent)!r});" + CLIENT
+    os_code = "import json,sys;before=set(sys.modules);import os;print(json.dumps(sorted(set(sys.modules)-before)))"
+    with_os = set(json.loads(subprocess.run([sys.executable, "-I", "-S", "-c", os_code], capture_output=True,
+                                            text=True, check=True).stdout))
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code.replace("import gitvow_gate.hook_client",
+                                                                          "import os, gitvow_gate.hook_client")],
+                          capture_output=True, text=True, check=True)
+    assert set(json.loads(done.stdout)) - with_os - {"os"} == {"gitvow_gate", "gitvow_gate.hook_client"}
 
 
 def probe(repo: Path, env: dict[str, str], command: str, tool: str = "Bash",

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import Hooked, gitvow_argv, hook_argv
+from .conftest import Hooked, gitvow_argv, hook_argv, installed_hook
 
 FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json", "cursor": ".cursor/hooks.json",
          "gemini": ".gemini/settings.json", "copilot": ".github/hooks/gitvow.json"}
@@ -38,8 +39,8 @@ def test_repository_install_is_idempotent_and_uninstall_restores(repo: Path, cli
     once = path.read_text(encoding="utf-8")
     config = json.loads(once)
     assert config["theme"] == "dark" and "say done" in commands(config)
-    ours = [c for c in commands(config) if "hook --agent" in c]
-    assert ours and all(c.startswith(f"{hook_argv()[0]} --agent {agent} ") for c in ours)
+    ours = [c for c in commands(config) if " --agent " in c]
+    assert ours and all(c.startswith(f"{installed_hook()} --agent {agent} ") for c in ours)
     assert cli("install", "--agent", agent, str(repo)).code == 0
     assert path.read_text(encoding="utf-8") == once
     removed = cli("uninstall", "--agent", agent, cwd=repo)
@@ -71,9 +72,10 @@ def test_user_install_names_the_executable_by_absolute_path(env: dict[str, str],
     config = json.loads(Path(env["HOME"], USER_FILES["claude"]).read_text())
     (command,) = commands(config)
     executable = command.split(" --agent ")[0]
-    assert Path(executable).is_absolute()
+    assert executable == installed_hook()
+    python, *flags = shlex.split(executable)[:3]
+    assert Path(python).is_absolute() and flags == ["-I", "-S"]
     assert command.startswith(f"{executable} --agent claude PreToolUse; ")
-    assert executable == hook_argv()[0]
     cli("uninstall", "--agent", "claude", "--user")
     assert not Path(env["HOME"], USER_FILES["claude"]).exists()
 
@@ -114,16 +116,23 @@ def test_install_replaces_the_old_tools_pre_tool_entry_and_uninstall_puts_it_bac
     cli("install", "--agent", "claude", cwd=repo)
     config = json.loads(path.read_text())
     pre = [h["command"] for e in config["hooks"]["PreToolUse"] for h in e["hooks"]]
-    assert len(pre) == 1 and f"{hook_argv()[0]} --agent claude PreToolUse;" in pre[0]  # one gate, not two
+    assert len(pre) == 1 and f"{installed_hook()} --agent claude PreToolUse;" in pre[0]  # one gate, not two
     cli("uninstall", "--agent", "claude", cwd=repo)
     assert path.read_text(encoding="utf-8") == original
 
 
 @pytest.mark.parametrize("agent", sorted(FILES))
 @pytest.mark.parametrize("breakage", ["removed", "broken"])
+@pytest.mark.parametrize("form", ["gitvow-hook", "python -I -S"])
 def test_a_missing_or_broken_gitvow_blocks_the_next_tool_call(tmp_path: Path, repo: Path, env: dict[str, str],
-                                                               agent: str, breakage: str) -> None:
-    """Install from a gitvow of its own, then take it away: the agent's next call is refused."""
+                                                               agent: str, breakage: str, form: str) -> None:
+    """Install from a gitvow of its own, then take it away: the agent's next call is refused.
+
+    ``gitvow-hook``: a scripts directory with the console scripts only, so install names
+    ``gitvow-hook``. ``python -I -S``: a virtualenv of its own (its ``pyvenv.cfg``, its ``python``,
+    this environment's ``lib``), so install names its ``python``; that is what is taken away.
+    """
+    import os
     import shutil
     import subprocess
 
@@ -136,13 +145,19 @@ def test_a_missing_or_broken_gitvow_blocks_the_next_tool_call(tmp_path: Path, re
     shutil.copy2(gitvow_argv()[0], installer)
     own = bin_dir / "gitvow-hook"
     shutil.copy2(hook_argv()[0], own)
+    if form == "python -I -S":
+        venv = Path(gitvow_argv()[0]).parent.parent
+        shutil.copy2(venv / "pyvenv.cfg", tmp_path / "pyvenv.cfg")
+        (tmp_path / "lib").symlink_to(venv / "lib")
+        own = bin_dir / "python"
+        own.symlink_to(os.path.realpath(venv / "bin" / "python"))
     installed = subprocess.run([str(installer), "install", "--agent", agent], cwd=repo, env=env, capture_output=True,
                                text=True, check=False)
     assert installed.returncode == 0, installed.stderr
     assert "probe: the installed hook answered allow" in installed.stdout
     event = shell_payload(agent, "true", repo)[0]
     (command,) = [c for c in commands(json.loads((repo / FILES[agent]).read_text())) if f" {event};" in c]
-    assert command.startswith(f"{own} --agent {agent} {event}; ")
+    assert command.startswith(f"{own} --agent {agent} {event}; " if form == "gitvow-hook" else f"{own} -I -S -c ")
 
     def run(line: str) -> str:
         """The agent runs the hook command through a shell, with the call on stdin."""
@@ -156,6 +171,8 @@ def test_a_missing_or_broken_gitvow_blocks_the_next_tool_call(tmp_path: Path, re
     if breakage == "removed":
         own.unlink()
     else:
+        own.unlink()
         own.write_text("#!/bin/sh\necho 'Traceback (most recent call last): ImportError' >&2\nexit 1\n",
                        encoding="utf-8")
+        own.chmod(0o755)
     assert run("ls -la") == "deny"

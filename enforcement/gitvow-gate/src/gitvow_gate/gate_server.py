@@ -1,10 +1,11 @@
 """The gate server: one per user and installation, keeping the gate's engine loaded between hook calls.
 
 ``gitvow-hook`` (:mod:`gitvow_gate.hook_client`) starts it on first use, detached, as
-``gitvow-gate-server SOCKET`` (:func:`gitvow_gate.hook_client.server_argv`). It listens on a Unix socket, mode 0600, in
-a 0700 directory (``$XDG_RUNTIME_DIR/gitvow``, else ``$TMPDIR/gitvow-UID``), answers one call
-per connection, one call at a time, and exits after :data:`IDLE` seconds without one
-(``GITVOW_GATE_IDLE``), or when ``gitvow-hook --stop`` asks.
+``gitvow-gate-server FIFO`` (:func:`gitvow_gate.hook_client.server_argv`). It reads a named pipe,
+mode 0600, in a 0700 directory (``$XDG_RUNTIME_DIR/gitvow``, else ``$TMPDIR/gitvow-UID``): each
+line names a call, whose request file and reply FIFO sit beside it and must pass the same
+checks (this user's, open to nobody else, not links). It answers one call at a time, and exits
+after :data:`IDLE` seconds without one (``GITVOW_GATE_IDLE``), or when ``gitvow-hook --stop`` asks.
 
 Each call is decided as the hook process itself would decide it: the server takes on the
 client's working directory and environment (providers and classifiers it runs inherit them,
@@ -15,16 +16,15 @@ is the installed plugin set it was started with: a call whose plugin key
 (:func:`gitvow_gate.hook_client.plugin_key`) differs is answered ``stale`` and the server
 exits, so that call is decided in-process and the next one starts a server on the new set.
 
-A second server for the same socket never starts: a lock file beside the socket is held for
-the server's life, and a socket file left by a server that died is removed only under it.
+A second server for the same FIFO never starts: a lock file beside the FIFO is held for
+the server's life, and the FIFO is made afresh under it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
-import socket
+import select
 import sys
 import time
 
@@ -32,12 +32,12 @@ from gitvow.plugins import installed
 from gitvow_gate.hook_client import (
     PROTOCOL,
     Refused,
+    check_fd,
     check_private,
     frame,
     make_private_dir,
-    peer_uid,
     plugin_key,
-    receive,
+    read_file,
     unframe,
 )
 from gitvow_gate.invocation import answer
@@ -46,8 +46,10 @@ from gitvow_gate.invocation import answer
 IDLE = 600.0
 #: Tries (0.1 s apart) at the lock another server holds, before this one gives way.
 LOCK_TRIES = 20
-#: The most seconds a client may take to send its call.
-READ_TIMEOUT = 5.0
+#: The most seconds a client may take to read its answer.
+WRITE_TIMEOUT = 5.0
+#: The longest line naming a call (``c-PID-NANOSECONDS``).
+NAME_MAX = 64
 
 
 def idle_seconds(env: dict[str, str]) -> float:
@@ -68,25 +70,25 @@ def parse_environment(data: bytes) -> dict[str, str]:
 
 
 class GateServer:
-    """The listening socket and the plugin key the server was built with."""
+    """The request FIFO and the plugin key the server was built with."""
 
     def __init__(self, path: str, key: bytes) -> None:
         self.path = path
         self.key = key
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.directory = os.path.dirname(path)
         if os.path.lexists(path):
-            os.unlink(path)  # left by a server that died: we hold the lock, so nobody listens on it
-        previous = os.umask(0o177)
-        try:
-            self.sock.bind(path)
-        finally:
-            os.umask(previous)
-        os.chmod(path, 0o600)
-        self.inode = os.lstat(path).st_ino
-        self.sock.listen(64)
+            os.unlink(path)  # left by a server that died: we hold the lock, so nobody reads it
+        os.mkfifo(path, 0o600)
+        os.chmod(path, 0o600)  # whatever the umask
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        # our own writer: the FIFO never reads as closed between two clients
+        self.keep = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        self.inode = os.fstat(self.fd).st_ino
+        self.pending = b""
 
     def close(self) -> None:
-        self.sock.close()
+        os.close(self.keep)
+        os.close(self.fd)
         try:
             if os.lstat(self.path).st_ino == self.inode:
                 os.unlink(self.path)
@@ -94,37 +96,47 @@ class GateServer:
             pass
 
     def serve(self, idle: float) -> None:
-        self.sock.settimeout(idle)
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
         while True:
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
+            if not poller.poll(int(idle * 1000)):
                 return
-            with conn:
-                if not self.handle(conn):
+            try:
+                self.pending += os.read(self.fd, 65536)
+            except BlockingIOError:
+                continue
+            while b"\n" in self.pending:
+                line, _, self.pending = self.pending.partition(b"\n")
+                if not self.handle(line):
                     return
+            if len(self.pending) > NAME_MAX:
+                self.pending = b""  # not a call's name: nothing a client wrote
 
-    def handle(self, conn: socket.socket) -> bool:
-        """Answer one connection; False when the server should stop."""
+    def handle(self, line: bytes) -> bool:
+        """Answer the call ``line`` names; False when the server should stop."""
+        name = line.decode("ascii", "replace")
+        if not name.startswith("c-") or not name[2:].replace("-", "").isdigit():
+            return True
+        base = os.path.join(self.directory, name)
         try:
-            if peer_uid(conn) != os.getuid():
-                return True  # the socket is 0600: only a misconfiguration gets here
-            fields = unframe(receive(conn, time.monotonic() + READ_TIMEOUT))
+            check_private(base + ".reply", kind="fifo")
+            fields = unframe(read_file(base + ".req"))
         except (OSError, Refused):
-            return True
+            return True  # gone (the client gave up) or not to be trusted: nobody to answer
+        go_on, reply_fields = self.decide(fields)
+        reply(base + ".reply", reply_fields)
+        return go_on
+
+    def decide(self, fields: list[bytes]) -> tuple[bool, list[bytes]]:
         if fields[0] != PROTOCOL or len(fields) < 2:
-            reply(conn, [b"error", b"another protocol"])
-            return True
+            return True, [b"error", b"another protocol"]
         if fields[1] == b"stop":
-            reply(conn, [b"stopped"])
-            return False
+            return False, [b"stopped"]
         if fields[1] != b"decide" or len(fields) != 8:
-            reply(conn, [b"error", b"not a call"])
-            return True
+            return True, [b"error", b"not a call"]
         _, _, key, agent, event, cwd, env_text, stdin = fields
         if key != self.key:
-            reply(conn, [b"stale"])  # built from another plugin set: the client decides, the next call restarts us
-            return False
+            return False, [b"stale"]  # built from another plugin set: the client decides, the next call restarts us
         try:
             env = parse_environment(env_text)
             os.chdir(os.fsdecode(cwd))
@@ -132,19 +144,34 @@ class GateServer:
             os.environ.update(env)
             code, out, err = answer(agent.decode(), event.decode(), stdin, env)
         except Exception as exc:  # the client decides in-process; it never takes this as an answer
-            reply(conn, [b"error", f"{type(exc).__name__}".encode()])
-            return True
+            return True, [b"error", f"{type(exc).__name__}".encode()]
         finally:
             os.chdir("/")
-        reply(conn, [b"ok", b"%d" % code, out, err])
-        return True
-        return True
+        return True, [b"ok", b"%d" % code, out, err]
 
 
-def reply(conn: socket.socket, fields: list[bytes]) -> None:
-    conn.settimeout(READ_TIMEOUT)
-    with contextlib.suppress(OSError):  # the client gave up (its bound passed): it decides in-process
-        conn.sendall(frame(fields))
+def reply(path: str, fields: list[bytes]) -> None:
+    """Write the answer to the call's reply FIFO, never waiting on it past :data:`WRITE_TIMEOUT`."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # ENXIO: the client gave up
+    except OSError:
+        return
+    try:
+        check_fd(fd, path, kind="fifo")
+        data = memoryview(frame(fields))
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        deadline = time.monotonic() + WRITE_TIMEOUT
+        while data and time.monotonic() < deadline:
+            poller.poll(100)
+            try:
+                data = data[os.write(fd, data):]
+            except BlockingIOError:
+                continue
+    except (OSError, Refused):  # the client went away (EPIPE), or the FIFO is not its: it decides in-process
+        pass
+    finally:
+        os.close(fd)
 
 
 def warm() -> None:
@@ -168,7 +195,7 @@ def take(lock: int) -> bool:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: gitvow-gate-server SOCKET", file=sys.stderr)
+        print("usage: gitvow-gate-server FIFO", file=sys.stderr)
         return 2
     path = os.path.abspath(args[0])
     env = dict(os.environ)
@@ -177,17 +204,15 @@ def main(argv: list[str] | None = None) -> int:
     except Refused as exc:
         print(f"gitvow gate server: {exc}", file=sys.stderr)
         return 1
-    lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock = os.open(path.removesuffix(".fifo") + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     if not take(lock):
-        return 0  # another server holds this socket
+        return 0  # another server holds this FIFO
     os.chdir("/")
-    # as the client computes it, without the script's directory (``python -P -m``, the
-    # fallback of server_argv, puts none first)
-    key = plugin_key(sys.path if sys.flags.safe_path else sys.path[1:], env)
+    key = plugin_key(env)  # as the client computes it
     warm()
     server = GateServer(path, key)
     try:
-        check_private(path, kind="socket")
+        check_private(path, kind="fifo")
         server.serve(idle_seconds(env))
     finally:
         server.close()

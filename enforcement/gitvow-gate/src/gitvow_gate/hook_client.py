@@ -1,44 +1,54 @@
 """``gitvow-hook``: the process an agent starts for each tool call, a small client of the gate server.
 
 The engine (the policy, the plugins, the adapters) stays loaded in a per-user gate server
-(:mod:`gitvow_gate.gate_server`), so the process the agent starts only forwards the call: it
-imports the standard library alone (``os``, ``sys``, ``socket``, ``stat``, ``time``, ``zlib``) and no
-gitvow module beyond this one, sends the agent's payload with the cwd and environment, and
-prints the answer the server decided.
+(:mod:`gitvow_gate.gate_server`), so the process the agent starts only forwards the call. It
+imports the standard library alone, and of it only what a bare interpreter has not already
+paid for: ``os``, ``sys``, ``time``, ``select``, and ``site`` for its ``getsitepackages`` (under
+``-S`` importing it runs nothing). No ``socket``, which imports ``enum`` and ``selectors``; no
+``json`` or ``re``. ``gitvow install`` runs it as ``python -I -S -c …``
+(:func:`command_line`), so neither ``site`` nor the console-script template runs either;
+``gitvow-hook`` runs the same code for other callers.
+
+The transport is named pipes in a private directory (``$XDG_RUNTIME_DIR/gitvow``, else
+``$TMPDIR/gitvow-UID``): this user's, mode 0700, not a link. The server reads the request
+FIFO ``gate-HASH.fifo``; a call writes its request to a file of its own in the directory
+(``c-PID-NS.req``, created exclusively, 0600), makes a reply FIFO of its own (``c-PID-NS.reply``,
+0600, so concurrent calls never read each other's answers), writes one short line naming
+them to the request FIFO (under ``PIPE_BUF``: atomic), and waits on its reply FIFO with
+``select.poll`` until :data:`TIMEOUT` seconds in total have passed. Both files are removed
+after the call. The request FIFO must be a FIFO, this user's, and open to nobody else; a
+FIFO has no peer credentials, so the directory is the trust boundary, and the server checks
+every file a call names the same way.
 
 Anything short of a well-formed answer from a server that passed every check is decided
-here, in-process, by the very code the server runs (:func:`gitvow_gate.invocation.run`):
-no server yet (it is started, detached, for the next call), a stale socket, a socket or
-directory another user owns or others may write, a peer of another uid, no answer within
-:data:`TIMEOUT` seconds in total, or an answer that does not parse. So the client never fails
-open: the worst the server can cost is the in-process decision, whose own failures are the
-gate's fail-closed deny.
+here, in-process, by the very code the server runs (:func:`gitvow_gate.invocation.answer`):
+no server (no FIFO, or one with no reader: it is started, detached, for the next call), a
+FIFO or directory another user owns or others may use, no answer within :data:`TIMEOUT`
+seconds, or an answer that does not parse. So the client never fails open: the worst the
+server can cost is the in-process decision, whose own failures are the gate's fail-closed deny.
 
 Wire format (both ways, :func:`frame` / :func:`unframe`): a count line, then each field as its
 length in bytes on a line followed by the bytes. A request is ``[PROTOCOL, "decide", plugin
 key, agent, event, cwd, environment, payload]``; the answer is ``["ok", exit code, stdout,
 stderr]``, or ``["stale"]`` from a server built from another plugin set, which then stops.
-The client parses no JSON (the payload is forwarded as bytes): ``json`` would import ``re``
-and ``enum``, which cost this process more than the whole answer.
 """
 
-from __future__ import annotations
 
 import os
-import socket
-import stat
 import sys
 import time
-import zlib
 
 #: Bumped whenever the wire format changes: a server of another version answers nothing.
-PROTOCOL = b"gitvow-gate/1"
-#: The most seconds the client spends on the server, connect to answer; then it decides itself.
+PROTOCOL = b"gitvow-gate/2"
+#: The most seconds the client spends on the server, request to answer; then it decides itself.
 TIMEOUT = 1.0
 #: ``GITVOW_GATE_SERVER=off`` (or ``0``, ``no``) decides every call in-process, starting no server.
 SWITCH = "GITVOW_GATE_SERVER"
 AGENT_NAMES = ("claude", "codex", "cursor", "gemini", "copilot")
 _LARGEST = 64 * 1024 * 1024
+# the file types and permission bits of stat(2), as the ``stat`` module names them (S_IFMT…)
+_IFMT, _IFDIR, _IFIFO, _IFREG = 0o170000, 0o040000, 0o010000, 0o100000
+_KINDS = {"dir": _IFDIR, "fifo": _IFIFO, "file": _IFREG}
 
 
 class Refused(Exception):
@@ -73,14 +83,48 @@ def unframe(data: bytes) -> list[bytes]:
     return fields
 
 
-def receive(sock: socket.socket, deadline: float | None) -> bytes:
-    """Read until the peer shuts its side down (one message per connection)."""
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def read_file(path: str) -> bytes:
+    """A private regular file's bytes (never through a link), at most :data:`_LARGEST`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        check_fd(fd, path, kind="file")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > _LARGEST:
+                raise Refused("a message larger than any hook payload")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_until_closed(fd: int, deadline: float) -> bytes:
+    """Read a non-blocking FIFO until its writer closes it (one message per reply FIFO), polling
+    with :mod:`select` (a module of a few C functions) so the answer is read the moment it comes."""
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
     chunks: list[bytes] = []
     size = 0
     while True:
-        if deadline is not None:
-            sock.settimeout(max(deadline - time.monotonic(), 0.001))
-        chunk = sock.recv(65536)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Refused(f"no answer within {TIMEOUT} s")
+        if not poller.poll(max(int(left * 1000), 1)):
+            continue
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            continue
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
@@ -91,6 +135,14 @@ def receive(sock: socket.socket, deadline: float | None) -> bytes:
 
 def environment_text(env: dict[str, str]) -> bytes:
     return b"\0".join(os.fsencode(f"{k}={v}") for k, v in env.items())
+
+
+def fnv(data: bytes) -> int:
+    """FNV-1a, 32 bits: a stable short name without importing ``zlib`` (``hash`` is salted)."""
+    value = 0x811C9DC5
+    for byte in data:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
 
 
 # -- where the server lives, and whether it is ours ----------------------------------------------
@@ -104,24 +156,46 @@ def runtime_dir(env: dict[str, str]) -> str:
     return os.path.join(env.get("TMPDIR") or "/tmp", f"gitvow-{os.getuid()}")
 
 
-def socket_path(env: dict[str, str]) -> str:
-    """One server per user and per installation: the environment's prefix (a virtualenv) and the
-    Python's version, however the interpreter is named (``python``, ``python3.12``)."""
-    installation = os.fsencode(f"{sys.prefix}\0{sys.version}")
-    return os.path.join(runtime_dir(env), f"gate-{zlib.crc32(installation):08x}.sock")
+def prefix() -> str:
+    """The installation's prefix: ``sys.prefix``, which in a virtualenv ``site`` sets at start-up;
+    without ``site`` (``-S``), found as ``site`` finds it, by the ``pyvenv.cfg`` beside or above
+    the interpreter."""
+    if not sys.flags.no_site:
+        return sys.prefix
+    here = os.path.dirname(sys.executable)
+    for directory in (here, os.path.dirname(here)):
+        if os.path.isfile(os.path.join(directory, "pyvenv.cfg")):
+            return directory
+    return sys.prefix
+
+
+def fifo_path(env: dict[str, str]) -> str:
+    """The server's request FIFO. One server per user and per installation: the environment's
+    prefix (a virtualenv) and the Python's version, however the interpreter is named."""
+    installation = os.fsencode(f"{prefix()}\0{sys.version}")
+    return os.path.join(runtime_dir(env), f"gate-{fnv(installation):08x}.fifo")
+
+
+def check_mode(path: str, mode: int, uid: int, *, kind: str) -> None:
+    if mode & _IFMT != _KINDS[kind]:
+        raise Refused(f"{path} is not a {kind}")
+    if uid != os.getuid():
+        raise Refused(f"{path} belongs to uid {uid}")
+    if mode & 0o077:
+        raise Refused(f"{path} is open to others (mode {mode & 0o7777:o})")
 
 
 def check_private(path: str, *, kind: str) -> None:
-    """``path`` is a ``kind`` (``dir`` or ``socket``, never a link), owned by this user, and only they
-    may use it (no group or other permission); else :class:`Refused`, naming what is wrong."""
+    """``path`` is a ``kind`` (``dir``, ``fifo`` or ``file``, never a link), owned by this user, and
+    only they may use it (no group or other permission); else :class:`Refused`, naming what is wrong."""
     info = os.lstat(path)  # FileNotFoundError: no server (yet)
-    is_kind = stat.S_ISDIR(info.st_mode) if kind == "dir" else stat.S_ISSOCK(info.st_mode)
-    if not is_kind:
-        raise Refused(f"{path} is not a {kind}")
-    if info.st_uid != os.getuid():
-        raise Refused(f"{path} belongs to uid {info.st_uid}")
-    if info.st_mode & 0o077:
-        raise Refused(f"{path} is open to others (mode {stat.S_IMODE(info.st_mode):o})")
+    check_mode(path, info.st_mode, info.st_uid, kind=kind)
+
+
+def check_fd(fd: int, path: str, *, kind: str) -> None:
+    """:func:`check_private` for the file actually opened (no race with a rename in between)."""
+    info = os.fstat(fd)
+    check_mode(path, info.st_mode, info.st_uid, kind=kind)
 
 
 def make_private_dir(path: str) -> None:
@@ -130,23 +204,29 @@ def make_private_dir(path: str) -> None:
     check_private(path, kind="dir")
 
 
-def peer_uid(sock: socket.socket) -> int:
-    """The uid of the process at the other end (``SO_PEERCRED``: pid, uid, gid as C ints)."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        raise Refused("this system does not tell a socket's peer (SO_PEERCRED)")
-    raw = sock.getsockopt(socket.SOL_SOCKET, option, 12)
-    return int.from_bytes(raw[4:8], sys.byteorder)
+def site_directories() -> list[str]:
+    """The installation's site-packages directories, as :mod:`site` computes them for the prefix
+    (its public ``getsitepackages``, which follows a distribution's own layout), and the user's
+    when this interpreter honours it. Importing ``site`` under ``-S`` runs none of it."""
+    import site
+
+    home = prefix()
+    found = site.getsitepackages([home])
+    if not sys.flags.no_user_site and home == sys.base_prefix:
+        found.append(site.getusersitepackages())
+    return found
 
 
-def plugin_key(paths: list[str], env: dict[str, str]) -> bytes:
-    """What the installed plugin set depends on: the Python, ``GITVOW_DISABLE_PLUGINS``, and each
-    import-path directory with its modification time (installing or removing a distribution
-    changes its directory's). A server built under another key never answers."""
-    parts = [sys.version, env.get("GITVOW_DISABLE_PLUGINS", "")]
-    for entry in paths:
+def plugin_key(env: dict[str, str]) -> bytes:
+    """What the installed plugin set depends on: the Python, ``GITVOW_DISABLE_PLUGINS``,
+    ``PYTHONPATH`` when honoured, and each site-packages directory with its modification time
+    (installing or removing a distribution changes it). The client (under ``python -I -S``, with
+    no ``site``) and the server compute it alike; a server built under another key never answers."""
+    parts = [sys.version, env.get("GITVOW_DISABLE_PLUGINS", ""),
+             "" if sys.flags.ignore_environment else env.get("PYTHONPATH", "")]
+    for entry in site_directories():
         try:
-            parts.append(f"{entry}\0{os.stat(entry or '.').st_mtime_ns}")
+            parts.append(f"{entry}\0{os.stat(entry).st_mtime_ns}")
         except OSError:
             parts.append(f"{entry}\0-")
     return "\n".join(parts).encode()
@@ -155,20 +235,47 @@ def plugin_key(paths: list[str], env: dict[str, str]) -> bytes:
 # -- the client ------------------------------------------------------------------------------
 
 
-def ask_server(path: str, request: bytes) -> tuple[int, bytes, bytes]:
-    """The server's answer to ``request``; :class:`Refused` (or an OSError) when it cannot be trusted."""
+def exchange(path: str, request: bytes) -> list[bytes]:
+    """The fields the server answers ``request`` with; :class:`Refused` (or an OSError) when it cannot be trusted.
+
+    ``FileNotFoundError`` (no FIFO) and ``OSError(ENXIO)`` (a FIFO no server reads) mean no server.
+    """
     deadline = time.monotonic() + TIMEOUT
-    check_private(os.path.dirname(path), kind="dir")
-    check_private(path, kind="socket")
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(TIMEOUT)
-        sock.connect(path)
-        if peer_uid(sock) != os.getuid():
-            raise Refused("the server runs as another user")
-        sock.settimeout(max(deadline - time.monotonic(), 0.001))
-        sock.sendall(request)
-        sock.shutdown(socket.SHUT_WR)
-        answer = unframe(receive(sock, deadline))
+    directory = os.path.dirname(path)
+    check_private(directory, kind="dir")
+    check_private(path, kind="fifo")
+    name = f"c-{os.getpid()}-{time.monotonic_ns()}"
+    base = os.path.join(directory, name)
+    reply = -1
+    try:
+        fd = os.open(base + ".req", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            write_all(fd, request)
+        finally:
+            os.close(fd)
+        os.mkfifo(base + ".reply", 0o600)
+        os.chmod(base + ".reply", 0o600)  # whatever the umask: the server must be able to write it
+        reply = os.open(base + ".reply", os.O_RDONLY | os.O_NONBLOCK)
+        server = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # ENXIO: nobody reads it
+        try:
+            check_fd(server, path, kind="fifo")
+            os.write(server, name.encode() + b"\n")  # < PIPE_BUF: one atomic write
+        finally:
+            os.close(server)
+        return unframe(read_until_closed(reply, deadline))
+    finally:
+        if reply >= 0:
+            os.close(reply)
+        for leftover in (base + ".req", base + ".reply"):
+            try:  # noqa: SIM105 (contextlib would be one more import on every call)
+                os.unlink(leftover)
+            except OSError:
+                pass
+
+
+def ask_server(path: str, request: bytes) -> tuple[int, bytes, bytes]:
+    """The server's decision of ``request``: exit status, stdout, stderr."""
+    answer = exchange(path, request)
     if len(answer) != 4 or answer[0] != b"ok":
         raise Refused(f"the server answered {answer[0][:40]!r}")
     code = int(answer[1])
@@ -178,19 +285,22 @@ def ask_server(path: str, request: bytes) -> tuple[int, bytes, bytes]:
 
 
 def server_argv(path: str) -> list[str]:
-    """``gitvow-gate-server SOCKET``, the console script beside this one (or beside the Python).
+    """``gitvow-gate-server FIFO``, the console script beside this one (or beside the Python).
 
     An installed script rather than ``python -m``: its ``sys.path`` is laid out as the hook's
     own (the scripts directory first, never the agent's working directory), so the server and
-    an in-process call key the plugin index alike (:mod:`gitvow_gate.plugin_index`).
+    an in-process call key the plugin index alike (:mod:`gitvow_gate.plugin_index`). A client
+    run isolated (``-I``) starts it ignoring the environment and the user's site (``-E -s``),
+    as the client itself does, so both compute the same :func:`plugin_key`.
     """
+    flags = (["-E"] if sys.flags.ignore_environment else []) + (["-s"] if sys.flags.no_user_site else [])
     ran = sys.argv[0] if sys.argv else ""
     where = os.path.dirname(os.path.abspath(ran)) if os.path.basename(ran).startswith("gitvow") else ""
     for directory in (where, os.path.dirname(sys.executable)):
         script = os.path.join(directory, "gitvow-gate-server")
         if directory and os.path.isfile(script):
-            return [sys.executable, script, path]
-    return [sys.executable, "-P", "-m", "gitvow_gate.gate_server", path]
+            return [sys.executable, *flags, script, path]
+    return [sys.executable, *flags, "-P", "-m", "gitvow_gate.gate_server", path]
 
 
 def start_server(path: str, env: dict[str, str]) -> None:
@@ -209,6 +319,11 @@ def start_server(path: str, env: dict[str, str]) -> None:
         pass  # no server: every call is decided in-process, as before there was one
 
 
+def no_server(exc: OSError) -> bool:
+    """No FIFO, or a FIFO no process reads (``ENXIO`` opening it to write without blocking)."""
+    return isinstance(exc, FileNotFoundError) or exc.errno == 6  # errno.ENXIO on every POSIX system
+
+
 def serve(agent: str | None, event: str) -> int:
     """Answer one hook call: through the server when it is up and sound, else in-process."""
     env = dict(os.environ)
@@ -221,16 +336,14 @@ def serve(agent: str | None, event: str) -> int:
     except (OSError, ValueError):
         stdin = b""
     if env.get(SWITCH, "").lower() not in ("off", "0", "no", "false"):
-        path = socket_path(env)
+        path = fifo_path(env)
         try:
-            # sys.path[0] is the script's directory: nothing is installed there
-            request = frame([PROTOCOL, b"decide", plugin_key(sys.path[1:], env), agent.encode(), event.encode(),
+            request = frame([PROTOCOL, b"decide", plugin_key(env), agent.encode(), event.encode(),
                              os.fsencode(os.getcwd()), environment_text(env), stdin])
             code, out, err = ask_server(path, request)
-        except FileNotFoundError:
-            start_server(path, env)
-        except ConnectionRefusedError:  # a socket file no server listens on
-            start_server(path, env)
+        except OSError as exc:
+            if no_server(exc):
+                start_server(path, env)
         except Exception:  # anything else short of a trusted answer: decided here, never an allow by default
             pass
         else:
@@ -241,8 +354,22 @@ def serve(agent: str | None, event: str) -> int:
     return in_process(agent, event, stdin, env)
 
 
+def add_site() -> None:
+    """Under ``python -I -S -c`` (:func:`command_line`) the installation's site directories are not
+    on ``sys.path``: add them as ``site`` does at start-up, and put the scripts directory first
+    where a console script has its own, so the in-process decision imports, and keys the plugin
+    index (:mod:`gitvow_gate.plugin_index`), exactly as ``gitvow-hook`` and the server do."""
+    if not sys.flags.no_site:
+        return
+    import site
+
+    sys.path[0] = os.path.dirname(sys.executable)  # in place of the directory command_line put there
+    site.main()
+
+
 def in_process(agent: str, event: str, stdin: bytes, env: dict[str, str]) -> int:
     """The decision made here, exactly as the server makes it (:func:`gitvow_gate.invocation.answer`)."""
+    add_site()
     from gitvow_gate.invocation import answer  # the engine: imported only when this process must decide
 
     code, out, err = answer(agent, event, stdin, env)
@@ -250,6 +377,17 @@ def in_process(agent: str, event: str, stdin: bytes, env: dict[str, str]) -> int
     sys.stdout.flush()
     sys.stderr.buffer.write(err)
     return code
+
+
+def command_line(python: str, directory: str) -> str:
+    """The shell command ``gitvow install`` writes: this client run by ``python -I -S`` (no
+    ``site``, no console-script template, no environment variables), with ``directory`` (where
+    ``gitvow_gate`` is installed) first on ``sys.path``; the hook's arguments follow it."""
+    import shlex
+
+    code = (f"import sys;sys.path.insert(0,{directory!r});"
+            "from gitvow_gate.hook_client import main;sys.exit(main())")
+    return f"{shlex.quote(python)} -I -S -c {shlex.quote(code)}"
 
 
 def parse(argv: list[str]) -> tuple[str | None, str] | None:
@@ -268,22 +406,17 @@ def parse(argv: list[str]) -> tuple[str | None, str] | None:
 
 def stop(env: dict[str, str]) -> int:
     """``gitvow-hook --stop``: ask this installation's server to exit (0 also when none runs)."""
-    path = socket_path(env)
+    path = fifo_path(env)
     try:
-        check_private(os.path.dirname(path), kind="dir")
-        check_private(path, kind="socket")
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(TIMEOUT)
-            sock.connect(path)
-            if peer_uid(sock) != os.getuid():
-                raise Refused("the server runs as another user")
-            sock.sendall(frame([PROTOCOL, b"stop"]))
-            sock.shutdown(socket.SHUT_WR)
-            receive(sock, time.monotonic() + TIMEOUT)
-    except (FileNotFoundError, ConnectionRefusedError):
-        print("gitvow-hook: no gate server is running")
-        return 0
-    except (OSError, Refused) as exc:
+        if exchange(path, frame([PROTOCOL, b"stop"])) != [b"stopped"]:
+            raise Refused("the server did not say it stopped")
+    except Refused as exc:
+        print(f"gitvow-hook: cannot stop the gate server at {path}: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if no_server(exc):
+            print("gitvow-hook: no gate server is running")
+            return 0
         print(f"gitvow-hook: cannot stop the gate server at {path}: {exc}", file=sys.stderr)
         return 1
     print(f"gitvow-hook: stopped the gate server at {path}")

@@ -2,7 +2,8 @@
 
 Install merges gitvow's entries into the file (creating it if needed) and leaves every other
 key and hook alone; running it twice equals running it once, because gitvow's own entries —
-recognised by their ``gitvow-hook --agent`` (or older ``gitvow … hook``) command — are replaced,
+recognised by their ``python -I -S -c '… gitvow_gate.hook_client …' --agent`` or ``gitvow-hook --agent``
+(or older ``gitvow … hook``) command — are replaced,
 not added again.
 Uninstall removes exactly those entries. When nothing else in the file changed since the
 install, it puts back the original bytes (or removes a file gitvow created), so
@@ -27,12 +28,14 @@ from typing import Any
 from gitvow.errors import GitvowError
 from gitvow_gate import agents, observations
 from gitvow_gate.agents.base import HOOK_FAILED
+from gitvow_gate.hook_client import command_line
 
 # ``gitvow-hook --agent NAME EVENT`` as this gitvow writes it, ``gitvow hook --agent NAME EVENT``
 # as earlier 1.x releases did, and ``gitvow hook EVENT`` as gitvow 0.42 wrote Claude Code's:
 # install replaces those entries rather than run two gates.
 _OURS = re.compile(r"(^|[\s/\\'])gitvow(\.exe)?'?\s+hook\s|-m\s+gitvow\s+hook\s"
-                   r"|(^|[\s/\\'])gitvow-hook(\.exe)?'?\s|-m\s+gitvow_gate\.hook_client\s")
+                   r"|(^|[\s/\\'])gitvow-hook(\.exe)?'?\s|-m\s+gitvow_gate\.hook_client\s"
+                   r"|;from gitvow_gate\.hook_client import main;")
 
 
 class InstallError(GitvowError):
@@ -40,15 +43,26 @@ class InstallError(GitvowError):
 
 
 def executable() -> str:
-    """The hook client this install runs (``gitvow-hook``, :mod:`gitvow_gate.hook_client`), by
-    absolute path, quoted for a shell: the one beside the ``gitvow`` that runs the install.
+    """The hook client this install runs (:mod:`gitvow_gate.hook_client`), by absolute path,
+    quoted for a shell: the one beside the ``gitvow`` that runs the install.
+
+    Where that ``gitvow`` has its Python beside it (a virtualenv's ``bin/``), the client is run
+    by that Python as ``python -I -S -c …`` (:func:`gitvow_gate.hook_client.command_line`):
+    no ``site`` processing and no console-script template, the cheapest start a Python
+    hook can have. Otherwise the ``gitvow-hook`` console script beside it.
 
     Never the bare name: an agent's hook shell may not have this virtualenv on its ``PATH``,
     and a hook that is not found gates nothing. Repository installs too — the wrapper around
     it turns a path that is wrong on another machine into a refusal, never into an allow.
     """
     ran = sys.argv[0] if sys.argv and sys.argv[0] else ""
-    beside = os.path.join(os.path.dirname(os.path.abspath(ran)), "gitvow-hook") if ran else ""
+    scripts = os.path.dirname(os.path.abspath(ran)) if ran else ""
+    beside = os.path.join(scripts, "gitvow-hook") if ran else ""
+    python = os.path.join(scripts, "python")
+    if os.path.basename(ran).startswith("gitvow") and os.path.isfile(beside) and os.path.isfile(python):
+        import gitvow_gate
+
+        return command_line(python, os.path.dirname(os.path.dirname(os.path.abspath(gitvow_gate.__file__))))
     if os.path.basename(ran).startswith("gitvow") and os.path.isfile(beside):
         return shlex.quote(beside)
     found = shutil.which("gitvow-hook", path=os.path.dirname(sys.executable)) or shutil.which("gitvow-hook")
