@@ -178,6 +178,15 @@ class GitHubAdapter(Adapter):
             return refusal.plain(message)
         return refusal.json_message(message, code, documentation_url="https://docs.github.com/rest")
 
+    def refusal_answer(self, request: Request, message: str, code: str) -> refusal.Answer:
+        """git's own refusal on git's paths (:func:`gitvow_gitsmart.git_refusal`): a refused push
+        is a report git prints as ``remote:`` lines and ``[remote rejected]``."""
+        from gitvow_gitsmart import git_refusal, is_git_path
+
+        if route(request.host, request.path).surface is Surface.WEB and is_git_path(request.path):
+            return git_refusal(request, message, code)
+        return super().refusal_answer(request, message, code)
+
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_gh(argv, self.reader)
 
