@@ -457,3 +457,6 @@ def test_a_forge_that_serves_no_filters_leaves_the_push_unestablished(versioned:
         del agent.forge.routes[path]
     assert len(_tree_lookups(agent)) == 1
     assert agent.head(branch) is None
+    # the operator's log says why, not just the class of the failure
+    assert f"adapter {agent.name!r} could not resolve 1 target(s) on " in agent.proxy.log_text()
+    assert "PackError: the forge refused the fetch" in agent.proxy.log_text(), agent.proxy.log_text()[-2000:]
