@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import inspect
-import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
