@@ -152,16 +152,19 @@ class Adapter(ABC):
         "403 Forbidden". The status code and ``X-Gitvow-Reason`` header are the caller's."""
         return refusal.plain(message)
 
-    def refusal_answer(self, request: Request, message: str, code: str) -> refusal.Answer:
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
         """The whole refusal of ``request`` as its client's protocol carries it: what the
-        enforcement point answers. The default is :meth:`refusal_body` at the enforcement
-        point's status (403, 429, 503).
+        enforcement point answers. ``status`` is the enforcement point's own (403 for a
+        refusal, 429 for a throttle, 503 when its state store is unreachable). The default is
+        :meth:`refusal_body` at that status.
 
         Override it where the client prints only what a successful answer carries: git smart-HTTP
         (``gitvow_gitsmart.git_refusal``, which every forge adapter hands its git paths) answers
         a refused push with 200 and a ``report-status`` whose every ref is ``ng``, so git prints
         ``remote:`` lines and ``! [remote rejected]``; a refused ``info/refs`` with git's ``ERR``
-        packet. An answer with a 2xx status must never read as a success to its client."""
+        packet. Or where the forge itself answers a refusal with another status (GitHub's
+        GraphQL: 200 with ``errors``, which ``gh pr merge`` prints as one line). An answer with
+        a 2xx status must never read as a success to its client."""
         content_type, body = self.refusal_body(request, message, code)
         return refusal.Answer(content_type, body)
 

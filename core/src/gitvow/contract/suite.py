@@ -478,7 +478,7 @@ class AdapterContract:
         for fixture in fixtures:
             try:
                 content_type, body = adapter.refusal_body(fixture.request(), line, "mode_denied")
-                answer = adapter.refusal_answer(fixture.request(), line, "mode_denied")
+                answer = adapter.refusal_answer(fixture.request(), line, "mode_denied", 403)
             except Exception as exc:
                 problems.append(f"{fixture.id}: raised {type(exc).__name__}: {exc}")
                 continue

@@ -40,7 +40,7 @@ def shaped_refusal(runtime: Runtime, request: Request, adapter: str | None, stat
     plugin = runtime.engine.adapters.get(adapter) if adapter else None
     if plugin is not None:
         try:
-            answer = plugin.refusal_answer(request, message, code)
+            answer = plugin.refusal_answer(request, message, code, status)
         except Exception as exc:
             log.error("gitvow: adapter %r raised in refusal_answer: %s: %s", adapter, type(exc).__name__, exc)
     return http.Response.make(answer.status or status, answer.body, {**headers, "Content-Type": answer.content_type})

@@ -174,12 +174,12 @@ class BitbucketAdapter(Adapter):
             return refusal.json_shaped(message, code, SERVER_ERROR)
         return refusal.plain(message)
 
-    def refusal_answer(self, request: Request, message: str, code: str) -> refusal.Answer:
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
         """git's own refusal on git's paths (:func:`gitvow_gitsmart.git_refusal`): a refused push
         is a report git prints as ``remote:`` lines and ``[remote rejected]``."""
         if is_git_path(request.path) and not request.path.startswith(("/2.0/", "/rest/")):
             return git_refusal(request, message, code)
-        return super().refusal_answer(request, message, code)
+        return super().refusal_answer(request, message, code, status)
 
     def relay_hints(self, operation: str) -> Sequence[str]:
         if operation == "pr.create":

@@ -203,13 +203,13 @@ class GiteaAdapter(Adapter):
             return refusal.json_message(message, code, url="")
         return refusal.plain(message)
 
-    def refusal_answer(self, request: Request, message: str, code: str) -> refusal.Answer:
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
         """git's own refusal on git's paths (:func:`gitvow_gitsmart.git_refusal`): a refused push
         is a report git prints as ``remote:`` lines and ``[remote rejected]``."""
         path = request.path[len(self.prefix) :] if self.prefix and request.path.startswith(self.prefix) else request.path
         if not (path == API or path.startswith(API + "/")) and is_git_path(path):
             return git_refusal(request, message, code)
-        return super().refusal_answer(request, message, code)
+        return super().refusal_answer(request, message, code, status)
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_tea(argv)

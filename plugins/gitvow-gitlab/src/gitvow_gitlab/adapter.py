@@ -195,7 +195,7 @@ class GitLabAdapter(Adapter):
             return refusal.json_message(message, code)
         return refusal.plain(message)
 
-    def refusal_answer(self, request: Request, message: str, code: str) -> refusal.Answer:
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
         """git's own refusal on git's paths (:func:`gitvow_gitsmart.git_refusal`): a refused push
         is a report git prints as ``remote:`` lines and ``[remote rejected]``."""
         try:
@@ -204,7 +204,7 @@ class GitLabAdapter(Adapter):
             segments = []
         if segments[:1] not in (["api"], ["oauth"]) and is_git_path(request.path):
             return git_refusal(request, message, code, limit=self.commands_limit)
-        return super().refusal_answer(request, message, code)
+        return super().refusal_answer(request, message, code, status)
 
     # -- the agent gate ------------------------------------------------------------------------
 

@@ -83,7 +83,7 @@ class GitSmartAdapter(Adapter):
         """Basic auth; a token of the form ``user:password`` keeps its user."""
         return basic_authorization(token, user="x-access-token")
 
-    def refusal_answer(self, request: Request, message: str, code: str) -> refusal.Answer:
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
         """git's own refusal: a push's ``report-status`` (``remote:`` lines, ``[remote rejected]``),
         an ``info/refs`` ``ERR`` packet (:mod:`gitvow_gitsmart.refusals`)."""
         from gitvow_gitsmart.refusals import git_refusal
