@@ -7,8 +7,9 @@ Otherwise the engine decides: a forwarded request gets the adapter's credential 
 the agent's headers, a refusal is answered in the shape the client prints (the adapter's
 ``refusal_answer``: git is refused in its own protocol). A refusal the ``approval`` relay
 may stage is answered with its refusal and left on the flow
-(:data:`~gitvow_proxy.flow_metadata.STAGED_KEY`) for the approval relay, which replaces the answer; without it the refusal stands (fail closed). What was
-decided is left for the audit addon (:data:`~gitvow_proxy.flow_metadata.AUDIT_KEY`).
+(:data:`~gitvow_proxy.flow_metadata.STAGED_KEY`) for the approval relay, which replaces the
+answer; without it the refusal stands (fail closed). What was decided is left for the audit
+addon (:data:`~gitvow_proxy.flow_metadata.AUDIT_KEY`).
 """
 
 from __future__ import annotations
