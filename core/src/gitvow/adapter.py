@@ -151,11 +151,28 @@ class Adapter(ABC):
         """A refusal of ``request`` in the error format this forge's clients print to their
         user: ``(content type, body)``. ``message`` is the one-line denial, ``code`` its reason.
 
-        The default is the line as ``text/plain``, which git prints as ``remote:`` lines. An
+        The default is the line as ``text/plain`` (git prints it as ``remote:`` lines where
+        it prints the body of a failed request at all: see :meth:`refusal_answer`). An
         API adapter answers as its forge does (a JSON ``message``, GraphQL ``errors``; see
         :mod:`gitvow.refusal`), so ``gh``, PyGithub or python-gitlab show the line rather than
         "403 Forbidden". The status code and ``X-Gitvow-Reason`` header are the caller's."""
         return refusal.plain(message)
+
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
+        """The whole refusal of ``request`` as its client's protocol carries it: what the
+        enforcement point answers. ``status`` is the enforcement point's own (403 for a
+        refusal, 429 for a throttle, 503 when its state store is unreachable). The default is
+        :meth:`refusal_body` at that status.
+
+        Override it where the client prints only what a successful answer carries: git smart-HTTP
+        (``gitvow_gitsmart.git_refusal``, which every forge adapter hands its git paths) answers
+        a refused push with 200 and a ``report-status`` whose every ref is ``ng``, so git prints
+        ``remote:`` lines and ``! [remote rejected]``; a refused ``info/refs`` with git's ``ERR``
+        packet. Or where the forge itself answers a refusal with another status (GitHub's
+        GraphQL: 200 with ``errors``, which ``gh pr merge`` prints as one line). An answer with
+        a 2xx status must never read as a success to its client."""
+        content_type, body = self.refusal_body(request, message, code)
+        return refusal.Answer(content_type, body)
 
     # -- the approval's context: what the forge says about a staged merge or creation --------
 

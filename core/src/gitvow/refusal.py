@@ -2,14 +2,19 @@
 
 A client shows its user what it finds in an error body: ``gh``, PyGithub and octokit a JSON
 ``message`` (REST) or the ``errors`` of a GraphQL answer; python-gitlab ``message``; the
-Linear SDK its GraphQL ``errors``; git a ``text/plain`` body as ``remote:`` lines. Each
+Linear SDK its GraphQL ``errors``; git its own protocol (see :class:`Answer`). Each
 helper carries the one-line denial unchanged (nothing else: never a header or a body of the
 request), plus the reason code where the format has a place for it.
+
+A protocol whose client prints only what arrives in a successful answer (git's push reads a
+``report-status``, never the body of a failed POST) answers with an :class:`Answer` that
+sets its own status (:meth:`gitvow.adapter.Adapter.refusal_answer`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,8 +24,24 @@ PLAIN = "text/plain; charset=utf-8"
 JSON = "application/json; charset=utf-8"
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A refusal as the client's protocol carries it.
+
+    ``status`` None keeps the enforcement point's own (403 for a refusal, 429 with
+    ``Retry-After`` for a throttle, 503 when the state store is unreachable). A protocol that
+    tells a refusal inside a successful answer sets it (git smart-HTTP: 200 with a
+    ``report-status`` whose every ref is ``ng``); such a body must never read as a success to
+    its client. The reason header is set whatever the status."""
+
+    content_type: str
+    body: bytes
+    status: int | None = None
+
+
 def plain(message: str) -> tuple[str, bytes]:
-    """The line as text: git prints it as ``remote: …``."""
+    """The line as text: git prints it as ``remote: …`` for a failed ``info/refs``, never for
+    a failed POST (its push answer is ``gitvow_gitsmart.git_refusal``'s)."""
     return PLAIN, (message + "\n").encode()
 
 
@@ -70,4 +91,4 @@ def json_shaped(message: str, code: str, template: Any) -> tuple[str, bytes]:
     return JSON, json.dumps(body).encode()
 
 
-__all__ = ["CODE", "JSON", "MESSAGE", "PLAIN", "graphql_errors", "json_message", "json_shaped", "plain"]
+__all__ = ["CODE", "JSON", "MESSAGE", "PLAIN", "Answer", "graphql_errors", "json_message", "json_shaped", "plain"]

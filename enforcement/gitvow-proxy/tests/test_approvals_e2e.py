@@ -183,6 +183,10 @@ def test_gh_pr_create_is_staged_approved_sent_once_and_answered_again(
     assert "reason=hard_deny" in refused.stderr and "staged for a human as approval" in refused.stderr, refused.stderr
     ident = approval_id(refused.stderr)
     assert f"gitvow approvals wait {ident}" in refused.stderr
+    # GraphQL's refusal as GitHub answers one (200, errors): gh prints the line, not escaped JSON
+    assert f"pull request create failed: GraphQL: gitvow refused pr.create (POST /api/graphql): pr.create needs a human's approval; staged for a " \
+           f"human as approval {ident}; it is sent once approved: `gitvow approvals wait {ident}` (or send the same " \
+           "request again for its result). reason=hard_deny" in refused.stderr.splitlines(), refused.stderr
     assert sent(forge, b"createPullRequest") == []
 
     again = gh_pr_create(proxy, forge, tmp_path, "Add the thing")  # the same request while pending: the same id

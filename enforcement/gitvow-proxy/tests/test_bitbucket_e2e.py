@@ -144,7 +144,10 @@ def test_a_push_at_advisory_never_arrives(bb_proxy: ProxyProcess, bitbucket: Ups
     git("commit", "-q", "-m", "x", cwd=work, env=env)
     bitbucket.clear()
     result = git("push", "origin", "HEAD:refs/heads/nope", cwd=work, env=env, check=False)
-    assert result.returncode != 0 and "403" in result.stderr
+    # refused at info/refs in git's protocol (an ERR packet), as the gitsmart adapter answers
+    assert (result.returncode, result.stderr) == (128, (
+        "fatal: remote error: gitvow refused git.push on team/app (GET /team/app.git/info/refs): git.push needs mode "
+        "issues_and_prs; agent has advisory; ask a human to do it or to raise this agent's mode. reason=mode_denied\n"))
     assert [s for s in bitbucket.seen if "receive-pack" in s.path] == []
 
 

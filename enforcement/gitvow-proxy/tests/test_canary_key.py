@@ -67,7 +67,7 @@ def test_a_canary_is_refused_after_the_state_file_is_lost(
         git("commit", "-q", "-m", "innocent", cwd=work, env=agent)
         upstream.clear()
         pushed = git("push", "origin", "HEAD:refs/heads/leak", cwd=work, env=agent, check=False)
-        assert pushed.returncode != 0 and "403" in pushed.stderr
+        assert pushed.returncode == 1 and " ! [remote rejected] HEAD -> leak (gitvow: canary_egress)" in pushed.stderr
         assert not any(s.path.endswith("/git-receive-pack") for s in upstream.seen)
         assert any(line["reason"] == "canary_egress" for line in proxy.audit_lines())
     finally:

@@ -1,5 +1,9 @@
 """``gitvow proxy`` as a real process in front of ``git-http-backend``, driven by the real
-``git`` CLI and httpx: what arrives upstream, what never does, and what the agent is told."""
+``git`` CLI and httpx: what arrives upstream, what never does, and what the agent is told.
+
+A refusal of git smart-HTTP is in git's own protocol, so git prints it: a refused push
+(``git-receive-pack`` POST) is a 200 report with every ref ``ng`` and the one-line denial on
+a ``remote:`` line; a refused ``info/refs`` is an ``ERR`` packet, ``fatal: remote error: …``."""
 
 from __future__ import annotations
 
@@ -52,6 +56,37 @@ def client(proxy: ProxyProcess, agent: str | None, ca_file: Path | None = None) 
 
 def reached(upstream: Upstream, fragment: str) -> list[Seen]:
     return [s for s in upstream.seen if fragment in s.path]
+
+
+#: What git 2.39 appends to each ``remote:`` line when stderr is not a terminal.
+REMOTE_SUFFIX = " " * 8
+
+
+def packets(body: bytes) -> list[bytes | None]:
+    """The payloads of ``body``'s pkt-lines (None for a flush)."""
+    out: list[bytes | None] = []
+    pos = 0
+    while pos + 4 <= len(body):
+        size = int(body[pos : pos + 4], 16)
+        out.append(body[pos + 4 : pos + size] if size else None)
+        pos += size or 4
+    return out
+
+
+def assert_git_error(response: httpx.Response, service: str, code: str) -> str:
+    """A refused ``info/refs``: the service's advertisement holding only git's ``ERR`` packet
+    with the one-line denial (``fatal: remote error: …`` in git); the line."""
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == f"application/x-{service}-advertisement"
+    assert response.headers["x-gitvow-reason"] == code
+    header, flush, err = packets(response.content)
+    assert (header, flush) == (f"# service={service}\n".encode(), None)
+    assert err is not None and err.startswith(b"ERR gitvow refused ") and err.endswith(f" reason={code}\n".encode())
+    return err[4:-1].decode()
+
+
+def git_push(work: Path, env: dict[str, str], *args: str, version: str = "0") -> subprocess.CompletedProcess[str]:
+    return git("-c", f"protocol.version={version}", "push", *args, cwd=work, env=env, check=False)
 
 
 def assert_one_line_denial(response: httpx.Response, code: str, status: int = 403) -> None:
@@ -108,7 +143,9 @@ def test_push_allowed_for_issues_and_prs(proxy: ProxyProcess, upstream: Upstream
     assert "feature" in heads.stdout
 
 
-def test_push_denied_at_advisory_never_arrives(proxy: ProxyProcess, upstream: Upstream, tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", ["0", "2"])
+def test_push_denied_at_advisory_never_arrives(proxy: ProxyProcess, upstream: Upstream, tmp_path: Path,
+                                               version: str) -> None:
     env = agent_env(proxy, "reader", tmp_path)
     work = tmp_path / "app"
     git("clone", "-q", upstream.url("/team/app.git"), str(work), cwd=tmp_path, env=env)
@@ -116,19 +153,20 @@ def test_push_denied_at_advisory_never_arrives(proxy: ProxyProcess, upstream: Up
     git("add", "x.txt", cwd=work, env=env)
     git("commit", "-q", "-m", "x", cwd=work, env=env)
     upstream.clear()
-    result = git("push", "origin", "HEAD:refs/heads/nope", cwd=work, env=env, check=False)
-    assert result.returncode != 0
-    assert "403" in result.stderr
+    result = git_push(work, env, "origin", "HEAD:refs/heads/nope", version=version)
+    line = ("gitvow refused git.push on team/app (GET /team/app.git/info/refs): git.push needs mode issues_and_prs; "
+            "agent has advisory; ask a human to do it or to raise this agent's mode. reason=mode_denied")
+    assert (result.returncode, result.stderr) == (128, f"fatal: remote error: {line}\n")
     assert reached(upstream, "receive-pack") == [], upstream.paths()
     with client(proxy, "reader") as c:
         r = c.get(upstream.url("/team/app.git/info/refs?service=git-receive-pack"))
-    assert_one_line_denial(r, "mode_denied")
-    assert "git.push" in r.text
+    assert assert_git_error(r, "git-receive-pack", "mode_denied") == line
     assert reached(upstream, "receive-pack") == []
 
 
+@pytest.mark.parametrize("version", ["0", "2"])
 def test_push_outside_the_write_surface_is_refused_at_info_refs(
-    proxy: ProxyProcess, upstream: Upstream, tmp_path: Path
+    proxy: ProxyProcess, upstream: Upstream, tmp_path: Path, version: str
 ) -> None:
     env = agent_env(proxy, "talker", tmp_path)  # issues_and_prs, but its lane is issues only
     work = tmp_path / "app"
@@ -137,8 +175,10 @@ def test_push_outside_the_write_surface_is_refused_at_info_refs(
     git("add", "y.txt", cwd=work, env=env)
     git("commit", "-q", "-m", "y", cwd=work, env=env)
     upstream.clear()
-    result = git("push", "origin", "HEAD:refs/heads/lane", cwd=work, env=env, check=False)
-    assert result.returncode != 0 and "403" in result.stderr
+    result = git_push(work, env, "origin", "HEAD:refs/heads/lane", version=version)
+    assert (result.returncode, result.stderr) == (128, (
+        "fatal: remote error: gitvow refused git.push on team/app (GET /team/app.git/info/refs): git.push is outside "
+        "this agent's write surface (lane talk); stay within your lane or ask a human. reason=write_surface_enforce\n"))
     assert reached(upstream, "receive-pack") == [], upstream.paths()  # not even the info/refs probe
     refused = [line for line in proxy.audit_lines() if line["agent"] == "talker" and line["verdict"] == "deny"]
     assert refused[-1]["reason"] == "write_surface_enforce" and refused[-1]["method"] == "GET"
@@ -160,7 +200,9 @@ def test_paused_repository(proxy: ProxyProcess, upstream: Upstream) -> None:
     with client(proxy, "coder") as c:
         r = c.get(upstream.url("/team/paused.git/info/refs?service=git-receive-pack"))
         fetch = c.get(upstream.url("/team/paused.git/info/refs?service=git-upload-pack"))
-    assert_one_line_denial(r, "repo_paused")
+    assert assert_git_error(r, "git-receive-pack", "repo_paused") == (
+        "gitvow refused git.push on team/paused (GET /team/paused.git/info/refs): team/paused is paused; wait until a "
+        "human resumes the repository. reason=repo_paused")
     assert fetch.status_code == 200  # reading a paused repository is fine
     assert [s.path for s in upstream.seen] == ["/team/paused.git/info/refs?service=git-upload-pack"]
 
@@ -181,13 +223,15 @@ def test_a_push_by_a_non_canonical_path_is_refused_before_any_gate(
     git("commit", "-q", "-m", "p", cwd=work, env=env)
     upstream.clear()
     result = git("push", upstream.url(spelling), "HEAD:refs/heads/sneak", cwd=work, env=env, check=False)
-    assert result.returncode != 0 and "403" in result.stderr, result.stderr
+    assert result.returncode == 128, result.stderr
+    assert result.stderr.startswith(f"fatal: remote error: gitvow refused unknown (GET {spelling}/info/refs): ")
+    assert result.stderr.endswith(" reason=path_not_canonical\n"), result.stderr
     assert upstream.seen == [], upstream.paths()
     refused = [line for line in proxy.audit_lines() if line["agent"] == "coder" and line["verdict"] == "deny"]
     assert refused[-1]["reason"] == "path_not_canonical", refused[-1]
     with client(proxy, "coder") as c:
         r = c.get(upstream.url(f"{spelling}/info/refs?service=git-receive-pack"))
-    assert_one_line_denial(r, "path_not_canonical")
+    assert_git_error(r, "git-receive-pack", "path_not_canonical")
     assert upstream.seen == []
 
 
@@ -196,15 +240,22 @@ def test_a_pattern_star_never_crosses_a_slash(proxy: ProxyProcess, upstream: Ups
     upstream.clear()
     with client(proxy, "coder") as c:
         r = c.get(upstream.url("/team/sub/app.git/info/refs?service=git-upload-pack"))
-    assert_one_line_denial(r, "repo_not_in_config")
+    assert_git_error(r, "git-upload-pack", "repo_not_in_config")
     assert upstream.seen == []
 
 
-def test_repository_outside_the_config(proxy: ProxyProcess, upstream: Upstream) -> None:
+@pytest.mark.parametrize("version", ["0", "2"])
+def test_repository_outside_the_config(proxy: ProxyProcess, upstream: Upstream, tmp_path: Path, version: str) -> None:
     upstream.clear()
     with client(proxy, "coder") as c:
         r = c.get(upstream.url("/other/app.git/info/refs?service=git-upload-pack"))
-    assert_one_line_denial(r, "repo_not_in_config")
+    line = assert_git_error(r, "git-upload-pack", "repo_not_in_config")
+    assert line == ("gitvow refused git.fetch on other/app (GET /other/app.git/info/refs): other/app is not a "
+                    "repository this proxy serves; ask a human to add the repository. reason=repo_not_in_config")
+    env = agent_env(proxy, "coder", tmp_path)
+    cloned = git("-c", f"protocol.version={version}", "clone", upstream.url("/other/app.git"), "o",
+                 cwd=tmp_path, env=env, check=False)
+    assert (cloned.returncode, cloned.stderr) == (128, f"Cloning into 'o'...\nfatal: remote error: {line}\n")
     assert upstream.seen == []
 
 
@@ -213,20 +264,31 @@ def _push_body(ref: str) -> bytes:
     return b"%04x" % (len(line) + 4) + line + b"0000"
 
 
-def test_budget_per_operation_is_a_429_with_retry_after(proxy: ProxyProcess, upstream: Upstream) -> None:
+def test_budget_per_operation_is_a_throttle_with_retry_after(proxy: ProxyProcess, upstream: Upstream) -> None:
+    """A push over its budget is throttled in git's report (git prints no body of a 429): the
+    client asked for no side-band, so the ``ng`` reason is the whole line, saying when the
+    window frees; ``Retry-After`` is kept for clients that read it."""
     upstream.clear()
     url = upstream.url("/team/app.git/git-receive-pack")
     headers = {"Content-Type": "application/x-git-receive-pack-request"}
     with client(proxy, "limited") as c:
         first = c.post(url, content=_push_body("refs/heads/b1"), headers=headers)
         second = c.post(url, content=_push_body("refs/heads/b2"), headers=headers)
-    assert first.status_code == 200  # forwarded (git-http-backend answers the bogus pack)
-    assert_one_line_denial(second, "write_budget", status=429)
+    assert first.status_code == 200 and "x-gitvow-reason" not in first.headers  # forwarded (git-http-backend
+    # answers the bogus pack)
+    assert second.status_code == 200 and second.headers["x-gitvow-reason"] == "write_budget"
+    assert second.headers["content-type"] == "application/x-git-receive-pack-result"
+    unpack, ng, flush = packets(second.content)
+    assert (unpack, flush) == (b"unpack ok\n", None)
+    assert ng is not None and ng.startswith(b"ng refs/heads/b2 gitvow refused git.push on team/app ")
+    assert b"the write budget of 3600s is used up; wait " in ng and ng.endswith(b"reason=write_budget\n")
     assert 3500 <= int(second.headers["retry-after"]) <= 3600
     assert len(reached(upstream, "git-receive-pack")) == 1
 
 
-def test_canary_in_a_pushed_file_is_refused(proxy: ProxyProcess, upstream: Upstream, tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", ["0", "2"])
+def test_canary_in_a_pushed_file_is_refused(proxy: ProxyProcess, upstream: Upstream, tmp_path: Path,
+                                            version: str) -> None:
     env = agent_env(proxy, "coder", tmp_path)
     canary = env["GH_TOKEN"]
     assert canary.startswith("gvc_")
@@ -236,9 +298,16 @@ def test_canary_in_a_pushed_file_is_refused(proxy: ProxyProcess, upstream: Upstr
     git("add", "leak.txt", cwd=work, env=env)
     git("commit", "-q", "-m", "innocent", cwd=work, env=env)
     upstream.clear()
-    result = git("push", "origin", "HEAD:refs/heads/leak", cwd=work, env=env, check=False)
-    assert result.returncode != 0
-    assert "403" in result.stderr
+    result = git_push(work, env, "origin", "HEAD:refs/heads/leak", version=version)
+    url = upstream.url("/team/app.git")
+    assert (result.returncode, result.stderr.splitlines()) == (1, [
+        "remote: gitvow refused git.push on team/app (POST /team/app.git/git-receive-pack): the request carries a "
+        f"secret that must never leave; remove the secret from what you send. reason=canary_egress{REMOTE_SUFFIX}",
+        f"To {url}",
+        " ! [remote rejected] HEAD -> leak (gitvow: canary_egress)",
+        f"error: failed to push some refs to '{url}'",
+    ])
+    assert canary not in result.stderr
     assert reached(upstream, "/git-receive-pack") == [], upstream.paths()  # only the info/refs probe arrived
     assert any(line["reason"] == "canary_egress" for line in proxy.audit_lines())
 
@@ -262,7 +331,8 @@ def test_canary_made_only_by_a_delta_in_the_pushed_pack_is_refused(
     git("commit", "-q", "-am", "tidy", cwd=work, env=env)
     upstream.clear()
     result = git("push", "origin", "HEAD:refs/heads/delta-leak", cwd=work, env=env, check=False)
-    assert result.returncode != 0 and "403" in result.stderr, result.stderr
+    assert result.returncode == 1, result.stderr
+    assert " ! [remote rejected] HEAD -> delta-leak (gitvow: canary_egress)" in result.stderr.splitlines()
     assert reached(upstream, "/git-receive-pack") == [], upstream.paths()
     assert proxy.audit_lines()[-1]["reason"] == "canary_egress"
 

@@ -141,7 +141,9 @@ def test_the_addon_loads_in_plain_mitmdump(
         with client(proxy, "reader") as c:
             assert c.get(upstream.url(FETCH)).status_code == 200
             denied = c.get(upstream.url(PUSH))
-        assert denied.status_code == 403 and denied.headers["x-gitvow-reason"] == "mode_denied"
+        # refused in git's protocol: an ERR packet git prints as "fatal: remote error: …"
+        assert denied.status_code == 200 and denied.headers["x-gitvow-reason"] == "mode_denied"
+        assert b"ERR gitvow refused git.push" in denied.content
         assert [s.path for s in upstream.seen] == [FETCH]
         with httpx.Client(proxy=proxy.url(), verify=ssl.create_default_context(cafile=str(proxy.ca))) as anon, \
                 pytest.raises(httpx.ProxyError, match="407"):

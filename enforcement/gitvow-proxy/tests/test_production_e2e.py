@@ -50,7 +50,9 @@ def test_shadow_mode_forwards_what_it_would_refuse_and_says_so(
         assert GIT_TOKEN in seen.headers.get("authorization", "") or seen.headers.get("authorization", "").startswith("Basic ")
         with agent_client(proxy, "talker") as c:  # another agent stays enforced
             refused = c.get(upstream.url(PUSH))
-        assert refused.status_code == 403 and refused.headers["x-gitvow-reason"] == "write_surface_enforce"
+        # refused in git's protocol (200, an ERR packet git prints), the reason in its header
+        assert refused.status_code == 200 and refused.headers["x-gitvow-reason"] == "write_surface_enforce"
+        assert b"ERR gitvow refused git.push" in refused.content
         assert len(upstream.seen) == 1
         lines = proxy.audit_lines()
         shadow_line = next(line for line in lines if line["agent"] == "reader")
@@ -80,7 +82,7 @@ def test_decisions_reach_an_otlp_collector_without_secrets(
             with agent_client(proxy, "coder") as c:
                 assert c.get(upstream.url(FETCH)).status_code == 200
             with agent_client(proxy, "reader") as c:
-                assert c.get(upstream.url(PUSH)).status_code == 403
+                assert c.get(upstream.url(PUSH)).headers["x-gitvow-reason"] == "mode_denied"
         finally:
             assert proxy.stop() == 0  # shutting down flushes the queue
         wait_until(lambda: len(collector.records) >= 2)
@@ -128,6 +130,7 @@ def test_policy_tests_refuse_a_start_and_a_reload(
         wait_until(lambda: "kept the last good policy" in proxy.log_text())
         assert "tests[0] (the reader may push): expected deny reason=mode_denied, got allow" in proxy.log_text()
         with agent_client(proxy, "reader") as c:
-            assert c.get(upstream.url(PUSH)).status_code == 403  # the last good policy is in force
+            # the last good policy is in force
+            assert c.get(upstream.url(PUSH)).headers.get("x-gitvow-reason") == "mode_denied"
     finally:
         assert proxy.stop() == 0

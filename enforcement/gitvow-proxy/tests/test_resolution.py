@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -215,14 +216,28 @@ def test_the_forge_settles_an_operation_that_depends_on_the_object(forge: Record
     assert reason(h.decide("triager", "PATCH", "/item/GONE")) == "repo_unresolved"  # fail closed
 
 
-def test_a_forge_that_is_down_is_repo_unresolved(forge: RecordingServer) -> None:
+def test_a_forge_that_is_down_is_repo_unresolved(forge: RecordingServer, caplog: pytest.LogCaptureFixture) -> None:
     h = Harness(forge, {"run_state": {"paused": ["team/app"]}})
     request = Request.from_url("POST", "http://127.0.0.1:9/write", body=json.dumps(write(ids=["R2"])).encode())
     grant = h.policy.grant_for("bot")
     assert grant is not None
     # the lookup fails (connection refused): the target stays unresolved and the write is refused
-    assert reason(h.decide_request(request, Caller("bot", grant))) == "repo_unresolved"
+    with caplog.at_level(logging.WARNING, logger="gitvow_proxy"):
+        assert reason(h.decide_request(request, Caller("bot", grant))) == "repo_unresolved"
+    # logged with what failed, not just its class
+    assert "adapter 'nodeforge' could not resolve 1 target(s) on " in caplog.text
+    assert ": ConnectionRefusedError: [Errno 111] Connection refused" in caplog.text, caplog.text
     assert reason(h.engine.decide(request, Caller("bot", grant), h.gates)) == "repo_unresolved"  # remembered
+
+
+def test_a_failed_lookup_is_logged_on_one_line_without_its_credential() -> None:
+    from gitvow_proxy.resolver import FAILURE_LIMIT, failure
+
+    said = failure(ValueError("the forge said:\n  bad token tok-9 (Basic eC1hY2Nlc3M6dG9rLTk=)"),
+                   ["tok-9", "Basic eC1hY2Nlc3M6dG9rLTk=", "eC1hY2Nlc3M6dG9rLTk="])
+    assert said == "ValueError: the forge said: bad token [redacted] ([redacted])"
+    assert failure(TimeoutError()) == "TimeoutError"
+    assert len(failure(OSError("x" * 1000))) == len("OSError: ") + FAILURE_LIMIT
 
 
 def test_answers_survive_a_reload_unless_the_cache_settings_change(tmp_path: Any) -> None:

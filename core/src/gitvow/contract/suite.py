@@ -471,17 +471,24 @@ class AdapterContract:
         _fail(problems, "relay coverage", tracebacks=filter(None, tracebacks))
 
     def test_refusal_body_carries_the_line(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
-        """Every refusal body (``refusal_body``) carries the one-line denial, whatever its shape."""
+        """Every refusal body (``refusal_body``) and every whole refusal (``refusal_answer``)
+        carries the one-line denial, whatever its shape; an answer's own status is an HTTP status."""
         line = "gitvow refused contract.check (POST /x): the contract kit asks. reason=mode_denied"
         problems = []
         for fixture in fixtures:
             try:
                 content_type, body = adapter.refusal_body(fixture.request(), line, "mode_denied")
+                answer = adapter.refusal_answer(fixture.request(), line, "mode_denied", 403)
             except Exception as exc:
                 problems.append(f"{fixture.id}: raised {type(exc).__name__}: {exc}")
                 continue
             if not isinstance(content_type, str) or not isinstance(body, bytes) or line.encode() not in body:
                 problems.append(f"{fixture.id}: {content_type!r} body lacks the line")
+            if not isinstance(answer.content_type, str) or not isinstance(answer.body, bytes) \
+                    or line.encode() not in answer.body:
+                problems.append(f"{fixture.id}: refusal_answer {answer.content_type!r} body lacks the line")
+            if answer.status is not None and not (isinstance(answer.status, int) and 100 <= answer.status <= 599):
+                problems.append(f"{fixture.id}: refusal_answer status {answer.status!r} is not an HTTP status")
         _fail(problems, "refusal bodies")
 
     # -- 4. fail closed -------------------------------------------------------------------

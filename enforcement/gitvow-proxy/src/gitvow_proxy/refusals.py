@@ -33,15 +33,17 @@ def plain_refusal(status: int, message: str, code: str, **headers: str) -> http.
 
 def shaped_refusal(runtime: Runtime, request: Request, adapter: str | None, status: int, message: str, code: str,
                    headers: dict[str, str]) -> http.Response:
-    """A refusal in the shape the adapter's clients print; the plain line if the adapter fails."""
-    content_type, body = refusal.plain(message)
+    """A refusal in the shape the adapter's clients print (its ``refusal_answer``, which may
+    set the status: git's push is refused inside a 200 report); the plain line at ``status``
+    if the adapter fails."""
+    answer = refusal.Answer(*refusal.plain(message))
     plugin = runtime.engine.adapters.get(adapter) if adapter else None
     if plugin is not None:
         try:
-            content_type, body = plugin.refusal_body(request, message, code)
+            answer = plugin.refusal_answer(request, message, code, status)
         except Exception as exc:
-            log.error("gitvow: adapter %r raised in refusal_body: %s: %s", adapter, type(exc).__name__, exc)
-    return http.Response.make(status, body, {**headers, "Content-Type": content_type})
+            log.error("gitvow: adapter %r raised in refusal_answer: %s: %s", adapter, type(exc).__name__, exc)
+    return http.Response.make(answer.status or status, answer.body, {**headers, "Content-Type": answer.content_type})
 
 
 __all__ = ["HOST_NOT_SERVED", "INSECURE_UPSTREAM", "PROXY_AUTH", "UNSUPPORTED_PROTOCOL", "plain_refusal",

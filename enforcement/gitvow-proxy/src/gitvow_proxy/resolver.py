@@ -72,6 +72,33 @@ def forge_fetch(request: Request, adapter: Adapter, token: str | None, context: 
     return fetch
 
 
+#: The most of a failed lookup's message a log line keeps.
+FAILURE_LIMIT = 300
+
+
+def failure(exc: BaseException, secrets: Sequence[str] = ()) -> str:
+    """A failed lookup as one log line: its class and message (``PackError: the forge refused
+    the fetch``), on one line, at most :data:`FAILURE_LIMIT` characters, with each of
+    ``secrets`` (the credential the lookup carried, which an error may quote) redacted."""
+    message = " ".join(str(exc).split())
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        message = message.replace(secret, "[redacted]")
+    if len(message) > FAILURE_LIMIT:
+        message = message[: FAILURE_LIMIT - 1] + "…"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _credentials(adapter: Adapter, request: Request, token: str | None) -> list[str]:
+    """The token and every form the adapter's headers carry it in (``Basic <base64>`` and its part)."""
+    if not token:
+        return []
+    try:
+        values = list(adapter.credential_headers(request, token).values())
+    except Exception:  # the lookup failed anyway: redact the token itself
+        values = []
+    return [token, *values, *(value.split(" ", 1)[1] for value in values if " " in value)]
+
+
 def resolve_targets(
     scope: str,
     targets: Sequence[Target],
@@ -94,9 +121,8 @@ def resolve_targets(
                 return {**resolve_heads(heads, fetch), **(adapter.resolve(others, fetch) if others else {})}
             return adapter.resolve(targets, fetch)
         except Exception as exc:
-            # No detail from the forge's answer: it may echo what the agent sent.
             log.warning("gitvow: adapter %r could not resolve %d target(s) on %s: %s", adapter.name, len(targets),
-                        scope, type(exc).__name__)
+                        scope, failure(exc, _credentials(adapter, request, token)))
             raise
 
     cache.resolve(scope, targets, ask)

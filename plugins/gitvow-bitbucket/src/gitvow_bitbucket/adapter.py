@@ -42,7 +42,7 @@ from gitvow_bitbucket import fixtures
 from gitvow_bitbucket.changes import api_change
 from gitvow_bitbucket.commands import classify_curl
 from gitvow_bitbucket.routes import CLOUD, SERVER
-from gitvow_gitsmart import classify_git, is_git_path
+from gitvow_gitsmart import classify_git, git_refusal, is_git_path
 
 if TYPE_CHECKING:
     from gitvow.approval_context import ApprovalContext, ApprovalFixture, Ask, Subject
@@ -193,6 +193,13 @@ class BitbucketAdapter(Adapter):
         if request.path.startswith("/rest/"):
             return refusal.json_shaped(message, code, SERVER_ERROR)
         return refusal.plain(message)
+
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
+        """git's own refusal on git's paths (:func:`gitvow_gitsmart.git_refusal`): a refused push
+        is a report git prints as ``remote:`` lines and ``[remote rejected]``."""
+        if is_git_path(request.path) and not request.path.startswith(("/2.0/", "/rest/")):
+            return git_refusal(request, message, code)
+        return super().refusal_answer(request, message, code, status)
 
     def relay_hints(self, operation: str) -> Sequence[str]:
         if operation == "pr.create":

@@ -34,7 +34,7 @@ from gitvow_gitea.changes import api_change
 from gitvow_gitea.commands import classify_tea
 from gitvow_gitea.mcp import classify_gitea_tool
 from gitvow_gitea.routes import ISSUE, ROUTES, Route
-from gitvow_gitsmart import classify_git, is_git_path
+from gitvow_gitsmart import classify_git, git_refusal, is_git_path
 
 if TYPE_CHECKING:
     from gitvow.approval_context import ApprovalContext, ApprovalFixture, Ask, Subject
@@ -203,6 +203,14 @@ class GiteaAdapter(Adapter):
         if path == API or path.startswith(API + "/"):
             return refusal.json_message(message, code, url="")
         return refusal.plain(message)
+
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
+        """git's own refusal on git's paths (:func:`gitvow_gitsmart.git_refusal`): a refused push
+        is a report git prints as ``remote:`` lines and ``[remote rejected]``."""
+        path = request.path[len(self.prefix) :] if self.prefix and request.path.startswith(self.prefix) else request.path
+        if not (path == API or path.startswith(API + "/")) and is_git_path(path):
+            return git_refusal(request, message, code)
+        return super().refusal_answer(request, message, code, status)
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_tea(argv)

@@ -179,6 +179,21 @@ class GitHubAdapter(Adapter):
             return refusal.plain(message)
         return refusal.json_message(message, code, documentation_url="https://docs.github.com/rest")
 
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
+        """git's own refusal on git's paths (:func:`gitvow_gitsmart.git_refusal`): a refused push
+        is a report git prints as ``remote:`` lines and ``[remote rejected]``. A GraphQL
+        refusal is ``200`` with ``errors``, as GitHub answers a forbidden mutation: ``gh pr
+        merge`` prints ``GraphQL: <line>`` (on a 403 it prints the body as escaped JSON). A
+        throttle (429) or an unreachable store (503) keeps its status, which clients retry on."""
+        from gitvow_gitsmart import git_refusal, is_git_path
+
+        surface = route(request.host, request.path).surface
+        if surface is Surface.WEB and is_git_path(request.path):
+            return git_refusal(request, message, code)
+        if surface is Surface.GRAPHQL and status == 403:
+            return refusal.Answer(*refusal.graphql_errors(message, code, type="FORBIDDEN"), status=200)
+        return super().refusal_answer(request, message, code, status)
+
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_gh(argv, self.reader)
 

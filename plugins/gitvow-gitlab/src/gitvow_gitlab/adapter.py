@@ -36,7 +36,7 @@ from gitvow_gitlab.glab import classify_glab
 from gitvow_gitlab.graphql_ops import ResultCache, classify_graphql
 from gitvow_gitlab.mcp import classify_mcp
 from gitvow_gitlab.rest import ADAPTER, READ_METHODS, classify_rest, target_project, unknown
-from gitvow_gitsmart import classify_git, is_git_path
+from gitvow_gitsmart import classify_git, git_refusal, is_git_path
 from gitvow_gitsmart.pktline import COMMANDS_LIMIT
 
 if TYPE_CHECKING:
@@ -195,6 +195,17 @@ class GitLabAdapter(Adapter):
         if segments[:1] == ["api"] or segments[:1] == ["oauth"]:
             return refusal.json_message(message, code)
         return refusal.plain(message)
+
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
+        """git's own refusal on git's paths (:func:`gitvow_gitsmart.git_refusal`): a refused push
+        is a report git prints as ``remote:`` lines and ``[remote rejected]``."""
+        try:
+            segments = split_path(request.path)[len(self.root) :]
+        except PathRefused:
+            segments = []
+        if segments[:1] not in (["api"], ["oauth"]) and is_git_path(request.path):
+            return git_refusal(request, message, code, limit=self.commands_limit)
+        return super().refusal_answer(request, message, code, status)
 
     # -- the agent gate ------------------------------------------------------------------------
 

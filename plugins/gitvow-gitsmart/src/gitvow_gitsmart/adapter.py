@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from gitvow import refusal
 from gitvow.adapter import Adapter
 from gitvow.auth import basic_authorization
 from gitvow.request import ZERO_OID, Classification, Fixture, Request, ToolCall
@@ -81,6 +82,13 @@ class GitSmartAdapter(Adapter):
     def credential_headers(self, request: Request, token: str) -> Mapping[str, str]:
         """Basic auth; a token of the form ``user:password`` keeps its user."""
         return basic_authorization(token, user="x-access-token")
+
+    def refusal_answer(self, request: Request, message: str, code: str, status: int = 403) -> refusal.Answer:
+        """git's own refusal: a push's ``report-status`` (``remote:`` lines, ``[remote rejected]``),
+        an ``info/refs`` ``ERR`` packet (:mod:`gitvow_gitsmart.refusals`)."""
+        from gitvow_gitsmart.refusals import git_refusal
+
+        return git_refusal(request, message, code, limit=self.commands_limit)
 
     def classify_command(self, argv: Sequence[str]) -> ToolCall | None:
         return classify_git_command(argv)

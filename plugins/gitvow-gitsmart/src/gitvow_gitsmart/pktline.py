@@ -51,6 +51,14 @@ def read_commands(body: bytes | memoryview, *, limit: int = COMMANDS_LIMIT) -> t
     return updates, start
 
 
+def read_command_list(body: bytes | memoryview, *,
+                      limit: int = COMMANDS_LIMIT) -> tuple[tuple[RefUpdate, ...], bytes]:
+    """The ref updates and the capabilities the client asked for (the first command's, after
+    its NUL, space-separated): what a report of the push must answer, and in which format."""
+    updates, caps, _ = _read_updates(body, limit)
+    return updates, caps
+
+
 def read_push_request(body: bytes | memoryview, *,
                       limit: int = COMMANDS_LIMIT) -> tuple[tuple[RefUpdate, ...], tuple[str, ...], int]:
     """The ref updates, the push options (``git push -o``: sent after the commands, up to a

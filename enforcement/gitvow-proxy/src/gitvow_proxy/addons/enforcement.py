@@ -5,10 +5,11 @@ or refused when ``[proxy] other_hosts = "refuse"``. A request is refused before 
 when it would carry the credential in clear or cannot be read (upgrades, raw streams).
 Otherwise the engine decides: a forwarded request gets the adapter's credential in place of
 the agent's headers, a refusal is answered in the shape the client prints (the adapter's
-``refusal_body``). A refusal the ``approval`` relay may stage is answered with its refusal
-and left on the flow (:data:`~gitvow_proxy.flow_metadata.STAGED_KEY`) for the approval
-relay, which replaces the answer; without it the refusal stands (fail closed). What was
-decided is left for the audit addon (:data:`~gitvow_proxy.flow_metadata.AUDIT_KEY`).
+``refusal_answer``: git is refused in its own protocol). A refusal the ``approval`` relay
+may stage is answered with its refusal and left on the flow
+(:data:`~gitvow_proxy.flow_metadata.STAGED_KEY`) for the approval relay, which replaces the
+answer; without it the refusal stands (fail closed). What was decided is left for the audit
+addon (:data:`~gitvow_proxy.flow_metadata.AUDIT_KEY`).
 """
 
 from __future__ import annotations
