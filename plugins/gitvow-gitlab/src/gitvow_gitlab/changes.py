@@ -41,7 +41,7 @@ from gitvow.api_change import (
     tag_deleted,
     unestablished,
 )
-from gitvow.change import CREATED, FAST_FORWARD, FORCED, Change
+from gitvow.change import CREATED, FAST_FORWARD, FORCED, Change, RefChange
 from gitvow.request import Request
 from gitvow.routing import Match
 from gitvow_gitlab.routes import Route
@@ -148,6 +148,15 @@ def _changelog(match: Match[Route], params: Mapping[str, object], body: bytes) -
     return file_change(_branch(params, required=False), [FileWrite(path)], texts=_texts(params))
 
 
+def _merge_ref(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
+    """``PUT …/merge_requests/:iid/merge_ref`` (re)writes ``refs/merge-requests/:iid/merge``, a
+    ref that is no branch: judged by its full name (an agent fenced to ``agent/**`` may not)."""
+    iid = _url_param(match, params, "iid", "merge_request_iid")
+    if not iid or not iid.isdigit():
+        return unestablished("the merge request's iid is not a number")
+    return Change(refs=(RefChange(f"refs/merge-requests/{iid}/merge", "", "", CREATED),))
+
+
 def _from_forge(what: str) -> Callable[[Match[Route], Mapping[str, object], bytes], Change]:
     def read(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
         return unestablished(what)
@@ -162,6 +171,7 @@ _READERS: dict[str, Callable[[Match[Route], Mapping[str, object], bytes], Change
     f"{_REPO}/tags/:tag": _tag_delete,
     f"{_REPO}/submodules/:submodule": _submodule,
     f"{_REPO}/changelog": _changelog,
+    "/projects/:project/merge_requests/:iid/merge_ref": _merge_ref,
     f"{_REPO}/merged_branches": _from_forge("which branches it deletes is decided by GitLab, not the request"),
     f"{_REPO}/commits/:sha/cherry_pick": _from_forge("the paths it changes are those of a commit GitLab holds"),
     f"{_REPO}/commits/:sha/revert": _from_forge("the paths it changes are those of a commit GitLab holds"),
