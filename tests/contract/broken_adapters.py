@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from gitvow.adapter import Adapter
-from gitvow.change import DELETED, Change, RefChange
 from gitvow.approval_context import ApprovalContext, ApprovalFixture, Ask, PullRequest, Subject, answer_json
+from gitvow.change import DELETED, Change, RefChange
 from gitvow.contract import Inventory
 from gitvow.request import Classification, Fixture, Request, Resolution, Target
 from gitvow.targets import Fetch

@@ -165,6 +165,20 @@ def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, .
 
 
 __all__ = [
-    "BRANCH_PREFIX", "CHANGING_OPERATIONS", "NOTHING", "needs_change", "CREATED", "DEFAULT_BRANCH_REF", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS", "Change",
-    "RefChange", "SecretFinding", "with_operations",
+    "BRANCH_PREFIX",
+    "CHANGING_OPERATIONS",
+    "CREATED",
+    "DEFAULT_BRANCH_REF",
+    "DELETED",
+    "DELETE_OPERATION",
+    "FAST_FORWARD",
+    "FORCED",
+    "FORCE_OPERATION",
+    "KINDS",
+    "NOTHING",
+    "Change",
+    "RefChange",
+    "SecretFinding",
+    "needs_change",
+    "with_operations",
 ]

@@ -80,7 +80,7 @@ def classify_gitea_tool(tool: str, arguments: Mapping[str, object]) -> ToolCall 
     operation = TOOLS.get(name)
     if operation is None:
         operation = "read" if name.startswith(_READ_PREFIXES) else "unknown"
-    operations = (operation, "ref.delete") if name in DELETIONS else (operation,)
+    operations: tuple[str, ...] = (operation, "ref.delete") if name in DELETIONS else (operation,)
     change = created_branch(name, arguments) if name == "create_branch" else tool_change(name, arguments)
     if change is not None:
         operations = with_operations(operations, change)
