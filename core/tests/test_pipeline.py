@@ -269,3 +269,76 @@ def test_decide_classified_runs_the_stages_on_a_given_classification(engine: Eng
     allowed = engine.decide_classified(req("GET"), adapter, Classification(("issue.create",), repo="o/r"), AGENT, Recording())
     assert allowed.action is Action.FORWARD and allowed.classification is not None
     assert allowed.classification.operations == ("issue.create",)
+
+
+class Writes(Adapter):
+    """A forge whose branch API forgets its change (``DELETE /branches/x`` carries one)."""
+
+    name = "writes"
+    default_hosts = (HOST,)
+
+    def classify(self, request: Request) -> Classification:
+        from gitvow.change import DELETED, Change, RefChange
+
+        if request.method == "DELETE":
+            change = Change(refs=(RefChange("refs/heads/x", "", "", DELETED),))
+            return Classification(("ref.write", "ref.delete"), repo="o/r", change=change)
+        if request.method == "PUT":
+            return Classification(("contents.write",), repo="o/r")
+        if request.method == "PATCH":
+            return Classification(("pr.edit",), repo="o/r")  # a title: it moves no ref
+        return Classification(("ref.write",), repo="o/r")
+
+
+WRITER = Caller("bot", Grant(Mode.ISSUES_PRS_MERGE))
+
+
+def writes_engine(**table: PolicyRow) -> Engine:
+    rows = {"contents.write": PolicyRow(min_mode=Mode.ISSUES_AND_PRS), "ref.delete": PolicyRow(min_mode=Mode.ADVISORY),
+            **table}
+    return Engine(Policy(table=PolicyTable(rows)), Plugins.of(adapters=[Writes()], relays=[APPROVAL]))
+
+
+def test_a_write_without_a_change_is_refused_before_any_change_rule() -> None:
+    engine = writes_engine()
+    for method, operation in (("POST", "ref.write"), ("PUT", "contents.write")):
+        decision = engine.decide(req(method), WRITER, Recording())
+        assert (decision.action, decision.stage, decision.reason) == (Action.DENY, "change", "change_unestablished")
+        assert decision.message == (
+            f"gitvow refused {operation} on o/r ({method} /x): {operation} moves a ref or changes content, but "
+            "adapter 'writes' established no change for it (the refs it moves and the paths it writes are missing); "
+            "use a route or tool whose change gitvow reads. reason=change_unestablished")
+    # a write that says what it changes goes on to the rules; one of another operation needs none
+    assert engine.decide(req("DELETE"), WRITER, Recording()).action is Action.FORWARD
+    assert engine.decide(req("PATCH"), WRITER, Recording()).action is Action.FORWARD
+
+
+def test_a_tool_call_without_a_change_is_refused_unless_the_proxy_reads_it() -> None:
+    engine = writes_engine()
+    adapter = engine.adapters["writes"]
+    push = ToolCall(("ref.write",), repo="o/r", summary="forge push_files")
+    whole = engine.decide_call(push, adapter, WRITER)  # an MCP tool: its arguments are the request
+    assert (whole.reason, whole.stage) == ("change_unestablished", "change")
+    assert whole.message is not None and whole.message.startswith("gitvow refused ref.write on o/r (forge push_files)")
+    # a shell command whose body is elsewhere: the proxy reads the request, as for what else it cannot show
+    assert engine.decide_call(push, adapter, WRITER, partial=True).action is Action.FORWARD
+
+
+def test_an_mcp_batch_is_refused_when_one_of_its_writes_carries_no_change() -> None:
+    from gitvow.adapters.mcp import McpAdapter, McpEndpoint
+    from gitvow.change import Change, RefChange
+    from gitvow.jsonrpc import read_body
+
+    class Tools(Writes):
+        def classify_mcp_tool(self, tool: str, arguments: object) -> ToolCall | None:
+            change = Change(refs=(RefChange("refs/heads/b", "", "", "created"),)) if tool.endswith("create_branch") \
+                else None
+            return ToolCall(("ref.write",), repo="o/r", change=change)
+
+    adapter = McpAdapter(McpEndpoint.parse("m", "https://mcp.example.test/mcp", "writes"), Tools())
+    call = b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "%s", "arguments": {}}}'
+    one = adapter.classify_messages(read_body(call % (1, b"create_branch"))[0])
+    assert one.change is not None and one.change.refs[0].ref == "refs/heads/b"
+    batch = adapter.classify_messages(read_body(b"[" + call % (1, b"create_branch") + b", "
+                                                + call % (2, b"push_files") + b"]")[0])
+    assert batch.operations == ("ref.write",) and batch.change is None  # refused whole by the change stage

@@ -79,6 +79,14 @@ branches = ["agent/**"]
 
 [branches]
 protected = ["release/*"]
+
+[mcp.gitlab]
+url = "https://gitlab-mcp.example.test/mcp"
+tools = "gitlab"
+
+[mcp.gitea]
+url = "https://gitea-mcp.example.test/mcp"
+tools = "gitea"
 """
 AGENTS = ("advisory", "issues", "prs", "merge", "converse", "auto", "lifted", "fenced")
 
@@ -228,6 +236,25 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
                                                 "content": "x", "message": "m", "branch": "agent/b"},
      [("PUT", f"{GH}/repos/team/app/contents/.github/workflows/ci.yml",
        {"message": "m", "content": "eA==", "branch": "agent/b"})]),
+    # MCP writes carry the change of the REST writes the server sends for them
+    ("mcp mcp__github__push_files", {"owner": "team", "repo": "app", "branch": "release/1", "message": "m",
+                                     "files": [{"path": "src/a.py", "content": "x"}]},
+     [("POST", f"{GH}/repos/team/app/git/trees", {"tree": [{"path": "src/a.py", "mode": "100644", "type": "blob",
+                                                            "content": "x"}]}),
+      ("POST", f"{GH}/repos/team/app/git/commits", {"message": "m", "tree": "1", "parents": ["2"]}),
+      ("PATCH", f"{GH}/repos/team/app/git/refs/heads/release/1", {"sha": "3", "force": False})]),
+    ("mcp mcp__github__push_files", {"owner": "team", "repo": "app", "branch": "agent/b", "message": "m",
+                                     "files": [{"path": ".github/workflows/ci.yml", "content": "on: push"}]},
+     [("POST", f"{GH}/repos/team/app/git/trees", {"tree": [{"path": ".github/workflows/ci.yml", "mode": "100644",
+                                                            "type": "blob", "content": "on: push"}]}),
+      ("POST", f"{GH}/repos/team/app/git/commits", {"message": "m", "tree": "1", "parents": ["2"]}),
+      ("PATCH", f"{GH}/repos/team/app/git/refs/heads/agent/b", {"sha": "3", "force": False})]),
+    ("mcp mcp__github__delete_branch", {"owner": "team", "repo": "app", "branch": "agent/b"},
+     [("DELETE", f"{GH}/repos/team/app/git/refs/heads/agent/b", None)]),
+    ("mcp mcp__github__update_pull_request", {"owner": "team", "repo": "app", "pullNumber": 3, "base": "release/1"},
+     [("PATCH", f"{GH}/repos/team/app/pulls/3", {"base": "release/1"})]),
+    ("mcp mcp__github__update_pull_request", {"owner": "team", "repo": "app", "pullNumber": 3, "title": "x"},
+     [("PATCH", f"{GH}/repos/team/app/pulls/3", {"title": "x"})]),
     ("mcp mcp__github__create_pull_request_review", {"owner": "team", "repo": "app", "pullNumber": 3, "event": "APPROVE"},
      [("POST", f"{GH}/repos/team/app/pulls/3/reviews", {"event": "APPROVE"})]),
     # GitLab: glab, glab api, GitLab MCP servers (execute_graphql carries a document)
@@ -258,6 +285,13 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("POST", f"{GL}/team%2Fapp/repository/branches", {"branch": "agent/b", "ref": "main"})]),
     ("mcp mcp__gitlab__create_branch", {"project_id": "team/app", "branch": "release/1", "ref": "main"},
      [("POST", f"{GL}/team%2Fapp/repository/branches", {"branch": "release/1", "ref": "main"})]),
+    ("mcp mcp__gitlab__push_files", {"project_id": "team/app", "branch": "release/1", "commit_message": "m",
+                                     "files": [{"file_path": "src/a.py", "content": "x"}]},
+     [("POST", f"{GL}/team%2Fapp/repository/commits",
+       {"branch": "release/1", "commit_message": "m", "actions": [{"action": "create", "file_path": "src/a.py",
+                                                                   "content": "x"}]})]),
+    ("mcp mcp__gitlab__delete_branch", {"project_id": "team/app", "branch": "agent/b"},
+     [("DELETE", f"{GL}/team%2Fapp/repository/branches/agent%2Fb", None)]),
     ("mcp mcp__gitlab__fork_repository", {"project_id": "team/app"}, [("POST", f"{GL}/team%2Fapp/fork", None)]),
     ("mcp mcp__gitlab__get_issue", {"project_id": "team/app", "issue_iid": 3}, [("GET", f"{GL}/team%2Fapp/issues/3", None)]),
     # one document, two repositories
@@ -304,6 +338,11 @@ PAIRS: list[tuple[str, Mapping[str, Any], list[Wire]]] = [
      [("POST", f"{GT}/team/app/branches", {"new_branch_name": "agent/b"})]),
     ("mcp mcp__gitea__create_file", {"owner": "team", "repo": "app", "filepath": "a"},
      [("POST", f"{GT}/team/app/contents/a", {"content": "eA=="})]),
+    ("mcp mcp__gitea__update_file", {"owner": "team", "repo": "app", "filepath": ".gitea/workflows/ci.yml",
+                                     "content": "x", "branch_name": "agent/b", "sha": "1"},
+     [("PUT", f"{GT}/team/app/contents/.gitea/workflows/ci.yml", {"content": "eA==", "branch": "agent/b", "sha": "1"})]),
+    ("mcp mcp__gitea__delete_branch", {"owner": "team", "repo": "app", "branch": "agent/b"},
+     [("DELETE", f"{GT}/team/app/branches/agent/b", None)]),
     ("mcp mcp__gitea__get_issue_by_index", {"owner": "team", "repo": "app", "index": 3},
      [("GET", f"{GT}/team/app/issues/3", None)]),
     # Linear: its MCP server's tools and the GraphQL the server sends
@@ -428,3 +467,33 @@ def test_the_corpus_is_large_and_covers_every_adapter(setting: tuple[Engine, gat
     reasons = {explained(engine, agent, wire)["reason"] for agent, _, _, wire in CASES}
     assert {"mode_denied", "hard_deny", "repo_unresolved", "linear_policy", "branch_not_allowed", "branch_protected",
             "ref_force", "ref_delete"} <= reasons
+
+
+#: Where each forge's MCP server is served in :data:`POLICY` (GitHub's is built in).
+MCP_URLS = {"github": "https://api.githubcopilot.com/mcp/", "gitlab": "https://gitlab-mcp.example.test/mcp",
+            "gitea": "https://gitea-mcp.example.test/mcp"}
+#: The tool tables' own calls. A tool that carries a GraphQL document (``execute_graphql``) or
+#: Linear's are left out: the endpoint does not pass on their own reason codes (``graphql_*``,
+#: ``linear_policy``) or node-id targets yet, so their refusal reads ``mode_denied`` there.
+MCP_CASES = [(agent, action, arguments) for agent, action, arguments, _ in CASES
+             if action.startswith(("mcp mcp__github__", "mcp mcp__gitea__", "mcp mcp__gitlab__"))
+             and not action.endswith("execute_graphql")]
+
+
+@pytest.mark.parametrize(("agent", "action", "arguments"), MCP_CASES,
+                         ids=[f"{agent}: {action[4:70]}" for agent, action, _ in MCP_CASES])
+def test_the_gate_and_the_proxys_mcp_endpoint_agree(setting: tuple[Engine, gate_policy.GatePolicy, dict[str, str]],
+                                                    agent: str, action: str, arguments: Mapping[str, Any]) -> None:
+    """The same MCP tool call, judged by the gate and by the proxy as the JSON-RPC request the
+    agent's client sends to the server: one operation list, one verdict, one reason (the
+    tool's change, read from its arguments by one reader, judged by one engine)."""
+    engine, policy, env = setting
+    _, server, tool = action[4:].split("__", 2)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    grant = engine.policy.grant_for(agent)
+    assert grant is not None
+    answer = explain(engine, request("POST", MCP_URLS[server], body), grant, agent)
+    gate = gated(policy, agent, action, arguments, env)
+    assert {"operations": list(gate.operations) if gate.operations else answer["operations"],
+            "verdict": gate.outcome, "reason": gate.code} == {
+        "operations": answer["operations"], "verdict": answer["verdict"], "reason": answer["reason"]}

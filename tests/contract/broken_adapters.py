@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from gitvow.adapter import Adapter
 from gitvow.approval_context import ApprovalContext, ApprovalFixture, Ask, PullRequest, Subject, answer_json
+from gitvow.change import DELETED, Change, RefChange
 from gitvow.contract import Inventory
 from gitvow.request import Classification, Fixture, Request, Resolution, Target
 from gitvow.targets import Fetch
@@ -27,8 +28,11 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/labels$"), "label.manage"),
 )
 _REPO = re.compile(r"^/repos/([^/]+/[^/]+)")
+#: A branch deleted through the API: ``ref.write`` and ``ref.delete``, with the change that says which.
+_BRANCH = re.compile(r"^/repos/([^/]+/[^/]+)/branches/([^/]+)$")
 _BY_ID = re.compile(r"^/ids/(\d+)/comments$")
-_COVERED = {"read", "pr.create", "pr.merge", "issue.create", "issue.comment", "label.manage", "unknown"}
+_COVERED = {"read", "pr.create", "pr.merge", "issue.create", "issue.comment", "label.manage", "unknown", "ref.write",
+            "ref.delete"}
 
 #: What the toy forge exposes (the kit's completeness check against an inventory).
 INVENTORY = Inventory(routes=[
@@ -39,6 +43,7 @@ INVENTORY = Inventory(routes=[
     ("POST", f"{HOST}/repos/{{owner}}/{{repo}}/issues/bulk"),
     ("POST", f"{HOST}/repos/{{owner}}/{{repo}}/labels"),
     ("POST", f"{HOST}/ids/{{id}}/comments"),
+    ("DELETE", f"{HOST}/repos/{{owner}}/{{repo}}/branches/{{branch}}"),
     ("DELETE", f"{HOST}/repos/{{owner}}/{{repo}}/issues/{{number}}"),
 ], reasons={("DELETE", f"{HOST}/repos/{{owner}}/{{repo}}/issues/{{number}}"): "refused: the toy never deletes"})
 
@@ -53,6 +58,10 @@ class ToyAdapter(Adapter):
         repo = _REPO.match(request.path)
         if request.method in ("GET", "HEAD"):
             return Classification(("read",), repo=repo.group(1) if repo else None)
+        branch = _BRANCH.match(request.path)
+        if branch and request.method == "DELETE":
+            change = Change(refs=(RefChange(f"refs/heads/{branch.group(2)}", "", "", DELETED),))
+            return Classification(("ref.write", "ref.delete"), repo=branch.group(1), change=change)
         by_id = _BY_ID.match(request.path)
         if by_id and request.method == "POST":
             target = Target("thing", by_id.group(1), at=f"/ids/{by_id.group(1)}")
@@ -84,6 +93,7 @@ class ToyAdapter(Adapter):
             Fixture("POST", f"{HOST}/repos/o/r/issues", ("issue.create",), repo="o/r"),
             Fixture("POST", f"{HOST}/repos/o/r/issues/bulk", ("issue.create",), repo="o/r"),
             Fixture("POST", f"{HOST}/ids/5/comments", ("issue.comment",)),
+            Fixture("DELETE", f"{HOST}/repos/o/r/branches/topic", ("ref.write", "ref.delete"), repo="o/r"),
             Fixture("POST", f"{HOST}/repos/o/r/labels", ("label.manage",), repo="o/r", near_miss=True),
         )
 
@@ -328,6 +338,24 @@ class DeclaresNoContext(ToyAdapter):
         return {"context": "the toy forge has no API for pull requests", "pin": "its merge takes no head"}
 
 
+class ForgetsTheChange(ToyAdapter):
+    """Breaks changes: a branch deletion carries no change (what it deletes is not said), so the
+    pipeline would refuse every one with change_unestablished."""
+
+    def classify(self, request: Request) -> Classification:
+        got = super().classify(request)
+        return replace(got, change=None) if "ref.delete" in got.operations else got
+
+
+class DeletionAsWrite(ToyAdapter):
+    """Breaks changes and the round trip: its change deletes the branch, but the request is
+    classified as ``ref.write`` alone, so a policy refusing ``ref.delete`` would not see it."""
+
+    def classify(self, request: Request) -> Classification:
+        got = super().classify(request)
+        return replace(got, operations=("ref.write",)) if "ref.delete" in got.operations else got
+
+
 #: variant → the adapters its (simulated) installed plugin registers; default: the variant itself.
 REGISTERED: dict[str, list[Adapter]] = {"Unregistered": [], "Impostor": [ToyAdapter()]}
 
@@ -365,4 +393,7 @@ EXPECTED_FAILURES: dict[str, set[str]] = {
     "NoApprovalContext": {"test_approval_context"},
     "PinOverridesTheAgent": {"test_approval_context"},
     "DeclaresNoContext": set(),
+    "ForgetsTheChange": {"test_changes"},
+    # (a bad body on the route gives ref.write too, neither unknown nor the route's operations)
+    "DeletionAsWrite": {"test_changes", "test_round_trip", "test_bodies"},
 }

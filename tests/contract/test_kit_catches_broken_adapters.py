@@ -73,3 +73,16 @@ def test_a_relay_failure_shows_the_adapters_traceback(pytester: pytest.Pytester)
     out = _run(pytester, "RaisesOnMerge")
     assert "pr.merge at mode issues_prs_merge: deny internal_error (raised KeyError: 'merge_method')" in out
     assert 'raise KeyError("merge_method")' in out
+
+
+def test_a_missing_change_names_the_fixture_the_operation_and_the_field(pytester: pytest.Pytester) -> None:
+    out = _run(pytester, "ForgetsTheChange")
+    assert ("DELETE https://toy.example.test/repos/o/r/branches/topic -> ref.write,ref.delete: classified as "
+            "ref.write but carries no change (Classification.change is None: the refs it moves and the paths it "
+            "writes are missing), so the pipeline refuses it with change_unestablished") in out
+
+
+def test_a_deletion_must_classify_as_ref_delete(pytester: pytest.Pytester) -> None:
+    out = _run(pytester, "DeletionAsWrite")
+    assert ("DELETE https://toy.example.test/repos/o/r/branches/topic -> ref.write,ref.delete: its change deletes a "
+            "ref but it is not classified as ref.delete") in out

@@ -44,7 +44,7 @@ ROWS: list[tuple[str, str, str, str, str | bytes, str]] = [
     ("git.fetch", "github", "POST", "https://github.com/o/r.git/git-upload-pack", "0000", "advisory"),
     ("git.push", "github", "POST", "https://github.com/o/r.git/git-receive-pack", PUSH_BODY, "issues_and_prs"),
     ("git.push", "github", "GET", "https://github.com/o/r.git/info/refs?service=git-receive-pack", "", "issues_and_prs"),
-    ("ref.write", "github", "POST", f"{GH}/repos/o/r/git/refs", "{}", "issues_and_prs"),
+    ("ref.write", "github", "POST", f"{GH}/repos/o/r/git/refs", '{"ref": "refs/heads/x", "sha": "a"}', "issues_and_prs"),
     ("ref.write", "github", "POST", f"{GH}/repos/o/r/git/commits", "{}", "issues_and_prs"),
     # Deleting a ref is a ref write *and* a deletion, which no mode allows by default.
     ("ref.write+ref.delete", "github", "DELETE", f"{GH}/repos/o/r/git/refs/heads/x", "", "deny"),

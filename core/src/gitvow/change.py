@@ -130,6 +130,34 @@ class Change:
         }
 
 
+#: The operations every request of which moves a ref or changes content, on every forge and
+#: transport: each must carry a :class:`Change` (established, or saying what was not), or the
+#: pipeline's ``change`` stage refuses it (``change_unestablished``) before any change rule runs.
+#:
+#: Why exactly these: the operation alone says the request writes refs or content, so the
+#: engine can hold every adapter to it without reading a body, and an adapter that forgets
+#: (a third party's, a new route, an MCP tool) fails closed. Left out, because their requests
+#: do not always move a ref and the operation cannot tell which do (refusing them without a
+#: Change would refuse legitimate traffic): ``pr.create`` (it names a head, moves none; its
+#: head is judged where the adapter reads it), ``pr.edit`` (a title or a body moves nothing; a
+#: new base is a Change where the adapter reads one), ``pr.merge`` by number (the base it
+#: writes is the pull request's, on the forge, not in the request: its mode or relay decides)
+#: and ``pr.update_branch`` (likewise the pull request's head).
+CHANGING_OPERATIONS: frozenset[str] = frozenset({"git.push", "ref.write", "ref.force", "ref.delete",
+                                                 "contents.write"})
+
+
+#: The change of a request of one of those operations that itself moves nothing and writes
+#: nothing (git's ref advertisement before a push, which is ``git.push`` so that a mode refusing
+#: pushes refuses it first): established, and empty.
+NOTHING = Change()
+
+
+def needs_change(operations: tuple[str, ...]) -> str | None:
+    """The first of ``operations`` that must carry a :class:`Change`, or None."""
+    return next((op for op in operations if op in CHANGING_OPERATIONS), None)
+
+
 def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, ...]:
     """``operations`` with the change's own (``ref.force``, ``ref.delete``) added once each."""
     extra = tuple(op for op in change.operations() if op not in operations)
@@ -137,6 +165,20 @@ def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, .
 
 
 __all__ = [
-    "BRANCH_PREFIX", "CREATED", "DEFAULT_BRANCH_REF", "DELETED", "DELETE_OPERATION", "FAST_FORWARD", "FORCED", "FORCE_OPERATION", "KINDS", "Change",
-    "RefChange", "SecretFinding", "with_operations",
+    "BRANCH_PREFIX",
+    "CHANGING_OPERATIONS",
+    "CREATED",
+    "DEFAULT_BRANCH_REF",
+    "DELETED",
+    "DELETE_OPERATION",
+    "FAST_FORWARD",
+    "FORCED",
+    "FORCE_OPERATION",
+    "KINDS",
+    "NOTHING",
+    "Change",
+    "RefChange",
+    "SecretFinding",
+    "needs_change",
+    "with_operations",
 ]

@@ -13,9 +13,11 @@
                               (a staged relay, the built-in ``approval``, runs 5-6 too: a
                               request a later gate refuses is never staged for a human)
     5 allowed-repo filter     repo_not_in_config
-    5b change                 change_unestablished / branch_not_allowed / branch_protected /
-                              change_too_large / secret_detected / path_protected (refuse,
-                              or staged for approval like a staged relay)
+    5b change                 change_unestablished (first: a write of git.push, ref.*,
+                              contents.write that carries no change, on any adapter) /
+                              branch_not_allowed / branch_protected / change_too_large /
+                              secret_detected / path_protected (refuse, or staged for
+                              approval like a staged relay)
     6 body gates              issue_shape / canary_egress
       the first deny above → one-line 403
     7 write budget            429 with Retry-After
@@ -51,7 +53,7 @@ from typing import Any, Protocol, cast
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
 from gitvow.adapters.mcp import endpoints
-from gitvow.change import Change
+from gitvow.change import Change, needs_change
 from gitvow.change_rules import CHANGE_UNESTABLISHED, judge
 from gitvow.comments import apply_commands, carries_text
 from gitvow.evaluator import Grant, evaluate, operation_verdicts
@@ -268,15 +270,26 @@ class Engine:
         the repository the adapter found, not the body it found them in."""
         return drive(self.judge_classified(request, adapter, classification, caller, gates), gates.answer)
 
-    def decide_call(self, call: ToolCall, adapter: Adapter, caller: Caller, *, target: str = "") -> Decision:
+    def decide_call(self, call: ToolCall, adapter: Adapter, caller: Caller, *, target: str = "",
+                    partial: bool = False) -> Decision:
         """The verdict on a tool call ``adapter`` classified (``gh pr merge 3``, a forge MCP
         tool): the stages a tool call has — policy, with the staged-relay rule — through the
         same loop as a request, so the gate and the proxy cannot disagree. A staged refusal
-        comes back with ``staged`` set: the gate lets it go on to the proxy, which stages it."""
+        comes back with ``staged`` set: the gate lets it go on to the proxy, which stages it.
+
+        ``partial``: the call does not carry the whole request (a shell command whose body is
+        in a file, ``gh pr create`` on the current branch): a write of
+        :data:`~gitvow.change.CHANGING_OPERATIONS` without a change is then the proxy's to read,
+        as everything else the command line cannot show, instead of refused. An MCP tool call's
+        arguments are the whole request: such a call without a change is refused here exactly
+        as the proxy refuses the request (``change_unestablished``)."""
+        change = call.change
+        if change is None and partial and needs_change(call.operations) is not None:
+            change = _READ_BY_THE_PROXY
         classification = Classification(operations=call.operations, repo=call.repo, repos=call.repos,
                                         adapter=call.adapter or adapter.name, unknown_code=call.unknown_code,
                                         mode_code=call.mode_code, note=call.note, targets=call.targets,
-                                        change=call.change)
+                                        change=change)
         ctx = Context(_NO_REQUEST, adapter, classification, caller)
         found = drive(self._stages_decision(ctx, _AGENT_STAGES, target or call.summary), NO_GATES.answer)
         return found
@@ -384,6 +397,8 @@ class Engine:
         only when a ref update passes every listed branch rule."""
         change = ctx.classification.change
         if change is None:
+            return _without_change(ctx)
+        if change is _READ_BY_THE_PROXY:
             return None
         rules = self.policy.change_rules
         agent = ctx.caller.name
@@ -528,6 +543,24 @@ class Engine:
                       type(exc).__name__, exc)
             bodies = None
         return apply_commands(result, None if bodies is None else tuple(bodies), self.policy.comment_commands)
+
+
+#: A tool call's change that the command line cannot show (:meth:`Engine.decide_call`'s
+#: ``partial``): judged by the proxy, from the request. Compared by identity.
+_READ_BY_THE_PROXY = Change(unestablished="read by the proxy from the request")
+
+
+def _without_change(ctx: Context) -> Verdict | None:
+    """The invariant: a request of an operation that moves a ref or changes content
+    (:data:`~gitvow.change.CHANGING_OPERATIONS`) whose adapter gave no :class:`Change` is
+    refused, whatever the transport or adapter, before any change rule could pass it unread."""
+    operation = needs_change(ctx.operations)
+    if operation is None:
+        return None
+    return Verdict.deny(CHANGE_UNESTABLISHED, f"{operation} moves a ref or changes content, but adapter "
+                        f"{ctx.adapter.name!r} established no change for it (the refs it moves and the paths "
+                        "it writes are missing)", operation=operation,
+                        instead="use a route or tool whose change gitvow reads")
 
 
 def _stages_for(caller: Caller, classification: Classification) -> tuple[str, ...]:

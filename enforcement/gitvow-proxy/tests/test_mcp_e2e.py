@@ -41,7 +41,7 @@ pytestmark = pytest.mark.e2e
 HOST = "api.githubcopilot.com"  # GitHub's hosted MCP server's host, here on loopback
 PLAIN = "mcp.example.test"  # the same server under an endpoint that does not filter tools/list
 LEGACY = "legacy.example.test"  # a server of the older HTTP+SSE transport
-AGENTS = {"issues": "issues-secret-7", "other": "other-secret-8"}
+AGENTS = {"issues": "issues-secret-7", "other": "other-secret-8", "writer": "writer-secret-9"}
 REPO = {"owner": "team", "repo": "app"}
 ID = re.compile(r"approval ([0-9A-Z]{6})")
 
@@ -119,9 +119,23 @@ def proxy(server: tuple[int, Path], legacy: tuple[int, Path], ca_file: Path, bro
         [agents.other]
         mode = "issues_only"
         secret_env = "GITVOW_TEST_MCP_OTHER"
+
+        [agents.writer]
+        mode = "issues_and_prs"
+        secret_env = "GITVOW_TEST_MCP_WRITER"
+
+        [branches]
+        protected = ["main", "release/*"]
+        default_branch = false
+
+        [paths]
+        rules = {{ ".github/workflows/**" = "refuse" }}
+
+        [operations."contents.write"]
+        min_mode = "issues_and_prs"
     """))
     env = {**proxy_env(broken_plugin_path), "GITVOW_TEST_RESOLVE": f"{HOST},{PLAIN},{LEGACY}",
-           "GITVOW_TEST_MCP_ISSUES": AGENTS["issues"], "GITVOW_TEST_MCP_OTHER": AGENTS["other"]}
+           "GITVOW_TEST_MCP_ISSUES": AGENTS["issues"], "GITVOW_TEST_MCP_OTHER": AGENTS["other"], "GITVOW_TEST_MCP_WRITER": AGENTS["writer"]}
     running = start_proxy(policy, workdir, env, extra=[f"scripts={resolve}"])
     yield running
     assert running.stop() == 0, running.log_text()
@@ -324,3 +338,57 @@ def test_the_older_transport_is_judged_and_its_session_bound(proxy: ProxyProcess
     assert refused["id"] == 91 and refused["result"]["isError"]
     assert "reason=" in refused["result"]["content"][0]["text"]
     assert [c["arguments"].get("body") for c in calls(record)] == ["over sse"]  # neither other call arrived
+
+
+#: Writes through MCP tools that carry the change of the REST write they stand for, each with the
+#: line the agent is shown; none of them reaches the server.
+REFUSED_WRITES: list[tuple[str, dict[str, Any], str]] = [
+    ("push_files", {**REPO, "branch": "main", "message": "m", "files": [{"path": "src/a.py", "content": "x"}]},
+     "refs/heads/main is a protected branch"),
+    ("push_files", {**REPO, "branch": "agent/x", "message": "m",
+                    "files": [{"path": ".github/workflows/ci.yml", "content": "on: push"}]},
+     ".github/workflows/ci.yml is a protected path; ask a human to change it. reason=path_protected"),
+    ("create_or_update_file", {**REPO, "path": "src/a.py", "content": "x", "message": "m", "branch": "release/9"},
+     "refs/heads/release/9 is a protected branch; push to a branch of your own and open a pull request. "
+     "reason=branch_protected"),
+    ("create_or_update_file", {**REPO, "path": ".github/workflows/ci.yml", "content": "on: push", "message": "m",
+                               "branch": "agent/x"},
+     ".github/workflows/ci.yml is a protected path; ask a human to change it. reason=path_protected"),
+    ("delete_branch", {**REPO, "branch": "agent/x"}, "reason=ref_delete"),
+    ("update_pull_request", {**REPO, "pullNumber": 3, "base": "main"},
+     "refs/heads/main is a protected branch; push to a branch of your own and open a pull request. "
+     "reason=branch_protected"),
+    ("push_files", {**REPO, "branch": "agent/x", "message": "m", "files": "src/a.py"},
+     "what the write changes could not be established: files is not a list of files; ask a human. "
+     "reason=change_unestablished"),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "line"), REFUSED_WRITES, ids=[f"{t} {i}" for i, (t, _, _) in
+                                                                              enumerate(REFUSED_WRITES)])
+def test_a_tools_write_is_judged_by_its_change_and_the_server_never_acts(
+        proxy: ProxyProcess, server: tuple[int, Path], tool: str, arguments: dict[str, Any], line: str) -> None:
+    port, record = server
+    before = len(calls(record, tool))
+
+    async def write(session: ClientSession) -> Any:
+        return await session.call_tool(tool, arguments)
+
+    refused = run(proxy, "writer", f"https://{PLAIN}:{port}/mcp/", write)
+    assert refused.is_error
+    text = refused.content[0].text
+    assert text.startswith("gitvow refused ") and line in text and "\n" not in text, text
+    assert len(calls(record, tool)) == before  # the forge never acted
+
+
+def test_a_tools_write_the_rules_allow_reaches_the_server(proxy: ProxyProcess, server: tuple[int, Path]) -> None:
+    """The control: the same tools on the agent's own branch and an unprotected path go through."""
+    port, record = server
+    arguments = {**REPO, "branch": "agent/x", "message": "m", "files": [{"path": "src/a.py", "content": "x"}]}
+
+    async def write(session: ClientSession) -> Any:
+        return await session.call_tool("push_files", arguments)
+
+    done = run(proxy, "writer", f"https://{PLAIN}:{port}/mcp/", write)
+    assert not done.is_error and done.content[0].text == "done: push_files"
+    assert calls(record, "push_files")[-1]["arguments"] == arguments

@@ -137,7 +137,7 @@ MCP = [
     ("mcp__gitlab__create_label", {}, "label.manage"),
     ("mcp__gitlab__create_branch", {}, "ref.write"),
     ("mcp__gitlab__create_or_update_file", {}, "contents.write"),
-    ("mcp__gitlab__push_files", {}, "contents.write"),
+    ("mcp__gitlab__push_files", {}, "ref.write"),  # POST …/repository/commits, as on the wire
     ("mcp__gitlab__fork_repository", {}, "repo.fork"),
     ("mcp__gitlab__create_repository", {}, "repo.create"),
     ("mcp__gitlab__create_pipeline", {}, "workflow.dispatch"),

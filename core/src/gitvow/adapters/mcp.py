@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from gitvow import jsonrpc
 from gitvow.adapter import Adapter
+from gitvow.change import Change, needs_change, with_operations
 from gitvow.errors import PolicyError
 from gitvow.request import Classification, Request, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
@@ -170,31 +171,43 @@ class McpAdapter(Adapter):
         actions: list[str] = []
         repos: list[str] = []
         notes: list[str] = []
+        changes: list[Change] = []
+        missing = False
         for message in messages:
-            operations, repo, note = self._message(message)
+            operations, repo, note, change = self._message(message)
             actions.extend(operations)
             if repo is not None and repo not in repos:
                 repos.append(repo)
             if note:
                 notes.append(note)
+            if change is not None:
+                changes.append(change)
+            elif needs_change(operations) is not None:
+                missing = True
         operations = tuple(dict.fromkeys(actions))
         return Classification(
             operations, adapter=self.name, repos=tuple(repos), note="; ".join(notes)[:200],
             actions=tuple(actions) if len(actions) != len(operations) else (),
+            change=None if missing else _together(changes),
         )
 
-    def _message(self, message: jsonrpc.Message) -> tuple[tuple[str, ...], str | None, str]:
+    def _message(self, message: jsonrpc.Message) -> tuple[tuple[str, ...], str | None, str, Change | None]:
+        """A message's operations, repository, note and change: the tool's change is the one
+        the forge's tool table read from the arguments (the change of the REST or GraphQL write
+        the tool stands for), judged here exactly as at the gate."""
         if message.method is None or message.method in READ_METHODS:
-            return (READ,), None, ""
+            return (READ,), None, "", None
         if message.method != TOOLS_CALL:
-            return (UNKNOWN,), None, f"an MCP method gitvow does not know ({message.method[:60]})"
+            return (UNKNOWN,), None, f"an MCP method gitvow does not know ({message.method[:60]})", None
         name, arguments = message.params.get("name"), message.params.get("arguments", {})
         if not isinstance(name, str) or not isinstance(arguments, dict):
-            return (UNKNOWN,), None, "a tools/call without a tool name and an arguments object"
+            return (UNKNOWN,), None, "a tools/call without a tool name and an arguments object", None
         call = self.tool(name, arguments)
         if call is None or not call.operations or UNKNOWN in call.operations:
-            return (UNKNOWN,), None, f"a tool call the {self.forge.name} tool table does not know ({name[:60]})"
-        return call.operations, call.repo, ""
+            return (UNKNOWN,), None, f"a tool call the {self.forge.name} tool table does not know ({name[:60]})", None
+        change = call.change
+        operations = call.operations if change is None else with_operations(call.operations, change)
+        return operations, call.repo, "", change
 
     def tool(self, name: str, arguments: Mapping[str, object]) -> ToolCall | None:
         """The forge's answer for one tool, named as the gate sees it (``mcp__FORGE__TOOL``)."""
@@ -212,6 +225,15 @@ class McpAdapter(Adapter):
 
     def unsupported(self) -> Mapping[str, str]:
         return {}
+
+
+def _together(changes: Sequence[Change]) -> Change | None:
+    """The changes of a request's tool calls as one (a batch is allowed only if all of it is)."""
+    if len(changes) <= 1:
+        return changes[0] if changes else None
+    from gitvow.api_change import merge_changes
+
+    return merge_changes(changes)
 
 
 def _routing_mismatch(request: Request, messages: Sequence[jsonrpc.Message], batch: bool) -> str:

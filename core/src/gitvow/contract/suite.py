@@ -279,6 +279,31 @@ class AdapterContract:
                 problems.append(f"{fixture.id}: repository {got.repo!r}, expected {fixture.repo!r}")
         _fail(problems, "round-trip", tracebacks=filter(None, tracebacks))
 
+    def test_changes(self, adapter: Adapter, fixtures: list[Fixture]) -> None:
+        """Every fixture of an operation that moves a ref or changes content
+        (:data:`gitvow.change.CHANGING_OPERATIONS`: ``git.push``, ``ref.*``, ``contents.write``)
+        carries a :class:`~gitvow.change.Change` (what it changes, or why that could not be
+        established): without one the pipeline refuses it (``change_unestablished``) on every
+        transport. A fixture whose change deletes a ref classifies as ``ref.delete`` too."""
+        from gitvow.change import needs_change
+
+        problems = []
+        for fixture in [*fixtures, *adapter.fail_closed_fixtures()]:
+            got = Classified(adapter, fixture.request()).classification
+            if got is None:
+                continue  # reported by the round trip
+            operation = needs_change(got.operations)
+            if operation is not None and got.change is None:
+                problems.append(f"{fixture.id}: classified as {operation} but carries no change (Classification.change "
+                                "is None: the refs it moves and the paths it writes are missing), so the pipeline "
+                                "refuses it with change_unestablished")
+            elif got.change is not None:
+                missing = [op for op in got.change.operations() if op not in got.operations]
+                if missing:
+                    problems.append(f"{fixture.id}: its change {'deletes' if 'ref.delete' in missing else 'forces'} a "
+                                    f"ref but it is not classified as {', '.join(missing)}")
+        _fail(problems, "changes")
+
     def test_near_misses(self, adapter: Adapter, fixtures: list[Fixture], engine: Engine) -> None:
         """Near misses exist, and each classifies differently from the route it sits beside (the
         fixtures on its host whose paths share the most leading segments with it: a near miss

@@ -184,7 +184,10 @@ def evaluate(call: GateCall, commands: Sequence[Command] | None, agent: str, pol
             _log_error("adapter %r raised classifying a tool call: %s: %s", adapter.name, type(exc).__name__, exc)
             return _refused(f"adapter {adapter.name!r} failed to classify it ({type(exc).__name__}); ask a human")
         for tool_call, what in tool_calls:
-            decision = engine.decide_call(tool_call, adapter, caller, target=tool_call.summary or what)
+            # An MCP tool's arguments are its whole request: a write without a change is refused
+            # here as at the proxy. A shell command's body may be elsewhere (a file): the proxy's.
+            decision = engine.decide_call(tool_call, adapter, caller, target=tool_call.summary or what,
+                                          partial=call.kind != "mcp")
             if decision.action is Action.FORWARD or (decision.staged and behind_the_proxy(env)):
                 found.extend(tool_call.operations)
                 continue

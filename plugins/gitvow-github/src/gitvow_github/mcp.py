@@ -13,15 +13,16 @@ is not in these tables is ``unknown``, never allowed by default.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from gitvow.change import with_operations
 from gitvow.mcp import split_tool
 from gitvow.request import ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 
 if TYPE_CHECKING:
-    from gitvow.api_change import FileWrite
     from gitvow.change import Change
 
 ADAPTER = "github"
@@ -71,7 +72,7 @@ TOOLS: Mapping[str, str] = {
     "create_project_status_update": UNKNOWN,
     # repositories, branches, files
     "create_branch": "ref.write",
-    "delete_branch": "ref.write",
+    "delete_branch": "ref.write",  # and ref.delete: its change deletes the branch
     "push_files": "ref.write",
     "create_or_update_file": "contents.write",
     "delete_file": "contents.write",
@@ -154,57 +155,120 @@ def classify_mcp(tool: str, arguments: Mapping[str, object]) -> ToolCall | None:
         operation = UNKNOWN
     owner, repo = arguments.get("owner"), arguments.get("repo")
     target = f"{owner}/{repo}" if isinstance(owner, str) and isinstance(repo, str) and owner and repo else None
-    return ToolCall((operation,), repo=target, adapter=ADAPTER, summary=f"GitHub MCP {name}",
-                    change=tool_change(name, arguments))
+    change = tool_change(name, arguments)
+    operations = (operation,) if change is None else with_operations((operation,), change)
+    return ToolCall(operations, repo=target, adapter=ADAPTER, summary=f"GitHub MCP {name}", change=change)
 
 
 def tool_change(name: str, arguments: Mapping[str, object]) -> Change | None:
-    """What a write tool changes, as the requests it sends show it to the proxy: the branch
-    ``create_branch`` creates, the head ``create_pull_request`` names, the branch and files
-    ``create_or_update_file``, ``push_files`` and ``delete_file`` write (``[branches]``,
-    ``[paths]``, ``[secrets]``). Arguments of the wrong type are unestablished: refused."""
-    if name not in _CHANGE_TOOLS:
+    """What a write tool changes: the :class:`~gitvow.change.Change` of the REST write it
+    stands for, read by the same reader (:func:`gitvow_github.changes.rest_change`) from the
+    body built of the tool's arguments, so a tool and its request cannot be judged apart.
+
+    ``create_or_update_file`` / ``delete_file`` are the contents API; ``create_branch`` is
+    ``POST git/refs``; ``delete_branch`` is ``DELETE git/refs/heads/{branch}`` (``ref.delete``);
+    ``push_files`` is a tree with its files and the fast-forward of ``branch`` to the commit on
+    it; ``create_pull_request`` and ``update_pull_request`` are ``POST``/``PATCH …/pulls`` (a
+    head, a new base); ``merge_pull_request`` is ``PUT …/pulls/N/merge``, whose base is the pull
+    request's (no change: its mode or relay decides, as on the wire). Arguments of the wrong
+    type are unestablished: refused."""
+    writes = _TOOL_WRITES.get(name)
+    if writes is None:
         return None
-    from gitvow import api_change as api
-    from gitvow.change import CREATED, DEFAULT_BRANCH_REF, FAST_FORWARD, RefChange
+    from gitvow.api_change import merge_changes, unestablished
+    from gitvow_github.changes import rest_change
 
-    if name == "create_pull_request":
-        head = arguments.get("head")
-        return api.write_change(heads=(head.rpartition(":")[2],)) if isinstance(head, str) and head else None
-    branch = arguments.get("branch")
-    if branch is not None and not isinstance(branch, str):
-        return api.unestablished("the branch is not a string")
-    if name == "create_branch":
-        return api.write_change(api.ref_changes(api.branch_refs(branch), CREATED)) if branch else None
-    refs = (api.ref_changes(api.branch_refs(branch), FAST_FORWARD) if branch
-            else (RefChange(DEFAULT_BRANCH_REF, "", "", FAST_FORWARD),))
-    files = _files(name, arguments)
-    if files is None:
-        return api.unestablished("the files to write are not readable", refs)
-    return api.write_change(refs, files)
-
-
-_CHANGE_TOOLS = frozenset({"create_pull_request", "create_branch", "create_or_update_file", "push_files",
-                           "delete_file"})
-
-
-def _files(name: str, arguments: Mapping[str, object]) -> list[FileWrite] | None:
-    from gitvow.api_change import FileWrite
-
-    if name == "push_files":
-        entries = arguments.get("files")
-        if not isinstance(entries, list):
-            return None
-        out: list[FileWrite] = []
-        for entry in entries:
-            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-                return None
-            content = entry.get("content")
-            out.append(FileWrite(entry["path"], content.encode() if isinstance(content, str) else None))
-        return out
-    path, content = arguments.get("path"), arguments.get("content")
-    if not isinstance(path, str) or not path:
+    try:
+        requests = writes(arguments)
+    except _Unreadable as exc:
+        return unestablished(str(exc))
+    found = [change for operation_id, path, body in requests
+             if (change := rest_change(operation_id, path, json.dumps(body).encode(), "")) is not None]
+    if not found:
         return None
-    if name == "delete_file":
-        return [FileWrite(path, None)]
-    return [FileWrite(path, content.encode() if isinstance(content, str) else None)]
+    return found[0] if len(found) == 1 else merge_changes(found)
+
+
+class _Unreadable(ValueError):
+    """A tool argument the REST body cannot be built from."""
+
+
+#: One REST write: its operationId, its path below the API root, its JSON body.
+_Write = tuple[str, str, dict[str, object]]
+
+
+def _text(arguments: Mapping[str, object], key: str, *, required: bool = True) -> str | None:
+    value = arguments.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        raise _Unreadable(f"{key} is not a string")
+    return value
+
+
+def _repo_path(arguments: Mapping[str, object]) -> str:
+    return f"/repos/{_text(arguments, 'owner')}/{_text(arguments, 'repo')}"
+
+
+def _optional(arguments: Mapping[str, object], *keys: str) -> dict[str, object]:
+    return {key: arguments[key] for key in keys if arguments.get(key) is not None}
+
+
+def _encoded(content: str) -> str:
+    import base64
+
+    return base64.b64encode(content.encode("utf-8", "surrogateescape")).decode("ascii")
+
+
+def _contents(arguments: Mapping[str, object], *, delete: bool) -> list[_Write]:
+    """The contents API: the server base64-encodes the plain ``content`` it is given."""
+    path = _text(arguments, "path")
+    body = _optional(arguments, "message", "branch", "sha")
+    if delete:
+        return [("repos/delete-file", f"{_repo_path(arguments)}/contents/{path}", body)]
+    content = _text(arguments, "content", required=False)
+    if content is None:
+        raise _Unreadable("content is not a string")
+    return [("repos/create-or-update-file-contents", f"{_repo_path(arguments)}/contents/{path}",
+             {**body, "content": _encoded(content)})]
+
+
+def _push_files(arguments: Mapping[str, object]) -> list[_Write]:
+    """A tree of the files, a commit, and ``branch`` fast-forwarded to it (``force`` false)."""
+    branch = _text(arguments, "branch")
+    files = arguments.get("files")
+    if not isinstance(files, list) or not files:
+        raise _Unreadable("files is not a list of files")
+    tree: list[dict[str, object]] = []
+    for entry in files:
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) \
+                or not isinstance(entry.get("content"), str):
+            raise _Unreadable("a file without a path and a content")
+        tree.append({"path": entry["path"], "mode": "100644", "type": "blob", "content": entry["content"]})
+    repo = _repo_path(arguments)
+    return [("git/create-tree", f"{repo}/git/trees", {"tree": tree}),
+            ("git/create-commit", f"{repo}/git/commits", _optional(arguments, "message")),
+            ("git/update-ref", f"{repo}/git/refs/heads/{branch}", {"force": False})]
+
+
+def _pull_number(arguments: Mapping[str, object]) -> str:
+    number = arguments.get("pullNumber")
+    if isinstance(number, bool) or not isinstance(number, int | float | str) or not str(number):
+        raise _Unreadable("pullNumber is not a number")
+    return str(number)
+
+
+_TOOL_WRITES: Mapping[str, Callable[[Mapping[str, object]], list[_Write]]] = {
+    "create_or_update_file": lambda a: _contents(a, delete=False),
+    "delete_file": lambda a: _contents(a, delete=True),
+    "create_branch": lambda a: [("git/create-ref", f"{_repo_path(a)}/git/refs",
+                                 {"ref": f"refs/heads/{_text(a, 'branch')}"})],
+    "delete_branch": lambda a: [("git/delete-ref", f"{_repo_path(a)}/git/refs/heads/{_text(a, 'branch')}", {})],
+    "push_files": _push_files,
+    "create_pull_request": lambda a: [("pulls/create", f"{_repo_path(a)}/pulls",
+                                       _optional(a, "title", "body", "head", "base", "draft"))],
+    "update_pull_request": lambda a: [("pulls/update", f"{_repo_path(a)}/pulls/{_pull_number(a)}",
+                                       _optional(a, "title", "body", "state", "base"))],
+    "merge_pull_request": lambda a: [("pulls/merge", f"{_repo_path(a)}/pulls/{_pull_number(a)}/merge",
+                                      _optional(a, "commit_title", "commit_message", "merge_method"))],
+}

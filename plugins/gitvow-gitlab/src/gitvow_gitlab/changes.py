@@ -174,6 +174,15 @@ def _mr_update(match: Match[Route], params: Mapping[str, object], body: bytes) -
     return retarget(params.get("target_branch"), "the target_branch parameter")
 
 
+def _merge_ref(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
+    """``PUT …/merge_requests/:iid/merge_ref`` (re)writes ``refs/merge-requests/:iid/merge``, a
+    ref that is no branch: judged by its full name (an agent fenced to ``agent/**`` may not)."""
+    iid = _url_param(match, params, "iid", "merge_request_iid")
+    if not iid or not iid.isdigit():
+        return unestablished("the merge request's iid is not a number")
+    return Change(refs=(RefChange(f"refs/merge-requests/{iid}/merge", "", "", CREATED),))
+
+
 def _from_forge(what: str) -> Callable[[Match[Route], Mapping[str, object], bytes], Change]:
     def read(match: Match[Route], params: Mapping[str, object], body: bytes) -> Change:
         return unestablished(what)
@@ -190,6 +199,7 @@ _READERS: dict[str, Callable[[Match[Route], Mapping[str, object], bytes], Change
     f"{_REPO}/tags/:tag": _tag_delete,
     f"{_REPO}/submodules/:submodule": _submodule,
     f"{_REPO}/changelog": _changelog,
+    "/projects/:project/merge_requests/:iid/merge_ref": _merge_ref,
     f"{_REPO}/merged_branches": _from_forge("which branches it deletes is decided by GitLab, not the request"),
     f"{_REPO}/commits/:sha/cherry_pick": _from_forge("the paths it changes are those of a commit GitLab holds"),
     f"{_REPO}/commits/:sha/revert": _from_forge("the paths it changes are those of a commit GitLab holds"),

@@ -12,13 +12,20 @@ the document it carries, through the same GraphQL code as the proxy.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+from urllib.parse import quote
 
+from gitvow.change import with_operations
 from gitvow.comments import TEXT_OPERATIONS, strings_in
 from gitvow.mcp import created_branch, split_tool
 from gitvow.request import Classification, ToolCall
 from gitvow.vocabulary import READ, UNKNOWN
 from gitvow_gitlab.quick_actions import quick_actions
+
+if TYPE_CHECKING:
+    from gitvow.change import Change
 
 _TOOLS: dict[str, tuple[str, ...]] = {
     "pr.create": ("create_merge_request",),
@@ -46,9 +53,9 @@ _TOOLS: dict[str, tuple[str, ...]] = {
     "issue.relate": ("create_issue_link", "create_milestone", "edit_milestone", "create_group_milestone",
                      "edit_group_milestone"),
     "label.manage": ("create_label", "update_label", "delete_label"),
-    "ref.write": ("create_branch", "delete_branch", "create_tag", "delete_tag"),
+    "ref.write": ("create_branch", "delete_branch", "create_tag", "delete_tag", "push_files"),
     "branch.protect": ("protect_branch", "unprotect_branch"),
-    "contents.write": ("create_or_update_file", "push_files", "create_wiki_page", "update_wiki_page",
+    "contents.write": ("create_or_update_file", "create_wiki_page", "update_wiki_page",
                        "delete_wiki_page", "create_group_wiki_page", "update_group_wiki_page",
                        "delete_group_wiki_page"),
     "attachment.link": ("upload_markdown",),
@@ -127,8 +134,78 @@ def classify_mcp(tool: str, arguments: Mapping[str, object], graphql: GraphQLCla
         # Notes and descriptions carry quick actions (``create_note`` with body ``/merge``).
         commands = quick_actions(list(strings_in(dict(arguments))), _context(name, arguments))
         operations = tuple(dict.fromkeys((op, *commands.operations)))
-    return ToolCall(operations, repo=repo, adapter="gitlab", summary=f"MCP {name}",
-                    change=created_branch(name, arguments))
+    change = created_branch(name, arguments) if name == "create_branch" else tool_change(name, arguments)
+    if change is not None:
+        operations = with_operations(operations, change)
+    return ToolCall(operations, repo=repo, adapter="gitlab", summary=f"MCP {name}", change=change)
+
+
+def tool_change(name: str, arguments: Mapping[str, object]) -> Change | None:
+    """What a write tool changes: the change of the REST write the server sends for it, read by
+    the REST reader (:mod:`gitvow_gitlab.changes`) from the request built of the tool's
+    arguments. ``create_or_update_file`` is the files API, ``push_files`` one commit of its
+    files (``POST …/repository/commits``), ``delete_branch``, ``create_tag`` and ``delete_tag``
+    the branches and tags APIs. A wiki page is not read (refused: ``change_unestablished``)."""
+    build = _WRITES.get(name)
+    if build is None:
+        return None
+    from gitvow.api_change import unestablished
+
+    project = _repo(arguments) or arguments.get("project_id")
+    if isinstance(project, int) and not isinstance(project, bool):
+        project = str(project)
+    if not isinstance(project, str) or not project:
+        return unestablished("project_id is not a project path or id")
+    try:
+        method, below, body = build(arguments)
+    except ValueError as exc:
+        return unestablished(str(exc))
+    from gitvow.request import Request
+    from gitvow_gitlab.adapter import GitLabAdapter
+
+    request = Request(method, "gitlab.com", f"/api/v4/projects/{quote(project, safe='')}/repository/{below}",
+                      headers={"content-type": "application/json"}, body=json.dumps(body).encode())
+    return GitLabAdapter().classify(request).change
+
+
+def _text(arguments: Mapping[str, object], key: str) -> str:
+    value = arguments.get(key)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{key} is not a string")
+    return value
+
+
+def _file(arguments: Mapping[str, object]) -> tuple[str, str, dict[str, object]]:
+    content = arguments.get("content", "")
+    if not isinstance(content, str):
+        raise ValueError("content is not a string")
+    body: dict[str, object] = {"branch": _text(arguments, "branch"), "content": content,
+                               "commit_message": arguments.get("commit_message", "")}
+    method = "PUT" if arguments.get("previous_path") or arguments.get("sha") else "POST"
+    return method, f"files/{quote(_text(arguments, 'file_path'), safe='')}", body
+
+
+def _push_files(arguments: Mapping[str, object]) -> tuple[str, str, dict[str, object]]:
+    files = arguments.get("files")
+    if not isinstance(files, list) or not files:
+        raise ValueError("files is not a list of files")
+    actions = []
+    for entry in files:
+        if not isinstance(entry, dict) or not isinstance(entry.get("file_path"), str) \
+                or not isinstance(entry.get("content"), str):
+            raise ValueError("a file without a file_path and a content")
+        actions.append({"action": "create", "file_path": entry["file_path"], "content": entry["content"]})
+    return "POST", "commits", {"branch": _text(arguments, "branch"), "actions": actions,
+                               "commit_message": arguments.get("commit_message", "")}
+
+
+_WRITES: Mapping[str, Callable[[Mapping[str, object]], tuple[str, str, dict[str, object]]]] = {
+    "create_or_update_file": _file,
+    "push_files": _push_files,
+    "delete_branch": lambda a: ("DELETE", f"branches/{quote(_text(a, 'branch'), safe='')}", {}),
+    "create_tag": lambda a: ("POST", "tags", {"tag_name": _text(a, "tag_name"), "ref": _text(a, "ref")}),
+    "delete_tag": lambda a: ("DELETE", f"tags/{quote(_text(a, 'tag_name'), safe='')}", {}),
+}
 
 
 def _context(name: str, arguments: Mapping[str, object]) -> str | None:

@@ -6,7 +6,7 @@ import zlib
 from collections.abc import Callable
 from urllib.parse import parse_qs, unquote
 
-from gitvow.change import with_operations
+from gitvow.change import NOTHING, with_operations
 from gitvow.change_rules import CHANGE_TOO_LARGE
 from gitvow.request import Classification, Request
 from gitvow.secrets import scan
@@ -92,7 +92,11 @@ def classify_git(request: Request, *, strip_prefix: str = "", limit: int = COMMA
         services = [query[8:]] if query in _SERVICE_QUERIES else parse_qs(query).get("service", [])
         if len(services) != 1 or services[0] not in _SERVICE_OPERATION:
             return Classification.unknown("info/refs without a smart-HTTP service (dumb HTTP is not supported)", repo=repo)
-        return Classification((_SERVICE_OPERATION[services[0]],), repo=repo, details={"service": services[0]})
+        operation = _SERVICE_OPERATION[services[0]]
+        # The advertisement before a push is ``git.push`` (a mode that refuses pushes refuses it
+        # first) but moves nothing itself: its change is empty, and established.
+        return Classification((operation,), repo=repo, details={"service": services[0]},
+                              change=NOTHING if operation == "git.push" else None)
     if request.method != "POST":
         return Classification.unknown(f"{endpoint[1:]} takes POST", repo=repo)
     if endpoint == f"/{UPLOAD}":
