@@ -164,6 +164,13 @@ def with_operations(operations: tuple[str, ...], change: Change) -> tuple[str, .
     return (*operations, *extra)
 
 
+#: A change this decision does not see but another one reads from the request itself: a tool
+#: call whose command line cannot show it (the agent gate's ``partial`` calls, which the proxy
+#: judges from the request), an audit-log line replayed without its body (``gitvow replay``).
+#: The change stage passes it; compared by identity, so no adapter can produce it.
+READ_ELSEWHERE = Change(unestablished="read where the request's body is")
+
+
 __all__ = [
     "BRANCH_PREFIX",
     "CHANGING_OPERATIONS",
@@ -176,9 +183,11 @@ __all__ = [
     "FORCE_OPERATION",
     "KINDS",
     "NOTHING",
+    "READ_ELSEWHERE",
     "Change",
     "RefChange",
     "SecretFinding",
     "needs_change",
     "with_operations",
 ]
+

@@ -53,7 +53,7 @@ from typing import Any, Protocol, cast
 from gitvow import denial
 from gitvow.adapter import Adapter, configure_adapters
 from gitvow.adapters.mcp import endpoints
-from gitvow.change import Change, needs_change
+from gitvow.change import READ_ELSEWHERE, Change, needs_change
 from gitvow.change_rules import CHANGE_UNESTABLISHED, judge
 from gitvow.comments import apply_commands, carries_text
 from gitvow.evaluator import Grant, evaluate, operation_verdicts
@@ -285,7 +285,7 @@ class Engine:
         as the proxy refuses the request (``change_unestablished``)."""
         change = call.change
         if change is None and partial and needs_change(call.operations) is not None:
-            change = _READ_BY_THE_PROXY
+            change = READ_ELSEWHERE
         classification = Classification(operations=call.operations, repo=call.repo, repos=call.repos,
                                         adapter=call.adapter or adapter.name, unknown_code=call.unknown_code,
                                         mode_code=call.mode_code, note=call.note, targets=call.targets,
@@ -398,7 +398,7 @@ class Engine:
         change = ctx.classification.change
         if change is None:
             return _without_change(ctx)
-        if change is _READ_BY_THE_PROXY:
+        if change is READ_ELSEWHERE:
             return None
         rules = self.policy.change_rules
         agent = ctx.caller.name
@@ -543,11 +543,6 @@ class Engine:
                       type(exc).__name__, exc)
             bodies = None
         return apply_commands(result, None if bodies is None else tuple(bodies), self.policy.comment_commands)
-
-
-#: A tool call's change that the command line cannot show (:meth:`Engine.decide_call`'s
-#: ``partial``): judged by the proxy, from the request. Compared by identity.
-_READ_BY_THE_PROXY = Change(unestablished="read by the proxy from the request")
 
 
 def _without_change(ctx: Context) -> Verdict | None:

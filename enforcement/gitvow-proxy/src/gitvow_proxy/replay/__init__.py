@@ -58,7 +58,8 @@ def _note_limits(report: Report, items: Sequence[Recorded], *, as_recorded: bool
     if headless:
         report.limits["body"] = (f"not re-run for {headless} audit-log line(s): the log holds no bodies; a line "
                                  "refused at the body stage keeps that refusal; operations and repository are "
-                                 "the ones logged")
+                                 "the ones logged; what a write changed (branches, paths, secrets) is not "
+                                 "judged again")
     held = sum(1 for item in items if item.recorded is not None and item.recorded.held)
     if held:
         report.limits["approvals"] = (f"{held} request(s) went to a human: each staged request counts once, with "

@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gitvow.adapter import Adapter
+from gitvow.change import READ_ELSEWHERE, needs_change
 from gitvow.evaluator import Grant
 from gitvow.gates import Caller, Context
 from gitvow.pipeline import Action, Decision, Engine
@@ -183,7 +184,11 @@ def _classification(adapter: Adapter, item: Recorded) -> Classification:
     code = "mode_denied"
     if recorded is not None and recorded.stage == "policy" and recorded.reason not in (None, "hard_deny"):
         code = recorded.reason or code
-    return Classification(operations=operations, repo=repo, adapter=adapter.name, unknown_code=code, mode_code=code)
+    # The line holds no body: a write's change was judged when it was recorded, not here
+    # (the report's limits say so), so the invariant's refusal of a change-less write is not replayed.
+    change = READ_ELSEWHERE if needs_change(operations) is not None else None
+    return Classification(operations=operations, repo=repo, adapter=adapter.name, unknown_code=code, mode_code=code,
+                          change=change)
 
 
 def _outcome(decision: Decision) -> Outcome:
