@@ -363,7 +363,10 @@ class Engine:
                 if stage == "policy":
                     verdict: Any = evaluate(ctx.classification, ctx.caller.grant, table=self.policy.table)
                 elif stage == "change":
-                    verdict = yield from self._change_stage(ctx, gates)
+                    if ctx.classification.change is None:  # the common case: no generator for it
+                        verdict = _without_change(ctx)
+                    else:
+                        verdict = yield from self._change_stage(ctx, gates)
                 else:
                     verdict = getattr(gates, stage)(ctx)
                     if isinstance(verdict, GeneratorType):
