@@ -188,14 +188,22 @@ git update-index --add --cacheinfo "160000,$(git -C made rev-parse HEAD),made"
 """
 
 
-def test_a_submodule_made_inside_is_named_after_the_run(home: Path, listener: int, tmp_path: Path) -> None:
+def test_a_submodule_made_inside_is_held_aside_after_the_run(home: Path, listener: int, tmp_path: Path) -> None:
+    """A submodule the agent makes and adds to the index could not be sealed: after the run its
+    .git is renamed aside, so the operator's git status outside runs nothing the agent wrote
+    there (its core.fsmonitor), and the repository is kept to inspect and put back."""
     project = home / "src" / "project"
     result = run(home, project, listener, ["/bin/sh", "-c", MADE_INSIDE, "made-inside", str(tmp_path)])
     assert result.returncode == 0, result.stderr
+    made = project / "made"
     assert result.stderr.strip().splitlines() == [
-        f"gitvow run: warning: {project / 'made'} is a repository made in the sandbox that the index names as a "
-        f"submodule: git status in its superproject runs git there, obeying its configuration "
-        f"({project / 'made' / '.git'}); inspect it, or drop it (git rm --cached made)"]
+        f"gitvow run: {made} is a repository made in the sandbox that the index names as a submodule: "
+        f"git outside would obey its configuration, so its .git is held aside as .git.gitvow-untrusted; "
+        f"inspect it, then mv {made / '.git.gitvow-untrusted'} {made / '.git'}"]
+    assert not (made / ".git").exists() and (made / ".git.gitvow-untrusted" / "config").is_file()
+    status = subprocess.run(["git", "-C", str(project), "status"], capture_output=True, text=True, check=False)
+    assert status.returncode == 0, status.stderr
+    assert not (tmp_path / "made").exists(), "git status outside ran the agent's core.fsmonitor"
 
 
 # -- a sane git inside ---------------------------------------------------------------------------

@@ -109,14 +109,35 @@ def _spawn(argv: list[str], env: dict[str, str]) -> tuple[int, bool]:
     return code, started
 
 
-def _warn_unsealed(plan: layout.Layout) -> None:
-    """One line per submodule the agent made: git outside would obey its configuration."""
+#: What an agent-made submodule's ``.git`` is renamed to after the run (:func:`_hold_unsealed`).
+HELD_SUFFIX = ".gitvow-untrusted"
+
+
+def _hold_unsealed(plan: layout.Layout) -> None:
+    """Submodules the agent made and put in the index: their repository is the agent's own, so
+    it could not be sealed, and ``git status`` in the superproject would run git there, obeying
+    whatever configuration the agent wrote (``core.fsmonitor``, filters, a ``commondir``
+    elsewhere). Their ``.git`` is renamed aside after the run, so git outside finds no
+    repository there and runs nothing of it; nothing is deleted, and one line says how to put
+    it back once inspected. A checkout that is a link, or a ``.git`` that cannot be moved, is
+    named as it was before: inspect it."""
     if plan.sealed is None:
         return
     for checkout in gitseal.unsealed_submodules(plan.sealed):
-        print(f"gitvow run: warning: {checkout} is a repository made in the sandbox that the index names as a "
-              f"submodule: git status in its superproject runs git there, obeying its configuration "
-              f"({checkout / '.git'}); inspect it, or drop it (git rm --cached {checkout.name})", file=sys.stderr)
+        dot_git = checkout / ".git"
+        held = checkout / (".git" + HELD_SUFFIX)
+        try:
+            if checkout.is_symlink() or held.exists() or held.is_symlink():
+                raise OSError("not moved")
+            dot_git.rename(held)
+        except OSError:
+            print(f"gitvow run: warning: {checkout} is a repository made in the sandbox that the index names as a "
+                  f"submodule: git status in its superproject runs git there, obeying its configuration "
+                  f"({dot_git}); inspect it, or drop it (git rm --cached {checkout.name})", file=sys.stderr)
+            continue
+        print(f"gitvow run: {checkout} is a repository made in the sandbox that the index names as a submodule: "
+              f"git outside would obey its configuration, so its .git is held aside as {held.name}; inspect it, "
+              f"then mv {held} {dot_git}", file=sys.stderr)
 
 
 def _exit_on(signum: int, _frame: object) -> None:
@@ -155,7 +176,7 @@ def run(options: RunOptions) -> int:
             code, started = _spawn(argv, env)
             if not started:
                 raise SandboxError(bwrap.diagnose(bwrap_path))
-            _warn_unsealed(plan)
+            _hold_unsealed(plan)
             return code
         finally:
             if bridge is not None:
