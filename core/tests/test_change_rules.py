@@ -40,6 +40,14 @@ def push(*refs: tuple[str, str], paths: tuple[str, ...] = (), **kw: object) -> C
     (".github/workflows/sub/x.yml", ".github/workflows/**", True),
     (".GitHub/Workflows/ci.yml", ".github/workflows/**", True),  # a case-folding checkout
     (".github/workflows/", ".github/workflows/**", True),  # the directory itself (something left it)
+    (".github/workflows", ".github/workflows/**", True),  # an entry at the directory's own path: a blob, a link
+    (".GitHub/Workflows", ".github/workflows/**", True),
+    (".github", ".github/workflows/**", True),  # a blob in place of an ancestor removes the directory too
+    (".githubx", ".github/workflows/**", False),
+    ("infra", "infra/*/b.tf", True),
+    ("infra/a", "infra/*/b.tf", False),  # a glob is not followed: an ordinary file there is not refused
+    ("src/app.py", "src/*/x", False),
+    ("docs/readme.md", "infra/*/b.tf", False),
     (".github/workflowsx/ci.yml", ".github/workflows/**", False),
     ("src/.github/workflows/ci.yml", ".github/workflows/**", False),  # anchored at the root
     ("CODEOWNERS", "CODEOWNERS", True),

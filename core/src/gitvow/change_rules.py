@@ -58,7 +58,10 @@ def _matcher(pattern: str) -> tuple[bool, str]:
 def path_matches(path: str, pattern: str) -> bool:
     """Whether ``path`` is named by ``pattern``: segments as :mod:`gitvow.repos` (``*`` within one,
     ``**`` any depth), case-insensitive (a case-folding checkout must not slip past); a pattern
-    without ``/`` names a file or directory of that name at any depth. A path ending in ``/``
+    without ``/`` names a file or directory of that name at any depth. A pattern also names the
+    directories its literal leading segments pass through (``.github``, ``.github/workflows``
+    for ``.github/workflows/**``): an entry written at one of those paths replaces the
+    directory and so everything under it. A path ending in ``/``
     is a directory whose content changed in a way not listed file by file (a deletion): it
     matches every pattern that could name something inside it."""
     anywhere, text = _matcher(pattern)
@@ -69,8 +72,27 @@ def path_matches(path: str, pattern: str) -> bool:
         return any(_one(part, text) for part in path.split("/"))
     if _one(path, text):
         return True
+    if _on_the_way(path, text):
+        # an entry at the path of a directory the pattern names things in (a blob, a link or a
+        # deletion in its place) removes everything under it that the pattern protects
+        return True
     # a directory named by the pattern covers everything under it
     return any(_one("/".join(path.split("/")[:i]), text) for i in range(1, path.count("/") + 1))
+
+
+def _on_the_way(path: str, pattern: str) -> bool:
+    """Whether ``path`` is a directory the pattern's literal leading segments pass through on the
+    way to what it names (``.github`` and ``.github/workflows`` for ``.github/workflows/**``),
+    compared case-insensitively. Segments after the first glob are not followed: an entry that
+    only a glob could make a parent is judged by the pattern itself."""
+    segments = pattern.split("/")
+    literal: list[str] = []
+    for segment in segments:
+        if is_pattern(segment):
+            break
+        literal.append(segment.lower())
+    parts = path.lower().split("/")
+    return len(parts) < len(segments) and parts == literal[:len(parts)] and len(parts) <= len(literal)
 
 
 def _inside(directory: list[str], pattern: list[str]) -> bool:

@@ -264,3 +264,18 @@ def test_a_workflow_change_through_create_commit_on_branch_is_held_and_sent_once
     assert [s.route for s in sent] == ["/api/graphql"], [s.path for s in sent]
     variables = json.loads(sent[0].body)["variables"]["input"]
     assert variables["fileChanges"]["additions"][0]["path"] == path
+
+
+def test_a_tree_entry_in_place_of_the_workflows_directory_is_held_like_a_workflow(agent: Agent) -> None:
+    """A Git Data tree whose entry sits at ``.github/workflows`` itself (a blob, or a deletion
+    with a null sha) replaces the directory and so every workflow in it: the protected pattern
+    ``.github/workflows/**`` names the directory too, so the tree is held for a human like a
+    workflow file, and the forge never receives it."""
+    for entry in ({"path": ".github/workflows", "mode": "100644", "type": "blob", "content": "gone\n"},
+                  {"path": ".github/workflows", "mode": "040000", "type": "tree", "sha": None},
+                  {"path": ".github", "mode": "120000", "type": "blob", "content": "/tmp"}):
+        body = agent.home / "tree.json"
+        body.write_text(json.dumps({"base_tree": SHA, "tree": [entry]}))
+        result = agent.gh("api", "-X", "POST", "repos/team/app/git/trees", "--input", str(body))
+        assert result.returncode != 0 and "X-Gitvow-Reason: path_protected" in result.stdout, (entry, result.stdout)
+        assert agent.writes() == [], entry
