@@ -14,6 +14,7 @@ from gitvow.change import CREATED, DEFAULT_BRANCH_REF, DELETED, FAST_FORWARD, Ch
 from gitvow.change_rules import DEFAULT_RULES, ChangeRules, judge
 from gitvow.request import Classification, Request
 from gitvow_github.adapter import GitHubAdapter
+from gitvow_github.changes import rest_change
 
 ADAPTER = GitHubAdapter()
 # Shaped like an AWS access key id; assembled so that no scanner of this repository trips on the file.
@@ -271,3 +272,21 @@ def test_gh_api_shows_the_gate_what_its_fields_change() -> None:
     assert hidden is not None and hidden.change is None and hidden.operations == ("ref.write",)
     gone = ADAPTER.classify_command(["gh", "api", "-X", "DELETE", "repos/o/r/git/refs/heads/x", "--input", "b.json"])
     assert gone is not None and gone.operations == ("ref.write", "ref.delete")
+
+
+@pytest.mark.parametrize(("tree", "unestablished"), [
+    ([{"path": "a.txt", "mode": "100644", "type": "blob", "content": "x"},
+      {"path": "a.txt", "mode": "100644", "type": "blob", "content": "y"}], "twice"),
+    ([{"path": "sub/.GIT/config", "mode": "100644", "type": "blob", "content": "x"}], ".git"),
+    ([{"path": "a.txt", "mode": "10064x", "type": "blob", "content": "x"}], "not octal"),
+])
+def test_a_tree_git_would_read_otherwise_is_unestablished(tree: list[dict[str, str]], unestablished: str) -> None:
+    change = rest_change("git/create-tree", "/repos/o/r/git/trees", json.dumps({"tree": tree}).encode(), "")
+    assert change is not None and unestablished in change.unestablished
+
+
+def test_a_zero_padded_or_bare_tree_mode_is_a_directory() -> None:
+    for mode in ("040000", "40000", "0040000"):
+        tree = [{"path": ".github/workflows", "mode": mode, "sha": None}]
+        change = rest_change("git/create-tree", "/repos/o/r/git/trees", json.dumps({"tree": tree}).encode(), "")
+        assert change is not None and change.paths == (".github/workflows/",), (mode, change)

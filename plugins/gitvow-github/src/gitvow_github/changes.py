@@ -110,16 +110,34 @@ def _blob(data: dict[str, Any]) -> Change:
 
 
 def _tree(data: dict[str, Any]) -> Change:
+    """A Git Data tree, read as git reads the tree GitHub writes: a mode by its octal value
+    (``40000`` and ``040000`` are one tree mode), and what git's fsck refuses (a path given
+    twice, a ``.git`` entry in any case, a mode that is not octal) unestablished rather than
+    read one way while git reads it another."""
     entries = data.get("tree")
     if not isinstance(entries, list):
         return unestablished("the tree has no entries")
     files: list[FileWrite] = []
+    seen: set[str] = set()
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             return unestablished("a tree entry without a path")
         path: str = entry["path"]
+        key = path.strip("/")
+        if key in seen:
+            return unestablished(f"the tree names {path!r} twice")
+        seen.add(key)
+        if any(part.lower() == ".git" for part in key.split("/")):
+            return unestablished("a tree entry is named .git")
+        mode = entry.get("mode")
+        try:
+            octal = int(mode, 8) if isinstance(mode, str) and mode.isdigit() else None
+        except ValueError:
+            octal = None
+        if mode is not None and octal is None:
+            return unestablished(f"a tree entry's mode {mode!r} is not octal")
         content = entry.get("content")
-        if entry.get("type") == "tree" or entry.get("mode") == "040000":
+        if entry.get("type") == "tree" or octal == 0o40000:
             files.append(FileWrite(path.rstrip("/") + "/", None))
         elif isinstance(content, str):
             files.append(FileWrite(path, content.encode("utf-8", "surrogateescape")))

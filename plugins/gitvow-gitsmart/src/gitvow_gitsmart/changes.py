@@ -30,8 +30,17 @@ _GITLINK_MODE = b"160000"
 
 
 def tree_entries(raw: bytes) -> Iterator[tuple[bytes, str, str]]:
-    """(mode, name, object id) of each entry of a tree object."""
+    """(mode, name, object id) of each entry of a tree object, read as git reads it.
+
+    The mode is parsed as git parses it (octal digits, so a zero-padded ``040000`` is the tree
+    mode ``40000``) and given back in its canonical spelling, so nothing downstream compares a
+    spelling git does not. A tree git's fsck refuses is refused here too (``PackError``), since
+    a forge that does not check its objects stores it and git then reads it its own way: a name
+    given twice (git reads the first, a reader of the last would see another file), a ``.git``
+    entry in any case (a repository inside the checkout), an empty, ``.``, ``..`` or ``/``-holding
+    name, a mode that is not octal."""
     pos, end = 0, len(raw)
+    seen: set[bytes] = set()
     while pos < end:
         space = raw.find(b" ", pos)
         nul = raw.find(b"\0", space + 1)
@@ -40,7 +49,15 @@ def tree_entries(raw: bytes) -> Iterator[tuple[bytes, str, str]]:
         name = raw[space + 1: nul]
         if not name or b"/" in name or name in (b".", b".."):
             raise PackError("a tree entry has an impossible name")
-        yield raw[pos:space], name.decode("utf-8", "surrogateescape"), raw[nul + 1: nul + 21].hex()
+        if name.lower() == b".git":
+            raise PackError("a tree entry is named .git")
+        if name in seen:
+            raise PackError("a tree names the same entry twice")
+        seen.add(name)
+        mode = raw[pos:space]
+        if not mode or not mode.isdigit() or b"8" in mode or b"9" in mode:
+            raise PackError("a tree entry's mode is not octal")
+        yield b"%o" % int(mode, 8), name.decode("utf-8", "surrogateescape"), raw[nul + 1: nul + 21].hex()
         pos = nul + 21
 
 
