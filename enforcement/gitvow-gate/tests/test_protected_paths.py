@@ -129,7 +129,10 @@ def test_copilot_apply_patch(fenced: Path, hook: Callable[..., Hooked]) -> None:
     ("mv .github/workflows/ci.yml old.yml", "confirm"),
     ("cp /tmp/x.yml .github/workflows/", "confirm"),
     ("cp src/a.py deploy/", "deny"),
-    ("cp src/a.py deploy", "allow"),  # a file called deploy, which deploy/** does not name
+    # deploy/** names the directory deploy itself too: a file written in its place removes
+    # everything under it (and into an existing deploy/, cp writes deploy/a.py)
+    ("cp src/a.py deploy", "deny"),
+    ("cp src/a.py deployment", "allow"),
     ("sed -i s/a/b/ .github/workflows/ci.yml", "confirm"),
     ("echo x | tee -a deploy/prod.yml", "deny"),
     ("echo x > .github/workflows/x.yml", "confirm"),
