@@ -150,6 +150,7 @@ def test_an_emptied_redis_never_silently_repeats_a_send(
                 assert time.monotonic() < deadline, retry.text
                 time.sleep(0.2)
         assert retry.status_code == 403, retry.text
+        assert "x-gitvow-approval" in retry.headers, retry.text + proxy.log_text()
         second = retry.headers["x-gitvow-approval"]
         assert second != first
         shown = json.loads(operator(proxy, "approvals", "show", second, "--json").stdout)

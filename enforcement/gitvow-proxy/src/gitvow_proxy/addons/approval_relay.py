@@ -24,10 +24,12 @@ from gitvow.verdict import Verdict
 from gitvow_proxy import approvals
 from gitvow_proxy.audit import audit_approval
 from gitvow_proxy.flow_metadata import APPROVAL_KEY, AUDIT_KEY, REFUSED_KEY, STAGED_KEY, Audited, StagedRefusal
+from gitvow_proxy.gates import UNAVAILABLE_RETRY
 from gitvow_proxy.refusals import plain_refusal, shaped_refusal
 from gitvow_proxy.sender import Sender
 from gitvow_proxy.settings import ProxyPolicy
 from gitvow_proxy.shared import Shared
+from gitvow_proxy.store import STATE_UNAVAILABLE, StoreUnavailable
 from gitvow_proxy.stuck import (
     APPROVAL_RESOLVED_SENT,
     APPROVAL_SENDING,
@@ -124,6 +126,13 @@ class ApprovalRelay:
                 new = await asyncio.to_thread(self._stage, flow, staged)
                 if new is not None:
                     self.sender.fetch_context(new)  # off the request path: the agent is answered now
+            except StoreUnavailable as exc:  # not the agent's fault: nothing staged, come back later
+                log.warning("gitvow: could not stage %s %s: %s", flow.request.method, staged.request.path, exc)
+                flow.response = plain_refusal(
+                    503, f"gitvow refused {flow.request.method} {staged.request.path}: the state store cannot be "
+                    f"reached, so the request could not be staged for a human; send it again in a few seconds. "
+                    f"reason={STATE_UNAVAILABLE}", STATE_UNAVAILABLE)
+                flow.response.headers["Retry-After"] = str(UNAVAILABLE_RETRY)
             except Exception as exc:  # the refusal already set stays; say why it was not staged
                 log.error("gitvow: could not stage %s %s: %s: %s", flow.request.method, staged.request.path,
                           type(exc).__name__, exc)
